@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Runs every test file under test/ with node's test runner (TypeScript via tsx).
+// Usage: node scripts/test.mjs [filter-substring ...]
+// In CI (CI=true) a suite whose environment is missing fails instead of skipping.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p));
+    else if (/\.test\.ts$/.test(name)) out.push(p);
+  }
+  return out;
+}
+const filters = process.argv.slice(2);
+const files = walk(join(root, 'test'))
+  .map((f) => relative(root, f))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(r.status ?? 1);

@@ -1,0 +1,136 @@
+// The `roost` command. Verbs: serve (the default), emit.
+
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { openStore } from '../storage/index.js';
+import { startRoost, VERSION } from '../server/index.js';
+
+const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
+
+usage:
+  roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...]
+  roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
+              [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
+              [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
+
+environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER
+`;
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      db: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const env = process.env;
+  const host = values.host ?? env.ROOST_HOST ?? '127.0.0.1';
+  const port = Number(values.port ?? env.ROOST_PORT ?? 4319);
+  const dataDir = resolve(values.data ?? env.ROOST_DATA ?? '.roost');
+  const db = values.db ?? env.ROOST_DB;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got ${values.port ?? env.ROOST_PORT}`);
+  if (!isLoopback(host)) {
+    throw new Error(
+      `refusing to listen on ${host}: beyond loopback Roost runs in shared mode, which needs accounts, and none exist yet.\n` +
+        'Listen on 127.0.0.1 (the default) and put an authenticating proxy in front, or wait for shared mode.',
+    );
+  }
+  const store = await openStore({ db, dataDir });
+  const roost = await startRoost(store, {
+    host,
+    port,
+    heartbeatMs: env.ROOST_HEARTBEAT_MS ? Number(env.ROOST_HEARTBEAT_MS) : undefined,
+    sweepEveryMs: env.ROOST_SWEEP_MS ? Number(env.ROOST_SWEEP_MS) : undefined,
+    snapshotEvery: env.ROOST_SNAPSHOT_EVERY ? Number(env.ROOST_SNAPSHOT_EVERY) : undefined,
+  });
+  const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';
+  console.log(`roost ${VERSION} serving on ${roost.url} (store: ${where}, floor at position ${roost.floor.position})`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await roost.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+async function emit(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      server: { type: 'string' },
+      type: { type: 'string' },
+      agent: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+      team: { type: 'string' },
+      parent: { type: 'string' },
+      source: { type: 'string' },
+      status: { type: 'string' },
+      activity: { type: 'string' },
+      tool: { type: 'string' },
+      to: { type: 'string' },
+      text: { type: 'string' },
+      task: { type: 'string' },
+      json: { type: 'string' },
+    },
+  });
+  const server = values.server ?? process.env.ROOST_SERVER ?? 'http://127.0.0.1:4319';
+  const event: Record<string, unknown> = values.json ? (JSON.parse(values.json) as Record<string, unknown>) : {};
+  for (const k of ['type', 'agent', 'name', 'role', 'team', 'parent', 'source', 'status', 'activity', 'tool', 'text', 'task'] as const) {
+    if (values[k] !== undefined) event[k] = values[k];
+  }
+  if (values.to !== undefined) event.to = values.to.includes(',') ? values.to.split(',').map((s) => s.trim()) : values.to;
+  if (event.type === undefined) event.type = 'status';
+  if (event.source === undefined) event.source = 'cli';
+  const res = await fetch(new URL('/events', server), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });
+  const text = await res.text();
+  if (!res.ok) {
+    let msg = text;
+    try {
+      msg = (JSON.parse(text) as { message: string }).message;
+    } catch {}
+    throw new Error(`server said ${res.status}: ${msg}`);
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [verb, ...rest] = argv;
+  switch (verb) {
+    case undefined:
+    case 'serve':
+      return serve(rest);
+    case 'emit':
+      return emit(rest);
+    case '--version':
+    case 'version':
+      console.log(VERSION);
+      return;
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(HELP);
+      return;
+    default:
+      if (verb.startsWith('-')) return serve(argv);
+      throw new Error(`unknown command "${verb}"\n\n${HELP}`);
+  }
+}

@@ -1,0 +1,90 @@
+// The HTTP edge's check of floor events: strict where the fold is forgiving.
+// The fold clamps anything; this says "no" with a reason, so a client learns
+// what it sent wrong and nothing of a bad batch is stored. No imports beyond
+// the fold's constants.
+
+import { EVENT_TYPES, STATUSES, type FloorEvent } from './floor.js';
+
+export const MAX_BATCH = 200;
+/** Longest string accepted in any field at the edge; the fold then clamps to its own caps. */
+export const MAX_FIELD_CHARS = 65_536;
+
+const STRING_FIELDS = ['name', 'role', 'parent', 'source', 'activity', 'tool', 'text', 'task'] as const;
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+function checkString(field: string, v: unknown, required = false): string | null {
+  if (v === undefined) return required ? `"${field}" is required` : null;
+  if (typeof v !== 'string') return `"${field}" must be a string, got ${describe(v)}`;
+  if (v.length > MAX_FIELD_CHARS) return `"${field}" is longer than ${MAX_FIELD_CHARS} characters`;
+  if (required && v.trim() === '') return `"${field}" must not be empty`;
+  return null;
+}
+
+/** Returns why the event is not acceptable, or null when it is. */
+export function checkFloorEvent(x: unknown): string | null {
+  if (!x || typeof x !== 'object' || Array.isArray(x)) return `an event must be a JSON object, got ${describe(x)}`;
+  const e = x as Record<string, unknown>;
+  if (typeof e.type !== 'string') return `"type" is required and must be one of ${EVENT_TYPES.join(', ')}`;
+  if (!(EVENT_TYPES as readonly string[]).includes(e.type)) return `unknown type "${e.type.slice(0, 40)}"; expected one of ${EVENT_TYPES.join(', ')}`;
+  if (e.type !== 'reset' || e.agent !== undefined) {
+    const a = e.agent;
+    if (a === undefined) return '"agent" is required';
+    if (typeof a === 'object' && a !== null && !Array.isArray(a)) {
+      const o = a as Record<string, unknown>;
+      const err = checkString('agent.id', o.id, true) ?? checkString('agent.name', o.name) ?? checkString('agent.role', o.role) ?? checkString('agent.source', o.source);
+      if (err) return err;
+    } else {
+      const err = checkString('agent', a, true);
+      if (err) return err.replace('must be a string', 'must be a string or an object with an id');
+    }
+  }
+  for (const f of STRING_FIELDS) {
+    const err = checkString(f, e[f]);
+    if (err) return err;
+  }
+  if (e.team !== undefined) {
+    if (typeof e.team === 'object' && e.team !== null && !Array.isArray(e.team)) {
+      const t = e.team as Record<string, unknown>;
+      const err = checkString('team.id', t.id) ?? checkString('team.name', t.name);
+      if (err) return err;
+      if (t.id === undefined && t.name === undefined) return '"team" needs a name or an id';
+    } else {
+      const err = checkString('team', e.team);
+      if (err) return err.replace('must be a string', 'must be a string or an object with a name');
+    }
+  }
+  if (e.status !== undefined && !(typeof e.status === 'string' && (STATUSES as readonly string[]).includes(e.status))) {
+    return `"status" must be one of ${STATUSES.join(', ')}`;
+  }
+  if (e.to !== undefined) {
+    const list = Array.isArray(e.to) ? e.to : [e.to];
+    if (list.length > 50) return '"to" lists more than 50 recipients';
+    for (const r of list) {
+      const err = checkString('to', r, true);
+      if (err) return err.replace('must be a string', 'must be an agent id or an array of them');
+    }
+  }
+  if (e.subagent !== undefined) {
+    if (typeof e.subagent !== 'object' || e.subagent === null || Array.isArray(e.subagent)) return '"subagent" must be an object { key?, type? }';
+    const h = e.subagent as Record<string, unknown>;
+    const err = checkString('subagent.key', h.key) ?? checkString('subagent.type', h.type);
+    if (err) return err;
+  }
+  if (e.ts !== undefined && (typeof e.ts !== 'number' || !Number.isFinite(e.ts))) return '"ts" must be a number of milliseconds';
+  return null;
+}
+
+const KEEP = ['type', 'agent', 'name', 'role', 'team', 'parent', 'source', 'status', 'activity', 'tool', 'to', 'text', 'task', 'subagent', 'ts'] as const;
+
+/** The stored form of a checked event: known fields only, `ts` defaulted to `now`. */
+export function normalizeFloorEvent(x: Record<string, unknown>, now: number): FloorEvent {
+  const out: Record<string, unknown> = {};
+  for (const k of KEEP) if (x[k] !== undefined) out[k] = x[k];
+  if (out.ts === undefined) out.ts = now;
+  return out as unknown as FloorEvent;
+}

@@ -1,0 +1,4 @@
+// The bottom layer: pure folds and wire types. Nothing here imports from above,
+// and the fold modules import nothing at all (a test checks).
+export * from './floor.js';
+export * from './floor-wire.js';

@@ -1,0 +1,264 @@
+// The floor app on the server: the log's `floor` stream folded by the shared
+// floor fold, served as /events, /stream, /state, /health and /reset.
+//
+// Order of things for one POST /events: check every item (a bad batch stores
+// nothing) → append the batch in one request (durable on return) → answer →
+// the commit wakes `onCommit`, which folds the entries in position order and
+// publishes their frames. Lifetimes are a logged `sweep` event, so a replay and
+// a restart see exactly the removals the live stream saw.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  FLOOR_PROTOCOL_VERSION,
+  SWEEP,
+  applyEvent,
+  dueForSweep,
+  emptyFloor,
+  floorFromJSON,
+  floorToJSON,
+  type Effect,
+  type FloorEvent,
+  type FloorJSON,
+  type FloorState,
+} from '../core/floor.js';
+import { MAX_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
+import type { EventStore, LogEntry } from '../storage/types.js';
+import { HttpError, readJson, sendJson } from './http.js';
+import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+
+export const FLOOR_STREAM = 'floor';
+
+export interface FloorOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  /** How often lifetimes are checked, ms. */
+  sweepEveryMs: number;
+  /** A snapshot of the fold is stored every this many events. */
+  snapshotEvery: number;
+  /** Replays from the log longer than this get a reset snapshot instead. */
+  maxReplay: number;
+  version: string;
+}
+
+interface SnapshotBody {
+  position: number;
+  floor: FloorJSON;
+}
+
+/** One entry folded: its frame event name and JSON data (built without re-serializing the stored body). */
+function fold(state: FloorState, entry: LogEntry): { name: string; data: string } {
+  const event = JSON.parse(entry.body) as FloorEvent;
+  const effects: Effect[] = applyEvent(state, event);
+  if (entry.type === SWEEP) {
+    const removed = effects.length ? (effects[0] as { agents: string[] }).agents : [];
+    return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}` };
+  }
+  return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` };
+}
+
+export class FloorService {
+  state: FloorState = emptyFloor();
+  private pos = 0;
+  private lastSnapshot = 0;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping = false;
+  private reading = false;
+  private readAgain = false;
+  private readDone: Promise<void> = Promise.resolve();
+  private unlisten: (() => void) | null = null;
+  channel!: LiveChannel;
+
+  constructor(
+    private store: EventStore,
+    private opts: FloorOptions,
+  ) {}
+
+  get position(): number {
+    return this.pos;
+  }
+
+  /** Loads the newest useful snapshot and folds the rest of the log; fills the replay ring. */
+  async start(): Promise<void> {
+    const epoch = this.store.epoch;
+    this.channel = new LiveChannel(
+      {
+        position: () => this.pos,
+        snapshot: (reset) => this.snapshotFrame(reset),
+        replay: (after, upTo) => this.replay(after, upTo),
+      },
+      { ...this.opts.live, epoch },
+    );
+    const head = await this.store.head(FLOOR_STREAM);
+    // Prefer a snapshot old enough that the ring can be refilled behind it.
+    const snap =
+      (await this.store.getSnapshot(FLOOR_STREAM, Math.max(0, head - this.opts.live.ringSize))) ??
+      (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(FLOOR_STREAM) : null);
+    if (snap) {
+      const body = JSON.parse(snap.state) as SnapshotBody;
+      this.state = floorFromJSON(body.floor);
+      this.pos = body.position;
+      this.lastSnapshot = body.position;
+    }
+    this.unlisten = this.store.onCommit((stream, h, entries) => {
+      if (stream === FLOOR_STREAM) this.onCommit(h, entries);
+    });
+    await this.catchUp();
+    this.sweepTimer = setInterval(() => void this.sweepIfDue(), this.opts.sweepEveryMs);
+    this.sweepTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.unlisten?.();
+    this.channel?.stop();
+    await this.readDone;
+  }
+
+  private onCommit(head: number, entries: LogEntry[] | null): void {
+    if (head <= this.pos) return;
+    if (!this.reading && entries && entries[0].position === this.pos + 1) {
+      for (const e of entries) this.applyEntry(e);
+      return;
+    }
+    void this.catchUp();
+  }
+
+  /** Reads and folds everything after our position (another node's commits, or a gap). */
+  private catchUp(): Promise<void> {
+    if (this.reading) {
+      // One more round after the current one, so a wake-up during a read is not lost.
+      this.readAgain = true;
+      return this.readDone;
+    }
+    this.reading = true;
+    this.readDone = (async () => {
+      try {
+        do {
+          this.readAgain = false;
+          await this.readAll();
+        } while (this.readAgain);
+      } finally {
+        this.reading = false;
+      }
+    })();
+    return this.readDone;
+  }
+
+  private async readAll(): Promise<void> {
+    for (;;) {
+      const batch = await this.store.read(FLOOR_STREAM, this.pos, 5000);
+      for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
+      if (batch.length < 5000) return;
+    }
+  }
+
+  private applyEntry(entry: LogEntry): void {
+    const { name, data } = fold(this.state, entry);
+    this.pos = entry.position;
+    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, name, data) });
+    if (this.pos - this.lastSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
+  }
+
+  private saveSnapshot(): void {
+    const position = this.pos;
+    this.lastSnapshot = position;
+    const body = JSON.stringify({ position, floor: floorToJSON(this.state) });
+    this.store.putSnapshot(FLOOR_STREAM, position, body).catch((e) => console.error('roost: snapshot failed', e));
+  }
+
+  private snapshotFrame(reset: boolean): Frame {
+    const data = JSON.stringify({
+      protocol: FLOOR_PROTOCOL_VERSION,
+      epoch: this.store.epoch,
+      position: this.pos,
+      reset,
+      state: floorToJSON(this.state),
+    });
+    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', data) };
+  }
+
+  /** Rebuilds frames (after, upTo] from the nearest snapshot at or before `after`. */
+  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
+    if (upTo - after > this.opts.maxReplay) return null;
+    const snap = await this.store.getSnapshot(FLOOR_STREAM, after);
+    let state = emptyFloor();
+    let pos = 0;
+    if (snap) {
+      const body = JSON.parse(snap.state) as SnapshotBody;
+      state = floorFromJSON(body.floor);
+      pos = body.position;
+    }
+    if (after - pos > this.opts.maxReplay) return null;
+    const frames: Frame[] = [];
+    while (pos < upTo) {
+      const batch = await this.store.read(FLOOR_STREAM, pos, Math.min(5000, upTo - pos));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        const { name, data } = fold(state, e);
+        pos = e.position;
+        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, name, data) });
+      }
+    }
+    return frames;
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    if (this.sweeping) return;
+    const now = Date.now();
+    if (dueForSweep(this.state, now).length === 0) return;
+    this.sweeping = true;
+    try {
+      await this.store.append(FLOOR_STREAM, [{ type: SWEEP, body: JSON.stringify({ type: SWEEP, ts: now }) }]);
+    } catch (e) {
+      console.error('roost: sweep failed', e);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  // ------------------------------------------------------------ endpoints
+
+  postEvents = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readJson(req);
+    const items = Array.isArray(body) ? body : [body];
+    if (items.length === 0) throw new HttpError(400, 'bad_request', 'the batch is empty');
+    if (items.length > MAX_BATCH) throw new HttpError(413, 'too_large', `a batch holds at most ${MAX_BATCH} events, got ${items.length}`);
+    const now = Date.now();
+    const events = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const why = checkFloorEvent(items[i]);
+      if (why) throw new HttpError(400, 'bad_request', Array.isArray(body) ? `event ${i}: ${why}` : why);
+      const e = normalizeFloorEvent(items[i] as Record<string, unknown>, now);
+      events[i] = { type: e.type, body: JSON.stringify(e) };
+    }
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const r = await this.store.append(FLOOR_STREAM, events, { idempotencyKey: typeof key === 'string' && key ? `floor:${key}` : undefined });
+    sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
+  };
+
+  postReset = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    _req.resume();
+    const r = await this.store.append(FLOOR_STREAM, [{ type: 'reset', body: JSON.stringify({ type: 'reset', ts: Date.now() }) }]);
+    sendJson(res, 200, { ok: true, position: r.last });
+  };
+
+  getState = (_req: IncomingMessage, res: ServerResponse): void => {
+    sendJson(res, 200, { protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.pos, ...floorToJSON(this.state) });
+  };
+
+  getHealth = (_req: IncomingMessage, res: ServerResponse): void => {
+    sendJson(res, 200, {
+      ok: true,
+      version: this.opts.version,
+      protocol: FLOOR_PROTOCOL_VERSION,
+      agents: this.state.agents.size,
+      store: this.store.kind,
+      position: this.pos,
+      subscribers: this.channel.subscriberCount,
+    });
+  };
+
+  getStream = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
+    this.channel.subscribe(req, res, url);
+  };
+}

@@ -1,0 +1,141 @@
+// HTTP plumbing shared by every app: errors as values with a kind, JSON bodies
+// with limits, and a tiny exact-path router. No framework: the ingest path is
+// the hot path and is measured against bare node:http in the bench.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The closed set of error kinds on the wire: `{"message", "kind"}`. */
+export type ErrorKind =
+  | 'bad_request'
+  | 'unsupported_media_type'
+  | 'too_large'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'too_many'
+  | 'unavailable'
+  | 'internal';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: ErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (err instanceof HttpError) {
+    sendJson(res, err.status, { message: err.message, kind: err.kind });
+    return;
+  }
+  console.error('roost: internal error', err);
+  sendJson(res, 500, { message: 'internal error', kind: 'internal' });
+}
+
+/** Reads a JSON body, enforcing the content type and the size limit. */
+export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const ct = req.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(ct)) {
+    req.resume();
+    return Promise.reject(new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json'));
+  }
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    req.resume();
+    return Promise.reject(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) {
+        failed = true;
+        reject(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(JSON.parse(text));
+      } catch (e) {
+        reject(new HttpError(400, 'bad_request', `body is not valid JSON: ${(e as Error).message}`));
+      }
+    });
+    req.on('error', (e) => {
+      if (!failed) reject(new HttpError(400, 'bad_request', 'request body could not be read', { cause: e }));
+      failed = true;
+    });
+  });
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+
+/** Exact-path routes by method; 404 and 405 with the error shape. */
+export class Router {
+  private routes = new Map<string, Map<string, Handler>>();
+  private fallback: Handler | null = null;
+
+  on(method: string, path: string, handler: Handler): this {
+    let m = this.routes.get(path);
+    if (!m) this.routes.set(path, (m = new Map()));
+    m.set(method, handler);
+    return this;
+  }
+
+  /** Called for GET requests that match no route (static files). */
+  otherwise(handler: Handler): this {
+    this.fallback = handler;
+    return this;
+  }
+
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const m = this.routes.get(url.pathname);
+    let h: Handler | undefined;
+    if (m) {
+      h = m.get(req.method ?? 'GET') ?? (req.method === 'HEAD' ? m.get('GET') : undefined);
+      if (!h) {
+        res.setHeader('allow', [...m.keys()].join(', '));
+        sendError(res, new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}`));
+        req.resume();
+        return;
+      }
+    } else if (this.fallback && (req.method === 'GET' || req.method === 'HEAD')) {
+      h = this.fallback;
+    } else {
+      sendError(res, new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${url.pathname}`));
+      req.resume();
+      return;
+    }
+    try {
+      const r = h(req, res, url);
+      if (r) r.catch((e) => sendError(res, e));
+    } catch (e) {
+      sendError(res, e);
+    }
+  };
+}

@@ -1,0 +1,5 @@
+// The server layer's public surface.
+export { startRoost, DEFAULTS, VERSION, PACKAGE_ROOT, type Roost, type RoostConfig } from './app.js';
+export { HttpError, type ErrorKind } from './http.js';
+export { LiveChannel, type Frame, type LiveSource } from './live.js';
+export { FloorService, FLOOR_STREAM } from './floor.js';

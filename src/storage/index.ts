@@ -1,0 +1,21 @@
+// The storage layer's public surface.
+export type { AppendOptions, AppendResult, CommitListener, EventStore, LogEntry, NewEvent, Snapshot, StoreCapabilities } from './types.js';
+export { StoreError } from './types.js';
+export { SqliteStore } from './sqlite.js';
+
+import { join } from 'node:path';
+import { SqliteStore } from './sqlite.js';
+import type { EventStore } from './types.js';
+
+/**
+ * Opens the store named by `db`: a `postgres://` URL for several nodes, or
+ * nothing for the embedded SQLite file under `dataDir`.
+ */
+export async function openStore(opts: { db?: string; dataDir: string }): Promise<EventStore> {
+  if (opts.db && /^postgres(ql)?:\/\//.test(opts.db)) {
+    const { PostgresStore } = await import('./postgres.js');
+    return PostgresStore.open(opts.db);
+  }
+  if (opts.db && opts.db !== 'sqlite') throw new Error(`unknown database "${opts.db}": use a postgres:// URL, or leave it out for SQLite`);
+  return new SqliteStore({ path: join(opts.dataDir, 'roost.db') });
+}

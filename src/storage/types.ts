@@ -1,0 +1,78 @@
+// The one storage boundary. Every backend (SQLite embedded, PostgreSQL for
+// several nodes) implements `EventStore` and passes the same contract suite
+// (test/storage.contract.ts).
+//
+// Invariants every backend keeps:
+// - positions in a stream start at 1 and have no gaps, even under concurrent
+//   writers on several nodes; they are assigned inside the appending transaction;
+// - an append is all or nothing, and its promise resolves only once it is durable;
+// - an idempotency key is per request: a second append with the same key stores
+//   nothing and resolves with the first append's positions and `duplicate: true`;
+// - commit listeners are called after the commit, in position order per stream,
+//   never from inside the transaction.
+
+export interface NewEvent {
+  type: string;
+  /** The event as JSON text; stored and replayed byte for byte. */
+  body: string;
+}
+
+export interface LogEntry {
+  stream: string;
+  position: number;
+  type: string;
+  body: string;
+  /** Server time of the append, ms. */
+  at: number;
+}
+
+export interface AppendResult {
+  first: number;
+  last: number;
+  /** True when the idempotency key had been seen: nothing was stored. */
+  duplicate: boolean;
+}
+
+export interface AppendOptions {
+  idempotencyKey?: string;
+}
+
+export interface Snapshot {
+  position: number;
+  state: string;
+}
+
+/**
+ * Called after a commit. `entries` are given when this node made the commit
+ * (so the caller need not read them back); a wake-up from another node carries
+ * only the stream's new head and the listener reads what it missed.
+ */
+export type CommitListener = (stream: string, head: number, entries: LogEntry[] | null) => void;
+
+export interface StoreCapabilities {
+  /** Commits made by other processes wake this one's listeners. */
+  crossNodeWakeups: boolean;
+}
+
+export interface EventStore {
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
+  /** Changes only if the log is ever rebuilt; part of every live frame id. */
+  readonly epoch: string;
+  append(stream: string, events: NewEvent[], opts?: AppendOptions): Promise<AppendResult>;
+  /** Entries with position > after, ascending, at most `limit` of them. */
+  read(stream: string, after: number, limit?: number): Promise<LogEntry[]>;
+  head(stream: string): Promise<number>;
+  putSnapshot(stream: string, position: number, state: string): Promise<void>;
+  /** The newest snapshot at or before `atOrBefore` (default: the newest of all). */
+  getSnapshot(stream: string, atOrBefore?: number): Promise<Snapshot | null>;
+  onCommit(listener: CommitListener): () => void;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+  }
+}

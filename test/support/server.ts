@@ -1,0 +1,90 @@
+// Real Roost servers for tests: in-process (fast) or as a child process
+// (for restarts and SIGKILL), each on its own port and data folder.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/storage/index.js';
+import { startRoost, type Roost, type RoostConfig, PACKAGE_ROOT } from '../../src/server/index.js';
+
+export function tempDir(prefix = 'roost-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** An in-process server on a random port with a fresh SQLite file. */
+export async function inProcess(cfg: Partial<RoostConfig> = {}, dataDir = tempDir()): Promise<Roost & { dataDir: string }> {
+  const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
+  const roost = await startRoost(store, { port: 0, ...cfg });
+  return Object.assign(roost, { dataDir });
+}
+
+export interface ChildServer {
+  url: string;
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `roost serve` as a child process (the built CLI), waiting until it answers. */
+export async function child(opts: { dataDir?: string; port?: number; env?: Record<string, string>; args?: string[] } = {}): Promise<ChildServer> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const port = opts.port ?? (await freePort());
+  const proc = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin', 'roost.js'), 'serve', '--port', String(port), '--data', dataDir, ...(opts.args ?? [])], {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  proc.stdout!.on('data', (d) => (log += d));
+  proc.stderr!.on('data', (d) => (log += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${log}`);
+    try {
+      const r = await fetch(url + '/health');
+      if (r.ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`server did not start: ${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port,
+    dataDir,
+    proc,
+    stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode !== null) return Promise.resolve();
+      return new Promise((ok) => {
+        proc.once('exit', () => ok());
+        proc.kill(signal);
+      });
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => ok(p));
+    });
+  });
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const r = await fetch(url + '/events', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: r.status, json };
+}
