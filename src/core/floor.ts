@@ -368,9 +368,10 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
   a.lastSeen = Math.max(a.lastSeen, ts);
   a.rev = s.rev;
 
-  // A hint moves the event onto the helper's desk.
+  // A hint moves the event onto the helper's desk, whatever its type: a `leave`
+  // with a hint is the helper walking out, never its parent.
   const hint = e.subagent;
-  if (hint && typeof hint === 'object' && !Array.isArray(hint) && type !== 'leave' && type !== 'join') {
+  if (hint && typeof hint === 'object' && !Array.isArray(hint)) {
     a = resolveHint(s, a, hint as Record<string, unknown>, ts, fx);
     a.lastSeen = Math.max(a.lastSeen, ts);
     a.rev = s.rev;
@@ -383,7 +384,8 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
     case 'join': {
       if (isStatus(e.status)) setStatus(a, e.status, ts, fx);
       const isNew = fx.some((f) => f.kind === 'enter' && f.agent === a.id);
-      if (isNew && a.parent && s.agents.has(a.parent)) fx.push({ kind: 'brief', from: a.parent, to: a.id });
+      const briefed = fx.some((f) => f.kind === 'brief' && f.to === a.id);
+      if (isNew && !briefed && a.parent && s.agents.has(a.parent)) fx.push({ kind: 'brief', from: a.parent, to: a.id });
       break;
     }
     case 'status':
