@@ -2,3 +2,4 @@
 // and the fold modules import nothing at all (a test checks).
 export * from './floor.js';
 export * from './floor-wire.js';
+export * from './sessions.js';
