@@ -1,0 +1,212 @@
+// Properties of the floor fold that must hold for every event sequence, checked
+// with fast-check: folding in pieces (with the state shipped as JSON in between,
+// as a snapshot does) equals folding in one go; hostile input never throws and
+// never breaks the floor's invariants; lifetimes swept at monotone `now` agree
+// with the logged sweep event.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  EVENT_TYPES,
+  STATUSES,
+  SWEEP,
+  applyEvent,
+  dueForSweep,
+  emptyFloor,
+  floorFromJSON,
+  floorToJSON,
+  sweep,
+  type Effect,
+  type FloorEvent,
+  type FloorState,
+} from '../src/core/floor.js';
+
+const RUNS = Number(process.env.ROOST_FC_RUNS ?? 300);
+const T0 = 1_700_000_000_000;
+
+// ---------------------------------------------------------------- arbitraries
+// A small pool of ids so events collide on the same agents, teams and hints.
+const ids = fc.constantFrom('a', 'b', 'c', 'lead', 'rev', 'x/y', 'Lead', '__proto__', 'constructor', 'a\u0000b');
+const roles = fc.constantFrom('lead', 'LEAD', 'coder', 'code-reviewer', 'tester', '', 'subagent');
+const teams = fc.oneof(
+  fc.constantFrom('T', 'U', 'default', '__proto__', ''),
+  fc.record({ id: fc.option(fc.constantFrom('t1', 'T', 'U'), { nil: undefined }), name: fc.option(fc.constantFrom('Payments', 'T', ''), { nil: undefined }) }, { requiredKeys: [] }),
+);
+const agentField = fc.oneof(
+  ids,
+  fc.record({ id: ids, name: fc.option(fc.string({ maxLength: 5 }), { nil: undefined }), role: fc.option(roles, { nil: undefined }), source: fc.option(fc.constantFrom('cli', 'codex'), { nil: undefined }) }, { requiredKeys: ['id'] }),
+);
+const statusField = fc.oneof(fc.constantFrom(...STATUSES), fc.constantFrom('busy', '', 'DONE'));
+
+/** Events shaped like the contract's, with optional fields in any combination (no ts: it is assigned in order). */
+const wellFormed: fc.Arbitrary<FloorEvent> = fc.record(
+  {
+    type: fc.constantFrom(...EVENT_TYPES, ...EVENT_TYPES, ...EVENT_TYPES),
+    agent: agentField,
+    name: fc.string({ maxLength: 6 }),
+    role: roles,
+    team: teams,
+    parent: ids,
+    source: fc.constantFrom('claude-code', 'cli'),
+    status: statusField,
+    activity: fc.string({ maxLength: 8 }),
+    tool: fc.constantFrom('Read', 'Bash'),
+    to: fc.oneof(ids, fc.array(ids, { maxLength: 4 })),
+    text: fc.string({ maxLength: 6 }),
+    task: fc.string({ maxLength: 6 }),
+    subagent: fc.record({ key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }), type: fc.option(roles, { nil: undefined }) }, { requiredKeys: [] }),
+  },
+  { requiredKeys: ['type', 'agent'] },
+) as fc.Arbitrary<FloorEvent>;
+
+/** Anything at all where an event is expected, including prototype-pollution keys and deep or huge values. */
+const hostile: fc.Arbitrary<unknown> = fc.oneof(
+  fc.anything({ withNullPrototype: true, withSparseArray: true, withBoxedValues: true, maxDepth: 3 }),
+  fc.jsonValue({ maxDepth: 3 }),
+  // wrong types in every field of an otherwise valid event
+  fc.record({
+    type: fc.oneof(fc.constantFrom(...EVENT_TYPES, SWEEP, 'toString', '__proto__'), fc.anything({ maxDepth: 1 })),
+    agent: fc.oneof(agentField, fc.anything({ maxDepth: 2 })),
+    team: fc.oneof(teams, fc.anything({ maxDepth: 2 })),
+    parent: fc.anything({ maxDepth: 1 }),
+    status: fc.anything({ maxDepth: 1 }),
+    to: fc.anything({ maxDepth: 2 }),
+    subagent: fc.anything({ maxDepth: 2 }),
+    ts: fc.oneof(fc.double(), fc.anything({ maxDepth: 1 })),
+    activity: fc.anything({ maxDepth: 1 }),
+    task: fc.anything({ maxDepth: 1 }),
+  }, { requiredKeys: [] }),
+  // JSON-parsed payloads carry `__proto__` as an own key
+  fc.constantFrom(
+    '{"type":"join","agent":{"id":"__proto__","__proto__":{"polluted":1}},"team":{"__proto__":{"x":1},"name":"T"}}',
+    '{"__proto__":{"type":"join","agent":"p"},"type":"status","agent":"constructor"}',
+    '{"type":"message","agent":"a","to":["__proto__","constructor","hasOwnProperty"]}',
+    '{"type":"tool","agent":"__proto__","subagent":{"key":"__proto__","type":"constructor"}}',
+  ).map((t) => JSON.parse(t)),
+  // huge strings and deep nesting
+  fc.constantFrom(
+    { type: 'status', agent: 'h'.repeat(200_000), activity: 'a'.repeat(300_000), team: 't'.repeat(100_000) },
+    { type: 'message', agent: 'h', to: Array.from({ length: 10_000 }, (_, i) => `r${i}`), text: 'x'.repeat(100_000) },
+    { type: 'join', agent: deep(5000) },
+    { type: 'task', agent: 'h', task: 'w'.repeat(1_000_000) },
+  ),
+);
+
+function deep(n: number): unknown {
+  let o: unknown = { id: 'deep' };
+  for (let i = 0; i < n; i++) o = { id: o };
+  return o;
+}
+
+// ---------------------------------------------------------------- checks
+
+/** The floor's invariants, as stated at the top of src/core/floor.ts. */
+function checkInvariants(s: FloorState): void {
+  const desks = new Map<string, Set<number>>();
+  for (const [id, a] of s.agents) {
+    assert.equal(a.id, id, 'an agent is keyed by its id');
+    assert.ok(s.teams.has(a.team), `agent ${JSON.stringify(id)} is in an existing team`);
+    assert.ok(Number.isInteger(a.desk) && a.desk >= 0, 'desks are whole numbers');
+    if (a.desk === 0) assert.equal(a.role.toLowerCase(), 'lead', 'desk 0 is only for a lead');
+    const used = desks.get(a.team) ?? new Set();
+    assert.ok(!used.has(a.desk), `desk ${a.desk} of team ${a.team} is taken once`);
+    used.add(a.desk);
+    desks.set(a.team, used);
+    assert.ok((STATUSES as readonly string[]).includes(a.status));
+    assert.ok(a.activity.length <= 280);
+    assert.ok(a.id.length <= 128 && a.name.length <= 80);
+  }
+  for (const id of s.teams.keys()) assert.ok(desks.has(id), `team ${JSON.stringify(id)} is not empty`);
+  for (const helper of s.hints.values()) assert.ok(s.agents.has(helper), 'every remembered hint points at an agent on the floor');
+  assert.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution');
+}
+
+function wire(s: FloorState): string {
+  return JSON.stringify(floorToJSON(s));
+}
+
+/** Stamps increasing timestamps (random gaps up to 3 h) onto events; occasionally a logged sweep. */
+function timeline(steps: { e: FloorEvent | null; gap: number }[]): FloorEvent[] {
+  let t = T0;
+  return steps.map(({ e, gap }) => {
+    t += gap;
+    return e ? { ...e, ts: t } : { type: SWEEP, ts: t };
+  });
+}
+
+const steps = fc.array(
+  fc.record({ e: fc.option(wellFormed, { freq: 6, nil: null }), gap: fc.oneof(fc.integer({ min: 0, max: 10 }), fc.integer({ min: 0, max: 60_000 }), fc.integer({ min: 0, max: 3 * 3_600_000 })) }),
+  { maxLength: 60 },
+);
+
+// ---------------------------------------------------------------- properties
+
+test('folding a prefix, shipping the state as JSON, then folding the rest equals folding all', () => {
+  fc.assert(
+    fc.property(steps, fc.nat(), (st, cut) => {
+      const events = timeline(st);
+      const k = events.length ? cut % (events.length + 1) : 0;
+      const whole = emptyFloor();
+      const fxWhole: Effect[][] = events.map((e) => applyEvent(whole, e));
+
+      const first = emptyFloor();
+      for (const e of events.slice(0, k)) applyEvent(first, e);
+      const shipped = floorFromJSON(JSON.parse(JSON.stringify(floorToJSON(first))));
+      const fxRest = events.slice(k).map((e) => applyEvent(shipped, e));
+
+      assert.equal(wire(shipped), wire(whole));
+      assert.deepEqual(fxRest, fxWhole.slice(k), 'the rest plays the same effects');
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('hostile events never throw and keep the invariants', () => {
+  fc.assert(
+    fc.property(fc.array(fc.oneof(hostile, wellFormed), { maxLength: 30 }), (events) => {
+      const s = emptyFloor();
+      for (const e of events) {
+        const fx = applyEvent(s, e as FloorEvent);
+        assert.ok(Array.isArray(fx));
+        checkInvariants(s);
+      }
+      // and the state still ships as JSON
+      checkInvariants(floorFromJSON(JSON.parse(JSON.stringify(floorToJSON(s)))));
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+test('non-object events are ignored outright', () => {
+  const s = emptyFloor();
+  for (const e of [null, undefined, 0, 'join', [], [{ type: 'join', agent: 'a' }], true]) assert.deepEqual(applyEvent(s, e as unknown as FloorEvent), []);
+  assert.equal(s.agents.size, 0);
+});
+
+test('sweeps interleaved with events at monotone now keep the invariants and leave nothing due', () => {
+  fc.assert(
+    fc.property(steps, (st) => {
+      const events = timeline(st);
+      const direct = emptyFloor();
+      const logged = emptyFloor();
+      for (const e of events) {
+        if (e.type === SWEEP) {
+          const now = e.ts as number;
+          const due = dueForSweep(direct, now);
+          const removed = sweep(direct, now);
+          assert.deepEqual(removed, due, 'sweep removes exactly what was due');
+          assert.deepEqual(dueForSweep(direct, now), [], 'nothing is due right after a sweep');
+          const fx = applyEvent(logged, e);
+          assert.deepEqual(fx, removed.length ? [{ kind: 'remove', agents: removed }] : [], 'the logged sweep event removes the same agents');
+          for (const id of removed) assert.equal(direct.agents.has(id), false);
+        } else {
+          applyEvent(direct, e);
+          applyEvent(logged, e);
+        }
+        checkInvariants(direct);
+        assert.equal(wire(logged), wire(direct));
+      }
+    }),
+    { numRuns: RUNS },
+  );
+});
