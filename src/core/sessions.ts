@@ -464,7 +464,7 @@ export function checkSessionEvent(x: unknown): string | null {
       if (!isOneOf(SESSION_STATUS_STATES, e.state)) return `"state" is required and must be one of ${SESSION_STATUS_STATES.join(', ')}`;
       break;
     case 'session.prompt':
-      if (typeof e.text !== 'string' || e.text.trim() === '') return '"text" is required: the prompt to send';
+      if (para(e.text, SESSION_LIMITS.text) === '') return '"text" is required: the prompt to send';
       break;
     case 'session.approval':
       if (e.rid === undefined) return '"rid" is required: the approval request id';
@@ -472,7 +472,7 @@ export function checkSessionEvent(x: unknown): string | null {
       if (!isOneOf(APPROVAL_STATES, e.state)) return `"state" is required and must be one of ${APPROVAL_STATES.join(', ')}`;
       break;
     case 'session.result':
-      if (typeof e.summary !== 'string' || e.summary.trim() === '') return '"summary" is required';
+      if (para(e.summary, SESSION_LIMITS.result) === '') return '"summary" is required';
       break;
   }
   return null;
@@ -492,7 +492,7 @@ export interface SessionConflict {
  */
 export function sessionEventConflict(state: SessionsState, event: unknown): SessionConflict | null {
   const e = asEvent(event);
-  if (!e || !validId(e.id)) return null;
+  if (!e || !isOneOf(SESSION_EVENT_TYPES, e.type) || !validId(e.id)) return null;
   const list = sessionsOf(state);
   const i = indexOf(list, e.id);
   if (e.type === 'session.spawn') {
@@ -506,9 +506,13 @@ export function sessionEventConflict(state: SessionsState, event: unknown): Sess
   const cur = list[i];
   if (cur.state === 'ended') return { status: 409, kind: 'conflict', message: `session "${cur.name}" has ended` };
   if (e.type === 'session.approval' && validId(e.rid)) {
-    const a = Array.isArray(cur.approvals) ? cur.approvals.find((x) => x.rid === e.rid) : undefined;
+    const approvals = Array.isArray(cur.approvals) ? cur.approvals : [];
+    const a = approvals.find((x) => x.rid === e.rid);
     if (e.state === 'pending') {
       if (a) return { status: 409, kind: 'conflict', message: `approval "${e.rid}" was already posted` };
+      if (approvals.length >= SESSION_LIMITS.approvals && approvals.every((x) => x.state === 'pending')) {
+        return { status: 409, kind: 'conflict', message: `session "${cur.name}" already has ${SESSION_LIMITS.approvals} pending approvals` };
+      }
     } else {
       if (!a) return { status: 404, kind: 'not_found', message: `no approval "${e.rid}" in session "${cur.name}"` };
       if (a.state !== 'pending') return { status: 409, kind: 'conflict', message: `approval "${e.rid}" was already ${a.state}${a.by ? ` by ${a.by}` : ''}` };
