@@ -1,7 +1,583 @@
-// Placeholder until the PostgreSQL backend lands (see docs/scale-out.md).
-import type { EventStore } from './types.js';
-export const PostgresStore = {
-  async open(_url: string): Promise<EventStore> {
-    throw new Error('the PostgreSQL store is not built yet');
-  },
-};
+// The scale-out store: one PostgreSQL database shared by several Roost nodes.
+//
+// Positions. Every stream has a row in `streams(stream, head)`. A writing
+// transaction first locks the rows of every stream it touches (in sorted order,
+// so two nodes never wait on each other in a cycle), assigns positions from the
+// locked heads, inserts the events and moves the heads, and commits. The row
+// lock is held until commit, so writers of one stream on any node are
+// serialized: positions are gap-free, and a reader never sees position n+1
+// committed without n.
+//
+// Group commit. `append` only queues. One flush writes every queued request in
+// one transaction and commits once; flushes are pipelined: while one is in
+// flight, the appends of later turns queue for the next. The fast path writes a
+// whole batch in a handful of round trips; if it fails, the batch is redone with
+// one savepoint per request, so one bad request is rejected alone.
+//
+// Idempotency. Keys are a unique column. A key already committed is found
+// before anything is written; a key being written at the same moment by another
+// node makes our insert wait for that node's commit and then conflict, and the
+// batch is redone, this time finding the winner's positions.
+//
+// Wake-ups. After commit (never inside the transaction) the node sends
+// `NOTIFY <channel>, '<stream>:<head>'`. A dedicated LISTEN connection turns
+// other nodes' notifications into `listener(stream, head, null)`; the listener
+// reads what it missed by position. NOTIFY is only a hint: when the LISTEN
+// connection drops, it is reopened with backoff and every stream's current head
+// is announced, so whatever was committed meanwhile is read, nothing skipped.
+
+import pg from 'pg';
+import { randomUUID } from 'node:crypto';
+import {
+  StoreError,
+  type AppendOptions,
+  type AppendResult,
+  type CommitListener,
+  type EventStore,
+  type LogEntry,
+  type NewEvent,
+  type Snapshot,
+} from './types.js';
+
+interface Pending {
+  stream: string;
+  events: NewEvent[];
+  key: string | undefined;
+  resolve: (r: AppendResult) => void;
+  reject: (e: unknown) => void;
+}
+
+type Outcome = { ok: true; result: AppendResult; entries: LogEntry[] | null } | { ok: false; error: unknown };
+
+const SNAPSHOTS_KEPT = 4;
+const DEFAULT_CHANNEL = 'roost_commits';
+
+const MIGRATIONS = [
+  `CREATE TABLE streams (
+     stream text PRIMARY KEY,
+     head bigint NOT NULL
+   );
+   CREATE TABLE events (
+     stream text NOT NULL,
+     position bigint NOT NULL,
+     type text NOT NULL,
+     body text NOT NULL,
+     at bigint NOT NULL,
+     PRIMARY KEY (stream, position)
+   );
+   CREATE TABLE idempotency (
+     key text PRIMARY KEY,
+     stream text NOT NULL,
+     first bigint NOT NULL,
+     last bigint NOT NULL,
+     at bigint NOT NULL
+   );
+   CREATE TABLE snapshots (
+     stream text NOT NULL,
+     position bigint NOT NULL,
+     state text NOT NULL,
+     at bigint NOT NULL,
+     PRIMARY KEY (stream, position)
+   );`,
+];
+
+/** Thrown inside a flush when another node committed one of our keys first: redo the batch. */
+class KeyRace extends Error {}
+
+const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
+
+function isConnectionError(e: unknown): boolean {
+  const code = (e as { code?: string } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) return true;
+  const msg = e instanceof Error ? e.message : '';
+  return /Connection terminated|ECONNRESET|ECONNREFUSED|not queryable|Client has encountered a connection error/i.test(msg);
+}
+
+export interface PostgresOptions {
+  /** postgres:// URL. `?schema=name` keeps Roost's tables in that schema (created if missing). */
+  url: string;
+  /** Connections for reads and writes (the LISTEN connection comes on top). */
+  poolSize?: number;
+}
+
+export class PostgresStore implements EventStore {
+  readonly kind = 'postgres';
+  readonly capabilities = { crossNodeWakeups: true };
+  epoch = '';
+  readonly schema: string;
+  readonly channel: string;
+  private pool: pg.Pool;
+  private config: pg.ClientConfig;
+  private queue: Pending[] = [];
+  private flushScheduled = false;
+  private flushing: Promise<void> | null = null;
+  private listeners = new Set<CommitListener>();
+  /** The highest head per stream already announced to the listeners by this node. */
+  private announced = new Map<string, number>();
+  private listenClient: pg.Client | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private reconnectDelay = 100;
+  private closed = false;
+  /** Counters for tests and /health. */
+  readonly stats = { flushes: 0, carefulFlushes: 0, retries: 0, listenReconnects: 0 };
+
+  private constructor(opts: PostgresOptions) {
+    const { config, schema } = parseUrl(opts.url);
+    this.schema = schema;
+    this.channel = schema === 'public' ? DEFAULT_CHANNEL : `${DEFAULT_CHANNEL}_${schema}`;
+    this.config = config;
+    this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, application_name: `roost:${schema}` });
+    // An idle pooled connection that dies must not crash the process; the pool replaces it.
+    this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
+  }
+
+  /** Connects, runs the migrations (once, even when several nodes start together) and starts listening. */
+  static async open(url: string, opts: Omit<PostgresOptions, 'url'> = {}): Promise<PostgresStore> {
+    const store = new PostgresStore({ url, ...opts });
+    try {
+      await store.migrate();
+      await store.listen();
+    } catch (cause) {
+      await store.pool.end().catch(() => {});
+      throw new StoreError(`cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
+    }
+    return store;
+  }
+
+  private async migrate(): Promise<void> {
+    const c = await this.pool.connect();
+    try {
+      // One migrator at a time per schema, across every node: the others wait here
+      // and then find the schema up to date.
+      await c.query('SELECT pg_advisory_lock(hashtext($1))', [`roost-migrate:${this.schema}`]);
+      try {
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
+        await c.query('CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL)');
+        const row = await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'schema'");
+        let version = row.rows.length ? Number(row.rows[0].value) : 0;
+        await c.query('BEGIN');
+        try {
+          for (; version < MIGRATIONS.length; version++) await c.query(MIGRATIONS[version]);
+          await c.query(
+            "INSERT INTO meta (key, value) VALUES ('schema', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            [String(version)],
+          );
+          await c.query("INSERT INTO meta (key, value) VALUES ('epoch', $1) ON CONFLICT (key) DO NOTHING", [randomUUID().slice(0, 8)]);
+          await c.query('COMMIT');
+        } catch (e) {
+          await c.query('ROLLBACK').catch(() => {});
+          throw e;
+        }
+        const epoch = await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'epoch'");
+        this.epoch = epoch.rows[0].value;
+      } finally {
+        await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`roost-migrate:${this.schema}`]);
+      }
+    } finally {
+      c.release();
+    }
+  }
+
+  // ------------------------------------------------------------ appends
+
+  append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new StoreError('store is closed'));
+    if (events.length === 0) return Promise.reject(new StoreError('append needs at least one event'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ stream, events, key: opts.idempotencyKey, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    // While a flush is in flight, the queue waits for it; it then flushes again at once.
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = null;
+        if (this.queue.length) this.scheduleFlush();
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    this.stats.flushes++;
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.writeBatch(batch);
+    } catch (cause) {
+      // Nothing of the batch is acknowledged (a lost COMMIT reply counts as not
+      // acknowledged: a retry with the same idempotency key is then safe).
+      for (const p of batch) p.reject(new StoreError(`append failed: ${(cause as Error).message}`, { cause }));
+      return;
+    }
+    // Committed: answer the requests, then wake this node's listeners in order,
+    // then the other nodes (outside the transaction, and without holding up the next flush).
+    const heads = new Map<string, number>();
+    for (let i = 0; i < batch.length; i++) {
+      const o = outcomes[i];
+      if (o.ok) batch[i].resolve(o.result);
+      else batch[i].reject(o.error);
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const o = outcomes[i];
+      if (!o.ok || !o.entries) continue;
+      const stream = batch[i].stream;
+      heads.set(stream, o.result.last);
+      this.announce(stream, o.result.last, o.entries);
+    }
+    if (heads.size) {
+      const payloads = [...heads].map(([s, h]) => `${s}:${h}`);
+      this.pool
+        .query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads])
+        .catch((e) => console.error('roost: NOTIFY failed (other nodes catch up on their next wake-up):', e.message));
+    }
+  }
+
+  /** Runs the batch's transaction, redoing it on races and deadlocks, and per request after a failure. */
+  private async writeBatch(batch: Pending[]): Promise<Outcome[]> {
+    let careful = false;
+    for (let tries = 0; ; tries++) {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const outcomes = careful ? await this.carefulTx(client, batch) : await this.fastTx(client, batch);
+        await client.query('COMMIT');
+        return outcomes;
+      } catch (e) {
+        await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+        if (isConnectionError(e) || tries >= 8) throw e;
+        this.stats.retries++;
+        if (e instanceof KeyRace || RETRYABLE.has((e as { code?: string }).code ?? '')) continue;
+        if (careful || batch.length === 1) throw e;
+        // One of the requests is bad: redo with a savepoint per request.
+        careful = true;
+        this.stats.carefulFlushes++;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Locks the batch's streams in sorted order and returns their heads. */
+  private async lockStreams(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, number>> {
+    const streams = [...new Set(batch.map((p) => p.stream))].sort();
+    const r = await client.query<{ stream: string; head: string }>(
+      `INSERT INTO streams AS s (stream, head)
+         SELECT x, 0 FROM unnest($1::text[]) AS x ORDER BY x
+       ON CONFLICT (stream) DO UPDATE SET head = s.head
+       RETURNING stream, head`,
+      [streams],
+    );
+    return new Map(r.rows.map((row) => [row.stream, Number(row.head)]));
+  }
+
+  private async priorKeys(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, AppendResult>> {
+    const keys = [...new Set(batch.filter((p) => p.key !== undefined).map((p) => p.key!))];
+    const prior = new Map<string, AppendResult>();
+    if (keys.length === 0) return prior;
+    const r = await client.query<{ key: string; first: string; last: string }>(
+      'SELECT key, first, last FROM idempotency WHERE key = ANY($1::text[])',
+      [keys],
+    );
+    for (const row of r.rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
+    return prior;
+  }
+
+  /** The whole batch in one statement after the lock; throws if any request is bad. */
+  private async fastTx(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+    const at = Date.now();
+    const heads = await this.lockStreams(client, batch);
+    const prior = await this.priorKeys(client, batch);
+    const outcomes: Outcome[] = [];
+    const ev = { stream: [] as string[], position: [] as number[], type: [] as string[], body: [] as string[] };
+    const keys = { key: [] as string[], stream: [] as string[], first: [] as number[], last: [] as number[] };
+    const changed = new Set<string>();
+    for (const p of batch) {
+      const dup = p.key !== undefined ? prior.get(p.key) : undefined;
+      if (dup) {
+        outcomes.push({ ok: true, result: { ...dup }, entries: null });
+        continue;
+      }
+      const first = heads.get(p.stream)! + 1;
+      const entries: LogEntry[] = new Array(p.events.length);
+      for (let i = 0; i < p.events.length; i++) {
+        const e = p.events[i];
+        ev.stream.push(p.stream);
+        ev.position.push(first + i);
+        ev.type.push(e.type);
+        ev.body.push(e.body);
+        entries[i] = { stream: p.stream, position: first + i, type: e.type, body: e.body, at };
+      }
+      const last = first + p.events.length - 1;
+      heads.set(p.stream, last);
+      changed.add(p.stream);
+      const result = { first, last, duplicate: false };
+      if (p.key !== undefined) {
+        keys.key.push(p.key);
+        keys.stream.push(p.stream);
+        keys.first.push(first);
+        keys.last.push(last);
+        // A second request with the same key in this batch is a duplicate of this one.
+        prior.set(p.key, { ...result, duplicate: true });
+      }
+      outcomes.push({ ok: true, result, entries });
+    }
+    if (changed.size === 0) return outcomes;
+    const streams = [...changed];
+    const r = await client.query<{ n: string }>(
+      `WITH k AS (
+         INSERT INTO idempotency (key, stream, first, last, at)
+           SELECT k, s, f, l, $9 FROM unnest($5::text[], $6::text[], $7::bigint[], $8::bigint[]) AS u(k, s, f, l)
+         ON CONFLICT (key) DO NOTHING
+         RETURNING key
+       ), e AS (
+         INSERT INTO events (stream, position, type, body, at)
+           SELECT s, p, t, b, $9 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS u(s, p, t, b)
+       ), h AS (
+         UPDATE streams AS st SET head = u.h FROM unnest($10::text[], $11::bigint[]) AS u(s, h) WHERE st.stream = u.s
+       )
+       SELECT count(*) AS n FROM k`,
+      [ev.stream, ev.position, ev.type, ev.body, keys.key, keys.stream, keys.first, keys.last, at, streams, streams.map((s) => heads.get(s)!)],
+    );
+    if (Number(r.rows[0].n) !== keys.key.length) throw new KeyRace('an idempotency key was committed by another node meanwhile');
+    return outcomes;
+  }
+
+  /** One savepoint per request: a bad request is rejected alone, the others commit. */
+  private async carefulTx(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+    const at = Date.now();
+    const heads = await this.lockStreams(client, batch);
+    const prior = await this.priorKeys(client, batch);
+    const outcomes: Outcome[] = [];
+    const changed = new Set<string>();
+    for (const p of batch) {
+      const dup = p.key !== undefined ? prior.get(p.key) : undefined;
+      if (dup) {
+        outcomes.push({ ok: true, result: { ...dup }, entries: null });
+        continue;
+      }
+      const first = heads.get(p.stream)! + 1;
+      const last = first + p.events.length - 1;
+      await client.query('SAVEPOINT r');
+      try {
+        if (p.key !== undefined) {
+          const k = await client.query(
+            'INSERT INTO idempotency (key, stream, first, last, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING key',
+            [p.key, p.stream, first, last, at],
+          );
+          if (k.rowCount === 0) {
+            // Another node committed this key while we waited: answer with its positions.
+            await client.query('ROLLBACK TO SAVEPOINT r');
+            const w = await client.query<{ first: string; last: string }>('SELECT first, last FROM idempotency WHERE key = $1', [p.key]);
+            const result = { first: Number(w.rows[0].first), last: Number(w.rows[0].last), duplicate: true };
+            prior.set(p.key, result);
+            outcomes.push({ ok: true, result: { ...result }, entries: null });
+            continue;
+          }
+        }
+        await client.query(
+          `INSERT INTO events (stream, position, type, body, at)
+             SELECT $1, $2::bigint + o - 1, t, b, $5 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(t, b, o)`,
+          [p.stream, first, p.events.map((e) => e.type), p.events.map((e) => e.body), at],
+        );
+        await client.query('RELEASE SAVEPOINT r');
+      } catch (error) {
+        // A lost connection or a deadlock is the batch's problem, not this request's: redo it all.
+        if (isConnectionError(error) || RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
+        await client.query('ROLLBACK TO SAVEPOINT r');
+        outcomes.push({ ok: false, error: new StoreError(`append failed: ${(error as Error).message}`, { cause: error }) });
+        continue;
+      }
+      heads.set(p.stream, last);
+      changed.add(p.stream);
+      const entries = p.events.map((e, i) => ({ stream: p.stream, position: first + i, type: e.type, body: e.body, at }));
+      if (p.key !== undefined) prior.set(p.key, { first, last, duplicate: true });
+      outcomes.push({ ok: true, result: { first, last, duplicate: false }, entries });
+    }
+    if (changed.size) {
+      const streams = [...changed];
+      await client.query('UPDATE streams AS st SET head = u.h FROM unnest($1::text[], $2::bigint[]) AS u(s, h) WHERE st.stream = u.s', [
+        streams,
+        streams.map((s) => heads.get(s)!),
+      ]);
+    }
+    return outcomes;
+  }
+
+  // ------------------------------------------------------------ reads
+
+  async read(stream: string, after: number, limit = 10_000): Promise<LogEntry[]> {
+    const r = await this.q<{ stream: string; position: string; type: string; body: string; at: string }>(
+      'SELECT stream, position, type, body, at FROM events WHERE stream = $1 AND position > $2 ORDER BY position LIMIT $3',
+      [stream, after, limit],
+    );
+    return r.rows.map((row) => ({ stream: row.stream, position: Number(row.position), type: row.type, body: row.body, at: Number(row.at) }));
+  }
+
+  async head(stream: string): Promise<number> {
+    const r = await this.q<{ head: string }>('SELECT head FROM streams WHERE stream = $1', [stream]);
+    return r.rows.length ? Number(r.rows[0].head) : 0;
+  }
+
+  async putSnapshot(stream: string, position: number, state: string): Promise<void> {
+    await this.q(
+      'INSERT INTO snapshots (stream, position, state, at) VALUES ($1, $2, $3, $4) ON CONFLICT (stream, position) DO UPDATE SET state = EXCLUDED.state, at = EXCLUDED.at',
+      [stream, position, state, Date.now()],
+    );
+    // Keeps the newest few (the one just written among them, unless newer ones exist).
+    await this.q(
+      `DELETE FROM snapshots WHERE stream = $1 AND position <
+         (SELECT min(position) FROM (SELECT position FROM snapshots WHERE stream = $1 ORDER BY position DESC LIMIT $2) AS t)`,
+      [stream, SNAPSHOTS_KEPT],
+    );
+  }
+
+  async getSnapshot(stream: string, atOrBefore = Number.MAX_SAFE_INTEGER): Promise<Snapshot | null> {
+    const r = await this.q<{ position: string; state: string }>(
+      'SELECT position, state FROM snapshots WHERE stream = $1 AND position <= $2 ORDER BY position DESC LIMIT 1',
+      [stream, atOrBefore],
+    );
+    return r.rows.length ? { position: Number(r.rows[0].position), state: r.rows[0].state } : null;
+  }
+
+  private async q<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (this.closed) throw new StoreError('store is closed');
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (cause) {
+      throw new StoreError(`query failed: ${(cause as Error).message}`, { cause });
+    }
+  }
+
+  // ------------------------------------------------------------ wake-ups
+
+  onCommit(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Calls the listeners unless they already heard of this head (or a later one) from this node. */
+  private announce(stream: string, head: number, entries: LogEntry[] | null): void {
+    if (head <= (this.announced.get(stream) ?? 0)) return;
+    this.announced.set(stream, head);
+    for (const l of this.listeners) {
+      try {
+        l(stream, head, entries);
+      } catch (e) {
+        console.error('roost: commit listener failed', e);
+      }
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const c = new pg.Client({ ...this.config, application_name: `roost-listen:${this.schema}`, keepAlive: true });
+    let lost = false;
+    const onLost = (e?: Error) => {
+      if (lost) return;
+      lost = true;
+      if (this.listenClient === c) this.listenClient = null;
+      c.end().catch(() => {});
+      if (this.closed) return;
+      console.error(`roost: lost the LISTEN connection${e ? ` (${e.message})` : ''}; reconnecting`);
+      this.scheduleReconnect();
+    };
+    c.on('error', onLost);
+    c.on('end', () => onLost());
+    c.on('notification', (msg) => {
+      if (msg.channel !== this.channel || !msg.payload) return;
+      const i = msg.payload.lastIndexOf(':');
+      const head = Number(msg.payload.slice(i + 1));
+      if (i <= 0 || !Number.isSafeInteger(head)) return;
+      this.announce(msg.payload.slice(0, i), head, null);
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${ident(this.channel)}`);
+    } catch (e) {
+      lost = true;
+      c.end().catch(() => {});
+      throw e;
+    }
+    if (this.closed) {
+      lost = true;
+      await c.end().catch(() => {});
+      return;
+    }
+    this.listenClient = c;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer || this.closed) return;
+    const delay = this.reconnectDelay;
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, 5_000);
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = null;
+      if (this.closed) return;
+      try {
+        await this.listen();
+        this.reconnectDelay = 100;
+        this.stats.listenReconnects++;
+        // Listening again; whatever was committed while we were deaf shows in the
+        // heads read now, and anything later arrives as a notification.
+        const r = await this.pool.query<{ stream: string; head: string }>('SELECT stream, head FROM streams WHERE head > 0');
+        for (const row of r.rows) this.announce(row.stream, Number(row.head), null);
+      } catch (e) {
+        console.error('roost: LISTEN reconnect failed:', (e as Error).message);
+        if (this.listenClient) return; // listening, only the catch-up read failed: the next wake-up reads anyway
+        this.scheduleReconnect();
+      }
+    }, delay);
+    this.reconnectTimer.unref?.();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Let queued appends land before closing.
+    while (this.flushing || this.queue.length || this.flushScheduled) {
+      if (this.flushing) await this.flushing;
+      else await new Promise((r) => setImmediate(r));
+    }
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const c = this.listenClient;
+    this.listenClient = null;
+    await c?.end().catch(() => {});
+    await this.pool.end();
+  }
+
+  /** The backend pid of the LISTEN connection (for tests that cut it). */
+  get listenerPid(): number | null {
+    return (this.listenClient as unknown as { processID?: number } | null)?.processID ?? null;
+  }
+}
+
+/** Splits Roost's own `schema` parameter off the URL; the rest goes to the driver as is. */
+function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new StoreError('the database URL is not a valid URL (expected postgres://user@host:port/database)');
+  }
+  const schema = url.searchParams.get('schema') ?? 'public';
+  // Lower case only: the name goes unquoted into search_path, which folds case.
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError(`schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
+  url.searchParams.delete('schema');
+  // search_path is set at connection start, so every pooled connection sees Roost's tables.
+  return { config: { connectionString: url.toString(), options: `-c search_path=${schema}` }, schema };
+}
+
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+function redact(raw: string): string {
+  return raw.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}

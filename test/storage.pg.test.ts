@@ -1,0 +1,119 @@
+// The storage contract on PostgreSQL, plus what only a shared database has:
+// migrations raced by several nodes, the LISTEN connection cut and restored,
+// and the NOTIFY payload other nodes rely on.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { PostgresStore } from '../src/storage/postgres.js';
+import { openStore } from '../src/storage/index.js';
+import { need } from './support/env.js';
+import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
+import { storageContract } from './storage.contract.js';
+
+const reachable = await pgReachable();
+const why = `PostgreSQL is not reachable at ${PG_URL} (start it, or run .ci/run)`;
+
+if (!reachable) {
+  test('storage contract: postgres', (t) => {
+    need(t, false, why);
+  });
+} else {
+  const db = freshSchema();
+  storageContract('postgres', () => PostgresStore.open(db.url), () => db.drop());
+
+  describe('postgres: several nodes on one database', () => {
+    const db2 = freshSchema();
+    const stores: PostgresStore[] = [];
+    const open = async () => {
+      const s = await PostgresStore.open(db2.url);
+      stores.push(s);
+      return s;
+    };
+    after(async () => {
+      for (const s of stores) await s.close().catch(() => {});
+      await db2.drop();
+    });
+
+    test('nodes starting at the same moment migrate once and agree on the epoch', async () => {
+      const nodes = await Promise.all(Array.from({ length: 6 }, open));
+      assert.equal(new Set(nodes.map((s) => s.epoch)).size, 1, 'one epoch for all');
+      const rows = await sql<{ value: string }>(`SELECT value FROM "${db2.schema}".meta WHERE key = 'schema'`);
+      assert.deepEqual(rows, [{ value: '1' }]);
+      const tables = await sql<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1', [db2.schema]);
+      assert.equal(Number(tables[0].n), 5, 'meta, streams, events, idempotency, snapshots');
+      await nodes[0].append('s', [{ type: 't', body: '{}' }]);
+      assert.equal(await nodes[5].head('s'), 1, 'they share one log');
+    });
+
+    test('openStore picks PostgreSQL for a postgres:// URL, which says it wakes other nodes', async () => {
+      const s = await openStore({ db: db2.url, dataDir: '/nonexistent' });
+      try {
+        assert.equal(s.kind, 'postgres');
+        assert.equal(s.capabilities.crossNodeWakeups, true);
+      } finally {
+        await s.close();
+      }
+    });
+
+    test('other nodes get NOTIFY <stream>:<head> after the commit, and nothing else', async () => {
+      const a = await open();
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      const got: string[] = [];
+      c.on('notification', (m) => got.push(m.payload ?? ''));
+      await c.query(`LISTEN "${a.channel}"`);
+      try {
+        const r = await a.append('notify:me', [{ type: 't', body: '{}' }, { type: 't', body: '{}' }]);
+        const deadline = Date.now() + 3000;
+        while (!got.includes(`notify:me:${r.last}`) && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 10));
+        assert.ok(got.includes(`notify:me:${r.last}`), `payload is stream:head, got ${JSON.stringify(got)}`);
+        assert.ok(got.every((p) => /^.+:\d+$/.test(p)), 'no payload carries more than a stream and a position');
+      } finally {
+        await c.end();
+      }
+    });
+
+    test('a cut LISTEN connection reconnects and announces what was committed meanwhile', async () => {
+      const a = await open();
+      const b = await open();
+      const heard: number[] = [];
+      b.onCommit((stream, head, entries) => {
+        if (stream === 'cut' && entries === null) heard.push(head);
+      });
+      await a.append('cut', [{ type: 't', body: '1' }]);
+      const wait = async (what: string, ok: () => boolean) => {
+        const deadline = Date.now() + 8000;
+        while (!ok()) {
+          if (Date.now() > deadline) assert.fail(`timed out: ${what}; heard ${JSON.stringify(heard)}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      };
+      await wait('first wake-up', () => heard.includes(1));
+      const pid = b.listenerPid;
+      assert.ok(pid, 'b is listening');
+      await sql('SELECT pg_terminate_backend($1)', [pid]);
+      // Committed while b is deaf: no notification reaches b for these.
+      await a.append('cut', [{ type: 't', body: '2' }]);
+      await a.append('cut', [{ type: 't', body: '3' }]);
+      await wait('catch-up after reconnect', () => heard.includes(3) || heard.some((h) => h >= 3));
+      assert.notEqual(b.listenerPid, pid, 'a new LISTEN connection');
+      assert.ok(b.stats.listenReconnects >= 1);
+      // And live wake-ups work again.
+      await a.append('cut', [{ type: 't', body: '4' }]);
+      await wait('live again', () => heard.includes(4));
+      assert.deepEqual([...heard].sort((x, y) => x - y), heard, 'heads are announced in increasing order');
+    });
+
+    test('one turn of appends is one transaction (group commit)', async () => {
+      const a = await open();
+      const before = a.stats.flushes;
+      await Promise.all(Array.from({ length: 100 }, (_, i) => a.append(`g${i % 3}`, [{ type: 't', body: String(i) }])));
+      assert.ok(a.stats.flushes - before <= 2, `100 appends of one turn took ${a.stats.flushes - before} flushes`);
+    });
+
+    test('a bad URL or schema name is refused with a clear message', async () => {
+      await assert.rejects(PostgresStore.open(`${PG_URL}?schema=Robert"); DROP`), /schema/);
+      await assert.rejects(PostgresStore.open('postgres://postgres@127.0.0.1:1/none'), /cannot open PostgreSQL store/);
+    });
+  });
+}
