@@ -18,6 +18,7 @@ export interface RoostConfig {
   ringSize: number;
   maxBufferedBytes: number;
   maxReplay: number;
+  minFlushIntervalMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -29,6 +30,7 @@ export const DEFAULTS: RoostConfig = {
   ringSize: 10_000,
   maxBufferedBytes: 4 * 1024 * 1024,
   maxReplay: 200_000,
+  minFlushIntervalMs: 5,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -82,7 +84,7 @@ export interface Roost {
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
   const cfg: RoostConfig = { ...DEFAULTS, ...partial };
   const floor = new FloorService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize },
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
     sweepEveryMs: cfg.sweepEveryMs,
     snapshotEvery: cfg.snapshotEvery,
     maxReplay: cfg.maxReplay,

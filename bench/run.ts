@@ -1,0 +1,352 @@
+// `npm run bench`: measures Roost on this machine and prints one table.
+// Every workload runs `--runs` times (default 3) and reports the median and the
+// range; servers and the load generator are separate processes.
+//
+//   node dist/bench/run.js [--quick] [--only ingest,fanout,...] [--runs 3] [--seconds 5]
+//                          [--db postgres://...] [--nodes 2]
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { PACKAGE_ROOT } from '../src/server/app.js';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    runs: { type: 'string' },
+    seconds: { type: 'string' },
+    db: { type: 'string' },
+    nodes: { type: 'string', default: '1' },
+    events: { type: 'string' },
+  },
+});
+const RUNS = Number(args.runs ?? (args.quick ? 1 : 3));
+const SECONDS = Number(args.seconds ?? (args.quick ? 3 : 5));
+const NODES = Number(args.nodes);
+const DB = args.db;
+const RESTART_EVENTS = Number(args.events ?? (args.quick ? 200_000 : 1_000_000));
+const ONLY = args.only ? new Set(args.only.split(',')) : null;
+const BENCH = join(PACKAGE_ROOT, 'dist', 'bench');
+const tmp: string[] = [];
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'roost-bench-'));
+  tmp.push(d);
+  return d;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let nextPort = 43000 + Math.floor(Math.random() * 2000);
+
+interface Proc {
+  url: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function waitHealthy(url: string, proc: ChildProcess, path = '/health', timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`process exited (${proc.exitCode})`);
+    try {
+      const r = await fetch(url + path);
+      if (r.status < 500) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await sleep(10);
+  }
+}
+
+function stopper(proc: ChildProcess) {
+  return () =>
+    new Promise<void>((ok) => {
+      if (proc.exitCode !== null) return ok();
+      proc.once('exit', () => ok());
+      proc.kill('SIGTERM');
+      setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
+    });
+}
+
+async function roost(dataDir = tempDir(), env: Record<string, string> = {}): Promise<Proc & { startMs: number }> {
+  const port = nextPort++;
+  const argv = [join(PACKAGE_ROOT, 'bin', 'roost.js'), 'serve', '--port', String(port), '--data', dataDir];
+  if (DB) argv.push('--db', DB);
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, proc);
+  return { url, proc, stop: stopper(proc), startMs: performance.now() - t0 };
+}
+
+async function baseline(): Promise<Proc> {
+  const port = nextPort++;
+  const proc = spawn(process.execPath, [join(BENCH, 'baseline-server.js'), String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, proc, '/');
+  return { url, proc, stop: stopper(proc) };
+}
+
+/** Runs the load generator once and returns its JSON line. */
+function load<T>(cfg: object): Promise<T> {
+  return new Promise((ok, fail) => {
+    const p = spawn(process.execPath, [join(BENCH, 'load.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout!.on('data', (d) => (out += d));
+    p.on('exit', (code) => {
+      if (code !== 0) return fail(new Error(`load generator failed (${code})`));
+      try {
+        ok(JSON.parse(out.trim().split('\n').pop()!) as T);
+      } catch (e) {
+        fail(e);
+      }
+    });
+  });
+}
+
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+// ------------------------------------------------------------------ table
+
+interface Row {
+  workload: string;
+  metric: string;
+  values: number[];
+  unit: string;
+  target?: string;
+  ok?: (median: number) => boolean;
+  note?: string;
+}
+const rows: Row[] = [];
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)] : NaN;
+}
+
+function fmt(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Math.abs(n) >= 100) return Math.round(n).toLocaleString('en-US');
+  if (Math.abs(n) >= 10) return n.toFixed(1);
+  return n.toFixed(2);
+}
+
+function add(r: Row): void {
+  rows.push(r);
+  const m = median(r.values);
+  process.stderr.write(`  ${r.workload} / ${r.metric}: ${fmt(m)} ${r.unit} [${r.values.map(fmt).join(', ')}]\n`);
+}
+
+function printTable(): void {
+  const lines = [
+    '| workload | metric | median | range | target | met |',
+    '|---|---|---:|---|---|---|',
+    ...rows.map((r) => {
+      const m = median(r.values);
+      const range = r.values.length > 1 ? `${fmt(Math.min(...r.values))} – ${fmt(Math.max(...r.values))}` : '';
+      const met = r.ok ? (r.ok(m) ? 'yes' : 'NO') : '';
+      return `| ${r.workload} | ${r.metric}${r.note ? ` (${r.note})` : ''} | ${fmt(m)} ${r.unit} | ${range} | ${r.target ?? ''} | ${met} |`;
+    }),
+  ];
+  process.stdout.write('\n' + lines.join('\n') + '\n');
+}
+
+const want = (name: string) => !ONLY || ONLY.has(name);
+
+// ------------------------------------------------------------------ workloads
+
+const SINGLE = JSON.stringify({ type: 'status', agent: 'bench-1', team: 'bench', status: 'working', activity: 'Reconciling invoices' });
+const BATCH = JSON.stringify(
+  Array.from({ length: 200 }, (_, i) => ({ type: 'tool', agent: `bench-${i % 20}`, team: 'bench', tool: 'Read', activity: `reading file ${i}` })),
+);
+
+/** Ingest against every node at once (one load process per node); summed requests/s. */
+async function ingest(urls: string[], body: string, connections: number) {
+  const per = Math.max(1, Math.round(connections / urls.length));
+  const rs = await Promise.all(
+    urls.map((u) => load<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }>({ mode: 'http', url: u + '/events', body, connections: per, seconds: SECONDS })),
+  );
+  const bad = rs.reduce((a, r) => a + r.errors + r.non2xx, 0);
+  if (bad) process.stderr.write(`  warning: ${bad} errors or non-2xx answers\n`);
+  return { rps: rs.reduce((a, r) => a + r.rps, 0), p50: Math.max(...rs.map((r) => r.p50)), p99: Math.max(...rs.map((r) => r.p99)) };
+}
+
+async function nodes(): Promise<Proc[]> {
+  const dir = tempDir();
+  const out: Proc[] = [];
+  for (let i = 0; i < NODES; i++) out.push(await roost(DB ? tempDir() : dir));
+  return out;
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  process.stderr.write(`roost bench: ${RUNS} run(s) per workload, ${SECONDS}s load windows, store ${DB ? 'postgres' : 'sqlite'}, ${NODES} node(s)\n`);
+  let baseRps = NaN;
+
+  if (want('ingest')) {
+    const base = { rps: [] as number[], p50: [] as number[], p99: [] as number[] };
+    const single = { rps: [] as number[], p50: [] as number[], p99: [] as number[] };
+    for (let i = 0; i < RUNS; i++) {
+      const b = await baseline();
+      const r = await ingest([b.url], SINGLE, 64);
+      await b.stop();
+      base.rps.push(r.rps);
+      base.p50.push(r.p50);
+      base.p99.push(r.p99);
+      const ns = await nodes();
+      const s = await ingest(ns.map((n) => n.url), SINGLE, 64);
+      await Promise.all(ns.map((n) => n.stop()));
+      single.rps.push(s.rps);
+      single.p50.push(s.p50);
+      single.p99.push(s.p99);
+    }
+    baseRps = median(base.rps);
+    add({ workload: 'baseline: bare node:http', metric: 'requests/s, 64 connections', values: base.rps, unit: 'req/s' });
+    add({ workload: 'baseline: bare node:http', metric: 'latency p50', values: base.p50, unit: 'ms' });
+    add({ workload: 'baseline: bare node:http', metric: 'latency p99', values: base.p99, unit: 'ms' });
+    add({
+      workload: 'durable single-event POST /events',
+      metric: 'events/s, 64 connections',
+      values: single.rps,
+      unit: 'ev/s',
+      target: '≥ 60% of baseline (aim 12,000)',
+      ok: (m) => m >= 0.6 * baseRps,
+    });
+    add({ workload: 'durable single-event POST /events', metric: 'share of baseline', values: single.rps.map((v) => (100 * v) / baseRps), unit: '%', target: '≥ 60%', ok: (m) => m >= 60 });
+    add({ workload: 'durable single-event POST /events', metric: 'latency p50', values: single.p50, unit: 'ms' });
+    add({ workload: 'durable single-event POST /events', metric: 'latency p99', values: single.p99, unit: 'ms' });
+  }
+
+  if (want('batch')) {
+    const v: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const ns = await nodes();
+      const r = await ingest(ns.map((n) => n.url), BATCH, 8);
+      await Promise.all(ns.map((n) => n.stop()));
+      v.push(r.rps * 200);
+    }
+    add({ workload: 'batched POST /events (200 per request)', metric: 'durable events/s, 8 connections', values: v, unit: 'ev/s', target: '> 150,000', ok: (m) => m > 150_000 });
+  }
+
+  if (want('fanout')) {
+    const p50: number[] = [];
+    const p99: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const ns = await nodes();
+      const urls = ns.map((n) => n.url);
+      // With several nodes, events go in on the first and out on the others: cross-node latency.
+      const r = await load<{ p50: number; p99: number; received: number; expected: number }>({
+        mode: 'fanout',
+        streams: urls.length > 1 ? urls.slice(1) : urls,
+        posts: [urls[0]],
+        subscribers: 1000,
+        measured: 100,
+        rate: 500,
+        seconds: SECONDS * 2,
+      });
+      await Promise.all(ns.map((n) => n.stop()));
+      if (r.received !== r.expected) process.stderr.write(`  warning: fan-out delivered ${r.received} of ${r.expected} measured frames\n`);
+      p50.push(r.p50);
+      p99.push(r.p99);
+    }
+    const note = NODES > 1 ? 'posted to node 1, read on the others; latency sampled on 100 of the 1,000' : 'latency sampled on 100 of the 1,000';
+    add({ workload: 'fan-out: 1,000 SSE subscribers, 500 events/s', metric: 'delivery latency p50', values: p50, unit: 'ms', note });
+    add({ workload: 'fan-out: 1,000 SSE subscribers, 500 events/s', metric: 'delivery latency p99', values: p99, unit: 'ms', target: '< 100 ms', ok: (m) => m < 100 });
+  }
+
+  if (want('idle') && NODES === 1) {
+    const v: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const n = await roost();
+      await sleep(500);
+      const before = rssKb(n.proc.pid!);
+      const p = spawn(process.execPath, [join(BENCH, 'load.js'), JSON.stringify({ mode: 'idle', streams: [n.url], subscribers: 5000 })], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      await new Promise<void>((ok, fail) => {
+        const rl = createInterface({ input: p.stdout! });
+        rl.once('line', () => ok());
+        p.once('exit', (c) => fail(new Error(`idle load exited ${c}`)));
+      });
+      const after = rssKb(n.proc.pid!);
+      p.kill('SIGKILL');
+      await n.stop();
+      v.push(((after - before) * 1024) / 5000 / 1000);
+    }
+    add({ workload: 'idle subscribers (5,000 streams)', metric: 'server RSS per idle subscriber', values: v, unit: 'KB', target: '< 20 KB', ok: (m) => m < 20 });
+  }
+
+  if (want('storm')) {
+    const t: number[] = [];
+    let gaps = 0;
+    let dups = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const ns = await nodes();
+      const urls = ns.map((n) => n.url);
+      const r = await load<{ caughtUpMs: number; gaps: number; duplicates: number }>({ mode: 'storm', streams: urls, posts: urls, subscribers: 1000, rate: 200 });
+      await Promise.all(ns.map((n) => n.stop()));
+      t.push(r.caughtUpMs);
+      gaps += r.gaps;
+      dups += r.duplicates;
+    }
+    add({ workload: 'reconnect storm: 1,000 subscribers, 200 events/s', metric: 'time until all caught up', values: t, unit: 'ms', target: '< 2,000 ms', ok: (m) => m < 2000 });
+    add({ workload: 'reconnect storm: 1,000 subscribers, 200 events/s', metric: 'gaps + duplicates seen (all runs)', values: [gaps + dups], unit: '', target: '0', ok: (m) => m === 0 });
+  }
+
+  if (want('restart') && !DB) {
+    const dir = tempDir();
+    const pre = await new Promise<{ events: number; ms: number }>((ok, fail) => {
+      const p = spawn(process.execPath, [join(BENCH, 'prefill.js'), dir, String(RESTART_EVENTS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout!.on('data', (d) => (out += d));
+      p.on('exit', (c) => (c === 0 ? ok(JSON.parse(out)) : fail(new Error('prefill failed'))));
+    });
+    // The first start folds the whole log and writes snapshots as it goes.
+    const first = await roost(dir);
+    await first.stop();
+    const v: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const n = await roost(dir);
+      v.push(n.startMs);
+      await n.stop();
+    }
+    const label = `restart with ${RESTART_EVENTS.toLocaleString('en-US')} events in the log`;
+    add({ workload: label, metric: 'first start, no snapshot yet (fold all)', values: [first.startMs], unit: 'ms', note: `prefill ${pre.ms} ms` });
+    add({ workload: label, metric: 'restart to serving (snapshots)', values: v, unit: 'ms', target: '< 3,000 ms', ok: (m) => m < 3000 });
+  }
+
+  if (want('fold')) {
+    const v: number[] = [];
+    const vp: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await new Promise<{ foldPerSec: number; parseFoldPerSec: number }>((ok, fail) => {
+        const p = spawn(process.execPath, [join(BENCH, 'fold.js'), '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        p.stdout!.on('data', (d) => (out += d));
+        p.on('exit', (c) => (c === 0 ? ok(JSON.parse(out)) : fail(new Error('fold bench failed'))));
+      });
+      v.push(r.foldPerSec);
+      vp.push(r.parseFoldPerSec);
+    }
+    add({ workload: 'pure floor fold (200 agents, 8 teams)', metric: 'events/s', values: v, unit: 'ev/s', target: '> 1,000,000', ok: (m) => m > 1_000_000 });
+    add({ workload: 'pure floor fold (200 agents, 8 teams)', metric: 'JSON.parse + fold, events/s', values: vp, unit: 'ev/s' });
+  }
+
+  printTable();
+  process.stdout.write(`\n${RUNS} run(s) each; median and range; ${((Date.now() - t0) / 1000).toFixed(0)} s in all; node ${process.version}, ${DB ? 'postgres' : 'sqlite'}, ${NODES} node(s)\n`);
+}
+
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const d of tmp) rmSync(d, { recursive: true, force: true });
+  });
