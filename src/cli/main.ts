@@ -4,11 +4,13 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
 import { startRoost, VERSION } from '../server/index.js';
+import { runDemo } from './demo.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
 usage:
-  roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...]
+  roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]
+  roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
               [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
@@ -28,6 +30,7 @@ async function serve(argv: string[]): Promise<void> {
       host: { type: 'string' },
       data: { type: 'string' },
       db: { type: 'string' },
+      demo: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -57,10 +60,13 @@ async function serve(argv: string[]): Promise<void> {
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';
   console.log(`roost ${VERSION} serving on ${roost.url} (store: ${where}, floor at position ${roost.floor.position})`);
+  const demo = values.demo ? new AbortController() : null;
+  if (demo) void runDemo({ server: roost.url, signal: demo.signal, log: (l) => console.log(l) }).catch((e) => console.error('roost demo:', e));
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    demo?.abort();
     await roost.close();
     process.exit(0);
   };
@@ -112,6 +118,17 @@ async function emit(argv: string[]): Promise<void> {
   }
 }
 
+async function demoVerb(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, rate: { type: 'string' } } });
+  const server = values.server ?? process.env.ROOST_SERVER ?? 'http://127.0.0.1:4319';
+  const rate = values.rate !== undefined ? Number(values.rate) : undefined;
+  if (rate !== undefined && !(rate > 0 && rate <= 1000)) throw new Error(`--rate must be between 0 and 1000 events/s, got ${values.rate}`);
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  process.once('SIGTERM', () => ac.abort());
+  await runDemo({ server, rate, signal: ac.signal, log: (l) => console.log(l) });
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [verb, ...rest] = argv;
   switch (verb) {
@@ -120,6 +137,8 @@ export async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'emit':
       return emit(rest);
+    case 'demo':
+      return demoVerb(rest);
     case '--version':
     case 'version':
       console.log(VERSION);

@@ -1,0 +1,49 @@
+// Headless Chromium for browser tests: Debian's `chromium` (or ROOST_CHROMIUM),
+// driven by playwright-core, with a fresh profile. Never downloads a browser.
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { tempDir } from './server.js';
+
+export function chromiumPath(): string | null {
+  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A persistent context on a temp profile (Chromium wants --user-data-dir for that). */
+export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  const exe = chromiumPath();
+  if (!exe) throw new Error('chromium not found');
+  const profile = tempDir('roost-chromium-');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: exe,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: opts.viewport ?? { width: 1440, height: 900 },
+    reducedMotion: opts.reducedMotion ? 'reduce' : 'no-preference',
+  });
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export type { Browser };
