@@ -19,6 +19,7 @@ import {
   reduceSessions,
   sessionEventConflict,
   withSessionIdentity,
+  type Approval,
   type SessionsState,
 } from '../src/core/sessions.js';
 
@@ -102,7 +103,7 @@ function checkStep(prev: SessionsState, e: unknown, next: SessionsState): void {
     assert.ok(n.prompts >= s.prompts && n.turns >= s.turns, 'counts never go down');
     for (const a of s.approvals) {
       if (a.state === 'pending') continue;
-      const b = n.approvals.find((x) => x.rid === a.rid);
+      const b: Approval | undefined = n.approvals.find((x) => x.rid === a.rid);
       assert.ok(b, 'a decided approval stays on the card');
       assert.deepStrictEqual(b, a, 'a decided approval never flips');
     }
@@ -130,7 +131,7 @@ test('no event sequence breaks the invariants (few sessions, many collisions)', 
 
 test('no event sequence puts more than 50 sessions on a board; full boards give up their oldest ended session', () => {
   // Mostly spawns and ends over 80 ids: boards fill up, and both eviction and refused spawns happen.
-  const spawnsAndEnds = fc.oneof(
+  const spawnsAndEnds: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
     { weight: 3, arbitrary: sessionEvent(manyIds).filter((e) => e.type === 'session.spawn') },
     { weight: 2, arbitrary: manyIds.map((id) => ({ type: 'session.end', id, ts: 0 })) },
     { weight: 1, arbitrary: sessionEvent(manyIds) },
@@ -142,7 +143,7 @@ test('no event sequence puts more than 50 sessions on a board; full boards give 
       let s = deepFreeze(emptySessions());
       let t = t0;
       for (const raw of events) {
-        const e = { ...raw, ts: t++ };
+        const e: Record<string, unknown> = { ...raw, ts: t++ };
         const next = deepFreeze(reduceSessions(s, e));
         checkStep(s, e, next);
         if (e.type === 'session.spawn' && s.sessions.length === SESSION_LIMITS.sessions && !s.sessions.some((x) => x.id === e.id)) {
