@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
 import { startRoost, VERSION } from '../server/index.js';
 import { runDemo } from './demo.js';
+import { hooksCommand } from './hooks.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
@@ -13,7 +14,9 @@ usage:
   roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
-              [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
+              [--subagent TYPE[:KEY]] [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
+  roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
+              [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
 environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER
 `;
@@ -92,11 +95,25 @@ async function emit(argv: string[]): Promise<void> {
       to: { type: 'string' },
       text: { type: 'string' },
       task: { type: 'string' },
+      subagent: { type: 'string' },
       json: { type: 'string' },
     },
   });
   const server = values.server ?? process.env.ROOST_SERVER ?? 'http://127.0.0.1:4319';
-  const event: Record<string, unknown> = values.json ? (JSON.parse(values.json) as Record<string, unknown>) : {};
+  let event: Record<string, unknown> = {};
+  if (values.json) {
+    try {
+      event = JSON.parse(values.json) as Record<string, unknown>;
+    } catch (e) {
+      throw new Error(`--json is not valid JSON: ${(e as Error).message}`);
+    }
+    if (!event || typeof event !== 'object' || Array.isArray(event)) throw new Error('--json must be a JSON object of extra fields');
+  }
+  // `--subagent code-reviewer:ag_9` → the floor's subagent hint { type, key }.
+  if (values.subagent !== undefined) {
+    const [type, ...key] = values.subagent.split(':');
+    event.subagent = { ...(type ? { type } : {}), ...(key.length ? { key: key.join(':') } : {}) };
+  }
   for (const k of ['type', 'agent', 'name', 'role', 'team', 'parent', 'source', 'status', 'activity', 'tool', 'text', 'task'] as const) {
     if (values[k] !== undefined) event[k] = values[k];
   }
@@ -139,6 +156,9 @@ export async function main(argv: string[]): Promise<void> {
       return emit(rest);
     case 'demo':
       return demoVerb(rest);
+    case 'hooks':
+      await hooksCommand(rest);
+      return;
     case '--version':
     case 'version':
       console.log(VERSION);

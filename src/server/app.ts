@@ -7,6 +7,8 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
 import { FloorService } from './floor.js';
+import { ApprovalService } from './approvals.js';
+import { HookService } from './hooks.js';
 import { HttpError, Router } from './http.js';
 
 export interface RoostConfig {
@@ -76,6 +78,7 @@ async function serveFile(res: import('node:http').ServerResponse, path: string, 
 export interface Roost {
   server: Server;
   floor: FloorService;
+  approvals: ApprovalService;
   store: EventStore;
   url: string;
   close(): Promise<void>;
@@ -91,6 +94,13 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     version: VERSION,
   });
   await floor.start();
+  // Approvals and agent hooks (docs/integrations.md).
+  const approvals = new ApprovalService(store, {
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    maxReplay: cfg.maxReplay,
+  });
+  await approvals.start();
+  const hooks = new HookService(store, floor, approvals);
 
   const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
@@ -99,6 +109,11 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/state', floor.getState)
     .on('GET', '/health', floor.getHealth)
     .on('POST', '/reset', floor.postReset)
+    .on('GET', '/approvals', approvals.getApprovals)
+    .on('GET', '/approvals/stream', approvals.getStream)
+    .on('GET', '/approvals/:id', approvals.getApproval)
+    .on('POST', '/approvals/:id/decision', approvals.postDecision)
+    .on('POST', '/hooks/:tool', hooks.post)
     .otherwise(async (_req, res, url) => {
       const lib = LIB_FILES[url.pathname];
       if (lib) {
@@ -134,10 +149,12 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   return {
     server,
     floor,
+    approvals,
     store,
     url: `http://${host}:${port}`,
     async close() {
       await floor.stop();
+      await approvals.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

@@ -92,18 +92,54 @@ export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   });
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+/** `params` holds the values of a route's `:name` segments (empty for exact routes). */
+export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
 
-/** Exact-path routes by method; 404 and 405 with the error shape. */
+/**
+ * Routes by method; 404 and 405 with the error shape. A path is exact
+ * (`/events`, a map lookup: the hot path stays one lookup) or has `:name`
+ * segments (`/approvals/:id/decision`), tried in order after the exact routes.
+ * A `:name` segment matches one non-empty segment, percent-decoded.
+ */
 export class Router {
   private routes = new Map<string, Map<string, Handler>>();
+  private patterns: { parts: string[]; methods: Map<string, Handler> }[] = [];
   private fallback: Handler | null = null;
 
   on(method: string, path: string, handler: Handler): this {
+    if (path.includes('/:')) {
+      const parts = path.split('/');
+      let p = this.patterns.find((x) => x.parts.join('/') === path);
+      if (!p) this.patterns.push((p = { parts, methods: new Map() }));
+      p.methods.set(method, handler);
+      return this;
+    }
     let m = this.routes.get(path);
     if (!m) this.routes.set(path, (m = new Map()));
     m.set(method, handler);
     return this;
+  }
+
+  /** The methods and `:name` values of the first pattern matching `path`, or null. */
+  private matchPattern(path: string): { methods: Map<string, Handler>; params: Record<string, string> } | null {
+    const segs = path.split('/');
+    outer: for (const p of this.patterns) {
+      if (p.parts.length !== segs.length) continue;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < segs.length; i++) {
+        const want = p.parts[i];
+        if (want.startsWith(':')) {
+          if (!segs[i]) continue outer;
+          try {
+            params[want.slice(1)] = decodeURIComponent(segs[i]);
+          } catch {
+            continue outer;
+          }
+        } else if (want !== segs[i]) continue outer;
+      }
+      return { methods: p.methods, params };
+    }
+    return null;
   }
 
   /** Called for GET requests that match no route (static files). */
@@ -114,7 +150,12 @@ export class Router {
 
   handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const m = this.routes.get(url.pathname);
+    let m = this.routes.get(url.pathname);
+    let params: Record<string, string> = {};
+    if (!m && this.patterns.length) {
+      const hit = this.matchPattern(url.pathname);
+      if (hit) ({ methods: m, params } = hit);
+    }
     let h: Handler | undefined;
     if (m) {
       h = m.get(req.method ?? 'GET') ?? (req.method === 'HEAD' ? m.get('GET') : undefined);
@@ -132,7 +173,7 @@ export class Router {
       return;
     }
     try {
-      const r = h(req, res, url);
+      const r = h(req, res, url, params);
       if (r) r.catch((e) => sendError(res, e));
     } catch (e) {
       sendError(res, e);

@@ -1,0 +1,336 @@
+// `roost hooks install|uninstall|status`: writes Roost's hooks into an agent
+// tool's settings, merging with what is there, and takes only its own out again.
+//
+//   claude-code  .claude/settings.json   (or ~/.claude/settings.json with --user)
+//   codex        .codex/hooks.json       (or ~/.codex/hooks.json)
+//   gemini-cli   .gemini/settings.json   (or ~/.gemini/settings.json)
+//   cursor       .cursor/hooks.json      (or ~/.cursor/hooks.json)
+//
+// Which handlers are Roost's: an http handler whose URL has `/hooks/<tool>`, or
+// a command handler that runs `roost-hook.js`. Nothing else is marked (agent
+// tools may reject unknown keys), and nothing else is touched: install first
+// removes Roost's own handlers (so it is idempotent and re-install updates
+// the options), then adds the current set; uninstall removes them and any
+// group or event list left empty by that.
+//
+// Claude Code gets http hooks for observation (in-process in Claude Code,
+// fast, and a refused connection never blocks the agent) and a command hook
+// for approvals (a failed http hook does not block, so a fail-closed decision
+// needs a process that answers deny on any error). See docs/integrations.md.
+
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { COMMAND_ONLY_EVENTS, OBSERVED_EVENTS, AGENT_TOOLS, type AgentTool } from '../integrations/index.js';
+import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
+import { PACKAGE_ROOT } from '../server/index.js';
+import { formatWindow, parseWindow } from '../server/hooks.js';
+
+export interface HookOptions {
+  tool: AgentTool;
+  server: string;
+  /** Approval rules (`all`, `Bash`, `Edit|Write`, `mcp__.*`), or undefined for none. */
+  approvals?: string;
+  window: number;
+  team?: string;
+  /** How the command hook is run: node's path and the script's. */
+  node: string;
+  script: string;
+}
+
+type Json = Record<string, any>;
+
+/** POSIX shell quoting (the hook command runs through a shell). */
+export function shq(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function hookCommand(o: HookOptions, extra: string[]): string {
+  const args = [o.node, o.script, o.tool, '--server', o.server, ...(o.team ? ['--team', o.team] : []), ...extra];
+  return args.map(shq).join(' ');
+}
+
+function approvalArgs(o: HookOptions): string[] {
+  return o.approvals ? ['--approvals', o.approvals, '--window', formatWindow(o.window)] : [];
+}
+
+function hookUrl(o: HookOptions): string {
+  const q = new URLSearchParams();
+  if (o.team) q.set('team', o.team);
+  if (o.approvals) {
+    q.set('approvals', o.approvals);
+    q.set('window', String(o.window));
+  }
+  const qs = q.toString();
+  return `${o.server.replace(/\/+$/, '')}/hooks/${o.tool}${qs ? '?' + qs : ''}`;
+}
+
+/** Seconds the agent tool waits for the approval hook: the window plus a margin, so Roost's deny comes first. */
+export function approvalTimeoutSeconds(windowMs: number): number {
+  return Math.ceil(windowMs / 1000) + 30;
+}
+
+/** The handlers Roost adds, per event: `[event, matcher | undefined, handler]`. */
+export function roostHandlers(o: HookOptions): [string, string | undefined, Json][] {
+  const out: [string, string | undefined, Json][] = [];
+  const approvalMatcher = o.approvals === 'all' || o.approvals === '*' ? '*' : o.approvals;
+  switch (o.tool) {
+    case 'claude-code': {
+      for (const e of OBSERVED_EVENTS) out.push([e, '*', { type: 'http', url: hookUrl(o), timeout: 5 }]);
+      for (const e of COMMAND_ONLY_EVENTS) out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
+      if (o.approvals) {
+        out.push(['PreToolUse', approvalMatcher, { type: 'command', command: hookCommand(o, ['--skip-observe', ...approvalArgs(o)]), timeout: approvalTimeoutSeconds(o.window) }]);
+      }
+      break;
+    }
+    case 'codex': {
+      for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact']) {
+        out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
+      }
+      out.push([
+        'PermissionRequest',
+        undefined,
+        o.approvals
+          ? { type: 'command', command: hookCommand(o, approvalArgs(o)), timeout: approvalTimeoutSeconds(o.window) }
+          : { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 },
+      ]);
+      break;
+    }
+    case 'gemini-cli': {
+      // Gemini CLI's timeouts are in milliseconds.
+      for (const e of ['SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'AfterTool', 'Notification', 'PreCompress']) {
+        out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5000 }]);
+      }
+      out.push([
+        'BeforeTool',
+        undefined,
+        o.approvals
+          ? { type: 'command', command: hookCommand(o, approvalArgs(o)), timeout: approvalTimeoutSeconds(o.window) * 1000 }
+          : { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5000 },
+      ]);
+      break;
+    }
+    case 'cursor': {
+      for (const e of ['beforeSubmitPrompt', 'afterShellExecution', 'afterMCPExecution', 'afterFileEdit', 'stop']) out.push([e, undefined, { command: hookCommand(o, ['--observe']) }]);
+      for (const e of ['beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile']) {
+        out.push([e, undefined, { command: hookCommand(o, o.approvals ? approvalArgs(o) : ['--observe']) }]);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+/** Whether a handler is one of Roost's (for this tool). */
+export function isRoostHandler(tool: AgentTool, h: unknown): boolean {
+  if (!h || typeof h !== 'object') return false;
+  const o = h as Json;
+  if (typeof o.url === 'string' && new RegExp(`/hooks/${tool}(\\?|$)`).test(o.url)) return true;
+  return typeof o.command === 'string' && /roost-hook\.js/.test(o.command);
+}
+
+/** Removes Roost's handlers from a settings object (in place); returns how many went. */
+export function removeRoostHooks(tool: AgentTool, settings: Json): number {
+  const hooks = settings.hooks;
+  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks)) return 0;
+  let removed = 0;
+  for (const event of Object.keys(hooks)) {
+    const list = hooks[event];
+    if (!Array.isArray(list)) continue;
+    const kept: unknown[] = [];
+    for (const entry of list) {
+      if (tool === 'cursor') {
+        if (isRoostHandler(tool, entry)) removed++;
+        else kept.push(entry);
+        continue;
+      }
+      if (!entry || typeof entry !== 'object' || !Array.isArray(entry.hooks)) {
+        kept.push(entry);
+        continue;
+      }
+      const inner = entry.hooks.filter((h: unknown) => !isRoostHandler(tool, h));
+      removed += entry.hooks.length - inner.length;
+      if (inner.length === entry.hooks.length) kept.push(entry);
+      else if (inner.length > 0) kept.push({ ...entry, hooks: inner });
+    }
+    if (kept.length) hooks[event] = kept;
+    else delete hooks[event];
+  }
+  if (Object.keys(hooks).length === 0) delete settings.hooks;
+  return removed;
+}
+
+/** Adds Roost's handlers (after removing any old ones); returns the settings object. */
+export function addRoostHooks(settings: Json, o: HookOptions): Json {
+  removeRoostHooks(o.tool, settings);
+  if (!settings.hooks || typeof settings.hooks !== 'object' || Array.isArray(settings.hooks)) settings.hooks = {};
+  if (o.tool === 'cursor' && settings.version === undefined) settings.version = 1;
+  for (const [event, matcher, handler] of roostHandlers(o)) {
+    const list: unknown[] = Array.isArray(settings.hooks[event]) ? settings.hooks[event] : (settings.hooks[event] = []);
+    if (o.tool === 'cursor') {
+      list.push(handler);
+      continue;
+    }
+    // One group per matcher for Roost's handlers, kept apart from the user's groups.
+    const group = list.find((g: any) => g && g.matcher === matcher && Array.isArray(g.hooks) && g.hooks.length && g.hooks.every((h: unknown) => isRoostHandler(o.tool, h))) as Json | undefined;
+    if (group) group.hooks.push(handler);
+    else list.push(matcher === undefined ? { hooks: [handler] } : { matcher, hooks: [handler] });
+  }
+  return settings;
+}
+
+export function settingsPath(tool: AgentTool, scope: { user: boolean; project: string; home: string }): string {
+  const dir = { 'claude-code': '.claude', codex: '.codex', 'gemini-cli': '.gemini', cursor: '.cursor' }[tool];
+  const file = tool === 'claude-code' || tool === 'gemini-cli' ? 'settings.json' : 'hooks.json';
+  return join(scope.user ? scope.home : scope.project, dir, file);
+}
+
+function readSettings(path: string): Json {
+  if (!existsSync(path)) return {};
+  const text = readFileSync(path, 'utf8');
+  if (!text.trim()) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${path} is not valid JSON (${(e as Error).message}); fix or move it, then run this again. Nothing was changed.`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${path} does not hold a JSON object; nothing was changed`);
+  return v as Json;
+}
+
+function writeSettings(path: string, settings: Json): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.roost-${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(settings, null, 2) + '\n');
+  renameSync(tmp, path);
+}
+
+const USAGE = `usage:
+  roost hooks install   [--tool claude-code|codex|gemini-cli|cursor] [--user | --project DIR]
+                        [--server URL] [--approvals all|RULES] [--window 10m] [--team NAME]
+  roost hooks uninstall [--tool T] [--user | --project DIR]
+  roost hooks status    [--tool T] [--user | --project DIR]
+
+RULES is a tool-name pattern in Claude Code's matcher syntax: Bash, 'Edit|Write', 'mcp__.*'.
+`;
+
+/** Runs the `hooks` verb; returns what it printed (also written to stdout). */
+export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tool: { type: 'string' },
+      user: { type: 'boolean' },
+      project: { type: 'string' },
+      server: { type: 'string' },
+      approvals: { type: 'string' },
+      window: { type: 'string' },
+      team: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const action = positionals[0];
+  if (values.help || !action) {
+    process.stdout.write(USAGE);
+    return USAGE;
+  }
+  const tool = (values.tool ?? 'claude-code') as AgentTool;
+  if (!AGENT_TOOLS.includes(tool)) throw new Error(`--tool must be one of ${AGENT_TOOLS.join(', ')}`);
+  if (values.user && values.project) throw new Error('--user and --project are alternatives: pick one');
+  const home = env.HOME || homedir();
+  const project = resolve(values.project ?? '.');
+  const path = settingsPath(tool, { user: !!values.user, project, home });
+  const lines: string[] = [];
+  const say = (s: string) => lines.push(s);
+
+  switch (action) {
+    case 'install': {
+      const server = (values.server ?? env.ROOST_SERVER ?? 'http://127.0.0.1:4319').replace(/\/+$/, '');
+      try {
+        new URL(server);
+      } catch {
+        throw new Error(`--server must be a URL like http://127.0.0.1:4319, got ${server}`);
+      }
+      const window = values.window !== undefined ? parseWindow(values.window) : DEFAULT_WINDOW_MS;
+      if (window === undefined || window < 1000) throw new Error(`--window must be a duration like 90s, 10m or 1h (at least 1s), got ${values.window}`);
+      let approvals = values.approvals?.trim();
+      if (approvals === 'off' || approvals === 'none' || approvals === '') approvals = undefined;
+      if (approvals && approvals !== 'all' && approvals !== '*') {
+        try {
+          new RegExp(approvals);
+        } catch (e) {
+          throw new Error(`--approvals "${approvals}" is not a valid pattern: ${(e as Error).message}`);
+        }
+      }
+      const settings = readSettings(path);
+      addRoostHooks(settings, {
+        tool,
+        server,
+        approvals,
+        window,
+        team: values.team,
+        node: env.ROOST_HOOK_NODE ?? process.execPath,
+        script: join(PACKAGE_ROOT, 'bin', 'roost-hook.js'),
+      });
+      writeSettings(path, settings);
+      say(`roost hooks installed for ${tool} in ${path}`);
+      say(`  server:    ${server}`);
+      say(`  approvals: ${approvals ? `${approvals} (window ${formatWindow(window)}; unanswered means deny)` : 'off (observe only)'}`);
+      if (values.team) say(`  team:      ${values.team}`);
+      break;
+    }
+    case 'uninstall': {
+      if (!existsSync(path)) {
+        say(`no ${path}: nothing to remove`);
+        break;
+      }
+      const settings = readSettings(path);
+      const n = removeRoostHooks(tool, settings);
+      if (n > 0) writeSettings(path, settings);
+      say(n > 0 ? `removed ${n} roost hook${n === 1 ? '' : 's'} from ${path}` : `no roost hooks in ${path}`);
+      break;
+    }
+    case 'status': {
+      const settings = existsSync(path) ? readSettings(path) : {};
+      const events: string[] = [];
+      let server: string | undefined;
+      let approvals: string | undefined;
+      for (const [event, list] of Object.entries((settings.hooks ?? {}) as Json)) {
+        if (!Array.isArray(list)) continue;
+        const handlers = tool === 'cursor' ? list : list.flatMap((g: any) => (Array.isArray(g?.hooks) ? g.hooks : []));
+        const ours = handlers.filter((h: unknown) => isRoostHandler(tool, h));
+        if (!ours.length) continue;
+        events.push(event);
+        for (const h of ours) {
+          const text = String(h.url ?? h.command ?? '');
+          server ??= /^(https?:\/\/[^/]+)/.exec(String(h.url ?? ''))?.[1] ?? /--server (\S+)/.exec(text)?.[1];
+          approvals ??= /--approvals ('(?:[^']|'\\'')*'|\S+)/.exec(text)?.[1]?.replace(/^'|'$/g, '');
+        }
+      }
+      if (!events.length) {
+        say(`roost hooks: not installed for ${tool} in ${path}`);
+        break;
+      }
+      say(`roost hooks: installed for ${tool} in ${path}`);
+      say(`  events:    ${events.join(', ')}`);
+      say(`  approvals: ${approvals ?? 'off'}`);
+      if (server) {
+        let reach = 'unreachable';
+        try {
+          const r = await fetch(server + '/health', { signal: AbortSignal.timeout(1500) });
+          reach = r.ok ? 'reachable' : `answered ${r.status}`;
+        } catch {}
+        say(`  server:    ${server} (${reach})`);
+      }
+      break;
+    }
+    default:
+      throw new Error(`unknown hooks action "${action}"\n\n${USAGE}`);
+  }
+  const text = lines.join('\n') + '\n';
+  process.stdout.write(text);
+  return text;
+}

@@ -1,0 +1,362 @@
+// The approvals app on the server: the log's `approvals` stream folded by the
+// shared approvals fold, served as GET /approvals, GET /approvals/stream and
+// POST /approvals/:id/decision, and awaited by the hook endpoints.
+//
+// Why it is shaped like this:
+// - every request, decision, expiry and withdrawal is an event in the log,
+//   so the audit trail survives restarts and every node folds the same
+//   outcome; the first outcome in log order wins (the fold's rule);
+// - waiters are woken by the fold, never by the decision handler: a decision
+//   made on another node reaches this node's waiting hook through the
+//   store's commit wake-up, exactly like a local one;
+// - expiry is a logged event (`approval.expired`), appended by whichever
+//   node's timer fires first at the deadline; a late decision then loses
+//   (409), and the waiting hook answers deny.
+//
+// Who decided (`by`) is the server's to say: in local mode the request may
+// name a label (default "local owner"); once accounts exist the
+// authenticated caller's name replaces anything the body says.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import {
+  APPROVALS_PROTOCOL_VERSION,
+  APPROVAL_LIMITS,
+  applyApproval,
+  approvalsToJSON,
+  clampWindow,
+  dueToExpire,
+  emptyApprovals,
+  nextDeadline,
+  pendingApprovals,
+  recentApprovals,
+  type Approval,
+  type ApprovalsState,
+} from '../core/approvals.js';
+import type { EventStore, LogEntry } from '../storage/types.js';
+import { HttpError, readJson, sendJson } from './http.js';
+import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+
+export const APPROVALS_STREAM = 'approvals';
+export const LOCAL_OWNER = 'local owner';
+
+export interface ApprovalOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  /** Replays longer than this get a reset snapshot instead. */
+  maxReplay: number;
+}
+
+export interface NewApproval {
+  agent: string;
+  agentName?: string;
+  team?: string;
+  source: string;
+  app?: string;
+  session?: string;
+  tool: string;
+  input: string;
+  window?: number;
+}
+
+function fold(state: ApprovalsState, entry: LogEntry): string {
+  const effects = applyApproval(state, JSON.parse(entry.body), entry.position);
+  return `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`;
+}
+
+export class ApprovalService {
+  state: ApprovalsState = emptyApprovals();
+  private pos = 0;
+  private waiters = new Map<string, Set<(a: Approval) => void>>();
+  private positionWaiters: { position: number; wake: () => void }[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt: number | null = null;
+  private reading = false;
+  private readAgain = false;
+  private readDone: Promise<void> = Promise.resolve();
+  private unlisten: (() => void) | null = null;
+  private stopped = false;
+  channel!: LiveChannel;
+
+  constructor(
+    private store: EventStore,
+    private opts: ApprovalOptions,
+  ) {}
+
+  get position(): number {
+    return this.pos;
+  }
+
+  async start(): Promise<void> {
+    this.channel = new LiveChannel(
+      {
+        position: () => this.pos,
+        snapshot: (reset) => this.snapshotFrame(reset),
+        replay: (after, upTo) => this.replay(after, upTo),
+      },
+      { ...this.opts.live, epoch: this.store.epoch },
+    );
+    this.unlisten = this.store.onCommit((stream, head, entries) => {
+      if (stream !== APPROVALS_STREAM || head <= this.pos) return;
+      if (!this.reading && entries && entries[0].position === this.pos + 1) {
+        for (const e of entries) this.applyEntry(e);
+        this.afterFold();
+        return;
+      }
+      void this.catchUp();
+    });
+    await this.catchUp();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.unlisten?.();
+    this.channel?.stop();
+    await this.readDone;
+  }
+
+  private catchUp(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.readDone;
+    }
+    this.reading = true;
+    this.readDone = (async () => {
+      try {
+        do {
+          this.readAgain = false;
+          for (;;) {
+            const batch = await this.store.read(APPROVALS_STREAM, this.pos, 5000);
+            for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
+            if (batch.length < 5000) break;
+          }
+        } while (this.readAgain);
+      } finally {
+        this.reading = false;
+        this.afterFold();
+      }
+    })();
+    return this.readDone;
+  }
+
+  private applyEntry(entry: LogEntry): void {
+    const data = fold(this.state, entry);
+    this.pos = entry.position;
+    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
+    // Wake whoever waits on an approval this entry closed.
+    const id = (JSON.parse(entry.body) as { id?: unknown }).id;
+    if (typeof id === 'string') {
+      const a = this.state.byId.get(id);
+      const ws = this.waiters.get(id);
+      if (a && a.status !== 'pending' && ws) {
+        this.waiters.delete(id);
+        for (const w of ws) w(a);
+      }
+    }
+  }
+
+  /** After folding: wake position waiters, re-arm the expiry timer. */
+  private afterFold(): void {
+    if (this.positionWaiters.length) {
+      const ready = this.positionWaiters.filter((w) => w.position <= this.pos);
+      this.positionWaiters = this.positionWaiters.filter((w) => w.position > this.pos);
+      for (const w of ready) w.wake();
+    }
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const next = nextDeadline(this.state);
+    if (next === this.timerAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = next;
+    if (next === null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = null;
+      void this.expireDue();
+    }, Math.max(0, next - Date.now()));
+    this.timer.unref();
+  }
+
+  private async expireDue(): Promise<void> {
+    const now = Date.now();
+    const due = dueToExpire(this.state, now);
+    try {
+      if (due.length) {
+        await this.store.append(
+          APPROVALS_STREAM,
+          due.map((id) => ({ type: 'approval.expired', body: JSON.stringify({ type: 'approval.expired', id, ts: now }) })),
+        );
+      }
+    } catch (e) {
+      console.error('roost: expiring approvals failed', e);
+      // Try again shortly: a pending approval past its deadline must end as a denial.
+      if (!this.stopped) setTimeout(() => void this.expireDue(), 1000).unref();
+      return;
+    }
+    this.arm();
+  }
+
+  /** Resolves once this node has folded the stream up to `position`. */
+  private folded(position: number): Promise<void> {
+    if (this.pos >= position) return Promise.resolve();
+    return new Promise((wake) => {
+      this.positionWaiters.push({ position, wake });
+      void this.catchUp();
+    });
+  }
+
+  // ------------------------------------------------------------ commands
+
+  /** Logs a new pending approval; resolves with it once folded. */
+  async request(n: NewApproval): Promise<Approval> {
+    const id = 'ap_' + randomUUID().replace(/-/g, '').slice(0, 20);
+    const body = {
+      type: 'approval.requested',
+      id,
+      agent: n.agent,
+      agentName: n.agentName,
+      team: n.team,
+      source: n.source,
+      app: n.app ?? 'floor',
+      session: n.session,
+      tool: n.tool,
+      input: n.input,
+      window: clampWindow(n.window),
+      ts: Date.now(),
+    };
+    const r = await this.store.append(APPROVALS_STREAM, [{ type: body.type, body: JSON.stringify(body) }]);
+    await this.folded(r.last);
+    const a = this.state.byId.get(id);
+    if (!a) throw new HttpError(400, 'bad_request', 'the approval request was not acceptable (agent and tool are required)');
+    return a;
+  }
+
+  /** Resolves when the approval is closed (decided, expired or withdrawn). */
+  wait(id: string): Promise<Approval> {
+    const a = this.state.byId.get(id);
+    if (a && a.status !== 'pending') return Promise.resolve(a);
+    return new Promise((ok) => {
+      let ws = this.waiters.get(id);
+      if (!ws) this.waiters.set(id, (ws = new Set()));
+      ws.add(ok);
+    });
+  }
+
+  /** The agent stopped waiting (its hook went away): the request closes unanswered. */
+  async withdraw(id: string, reason: string): Promise<void> {
+    const a = this.state.byId.get(id);
+    if (!a || a.status !== 'pending') return;
+    await this.store.append(APPROVALS_STREAM, [
+      { type: 'approval.withdrawn', body: JSON.stringify({ type: 'approval.withdrawn', id, reason, ts: Date.now() }) },
+    ]);
+  }
+
+  /**
+   * Records a decision. Resolves with the approval and whether this decision
+   * is the one that closed it (false: something else came first in the log).
+   */
+  async decide(id: string, decision: 'allow' | 'deny', by: string, opts: { reason?: string; idempotencyKey?: string } = {}): Promise<{ approval: Approval; won: boolean; duplicate: boolean }> {
+    const a = this.state.byId.get(id);
+    if (!a && !this.state.forgotten.has(id)) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
+    if (!a || (a.status !== 'pending' && !opts.idempotencyKey)) {
+      throw new HttpError(409, 'conflict', a ? `approval ${id} is already ${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}` : `approval ${id} is already closed`);
+    }
+    const body = { type: 'approval.decided', id, decision, by, reason: opts.reason, ts: Date.now() };
+    const r = await this.store.append(APPROVALS_STREAM, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
+    await this.folded(r.last);
+    const now = this.state.byId.get(id) ?? a;
+    return { approval: now, won: now.closedAt === r.last, duplicate: r.duplicate };
+  }
+
+  // ------------------------------------------------------------ endpoints
+
+  private snapshotBody(reset: boolean): string {
+    return JSON.stringify({
+      protocol: APPROVALS_PROTOCOL_VERSION,
+      epoch: this.store.epoch,
+      position: this.pos,
+      reset,
+      state: approvalsToJSON(this.state),
+    });
+  }
+
+  private snapshotFrame(reset: boolean): Frame {
+    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', this.snapshotBody(reset)) };
+  }
+
+  /** Rebuilds frames (after, upTo] by folding the stream from its start (it is small: a few events per approval). */
+  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
+    if (upTo > this.opts.maxReplay) return null;
+    const state = emptyApprovals();
+    const frames: Frame[] = [];
+    let pos = 0;
+    while (pos < upTo) {
+      const batch = await this.store.read(APPROVALS_STREAM, pos, Math.min(5000, upTo - pos));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        const data = fold(state, e);
+        pos = e.position;
+        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, 'event', data) });
+      }
+    }
+    return frames;
+  }
+
+  getApprovals = (_req: IncomingMessage, res: ServerResponse, url: URL): void => {
+    const limit = Math.min(100, Math.max(0, Number(url.searchParams.get('recent') ?? 20) || 0));
+    sendJson(res, 200, {
+      protocol: APPROVALS_PROTOCOL_VERSION,
+      epoch: this.store.epoch,
+      position: this.pos,
+      now: Date.now(),
+      pending: pendingApprovals(this.state),
+      recent: recentApprovals(this.state, limit),
+    });
+  };
+
+  getApproval = (_req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): void => {
+    const a = this.state.byId.get(params.id ?? '');
+    if (!a) throw new HttpError(404, 'not_found', `no approval request "${(params.id ?? '').slice(0, 80)}"`);
+    sendJson(res, 200, a);
+  };
+
+  getStream = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
+    this.channel.subscribe(req, res, url);
+  };
+
+  postDecision = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await readJson(req, 16 * 1024);
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object { decision, by? }');
+    const b = body as Record<string, unknown>;
+    if (b.decision !== 'allow' && b.decision !== 'deny') throw new HttpError(400, 'bad_request', '"decision" must be "allow" or "deny"');
+    if (b.by !== undefined && typeof b.by !== 'string') throw new HttpError(400, 'bad_request', '"by" must be a string');
+    if (b.reason !== undefined && typeof b.reason !== 'string') throw new HttpError(400, 'bad_request', '"reason" must be a string');
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const by = decider(req, b.by as string | undefined);
+    const r = await this.decide(params.id ?? '', b.decision, by, {
+      reason: (b.reason as string | undefined)?.slice(0, APPROVAL_LIMITS.reason),
+      idempotencyKey: typeof key === 'string' && key ? `approval:${key}` : undefined,
+    });
+    if (!r.won && !r.duplicate) {
+      const a = r.approval;
+      throw new HttpError(409, 'conflict', `approval ${a.id} is already ${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}`);
+    }
+    sendJson(res, 200, { ok: true, approval: r.approval, duplicate: r.duplicate });
+  };
+}
+
+/**
+ * Who made a decision, decided by the server. Local mode has one person (the
+ * owner at the machine) and no login, so the body may offer a label and the
+ * default is "local owner". When shared mode brings accounts, the
+ * authenticated caller is the decider and the body's `by` is ignored.
+ */
+export function decider(_req: IncomingMessage, offered: string | undefined): string {
+  const label = offered?.replace(/\s+/g, ' ').trim().slice(0, APPROVAL_LIMITS.by);
+  return label || LOCAL_OWNER;
+}

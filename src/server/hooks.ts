@@ -1,0 +1,155 @@
+// The hook endpoints: `POST /hooks/:tool` (claude-code, codex, gemini-cli,
+// cursor) receives a hook payload, maps it onto the floor with the pure
+// mapping in src/integrations, appends the floor events and answers.
+//
+// Two callers:
+// - observation hooks (Claude Code's http hooks, or the command hook for a tool
+//   call that needs no approval): answered `{}` as soon as the floor events are
+//   durable. `{}` is "no decision", so the agent's own permission flow goes on;
+// - the fail-closed command hook (`bin/roost-hook.js`) for a tool call that
+//   needs approval, with `?approvals=RULES&window=MS`: the request becomes a
+//   pending approval and the response is held until a person decides, the
+//   window passes (deny) or the hook goes away (withdrawn). The answer is the
+//   tool's own decision shape, with a reason the model sees.
+//
+// Query parameters are the install's configuration (set by `roost hooks
+// install` in the hook's URL or arguments): team, approvals, window.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { digestInput, needsApproval, type Approval } from '../core/approvals.js';
+import { LIMITS, type FloorState, type Status } from '../core/floor.js';
+import { normalizeFloorEvent } from '../core/floor-wire.js';
+import {
+  AGENT_TOOLS,
+  decisionAnswer,
+  isDecisionPoint,
+  mapHook,
+  outcomeEvent,
+  waitingEvent,
+  type AgentTool,
+  type FloorView,
+} from '../integrations/index.js';
+import type { FloorEvent } from '../core/floor.js';
+import type { EventStore } from '../storage/types.js';
+import type { ApprovalService } from './approvals.js';
+import { FLOOR_STREAM, type FloorService } from './floor.js';
+import { HttpError, readJson, sendJson } from './http.js';
+
+/** Parses `600000`, `90s`, `10m`, `1h` into ms; undefined when absent or unreadable. */
+export function parseWindow(v: string | null | undefined): number | undefined {
+  if (!v) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const unit = m[2] ?? 'ms';
+  return Math.round(n * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1));
+}
+
+export function formatWindow(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+export function floorView(s: FloorState): FloorView {
+  return {
+    agent: (id) => s.agents.get(id),
+    helpers: (id) => {
+      const out: { id: string; status: Status; leftAt: number | null }[] = [];
+      for (const a of s.agents.values()) if (a.parent === id) out.push({ id: a.id, status: a.status, leftAt: a.leftAt });
+      return out;
+    },
+  };
+}
+
+export class HookService {
+  constructor(
+    private store: EventStore,
+    private floor: FloorService,
+    private approvals: ApprovalService,
+  ) {}
+
+  private async appendFloor(events: FloorEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const now = Date.now();
+    await this.store.append(
+      FLOOR_STREAM,
+      events.map((e) => {
+        const n = normalizeFloorEvent(e as unknown as Record<string, unknown>, now);
+        return { type: n.type, body: JSON.stringify(n) };
+      }),
+    );
+  }
+
+  post = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+    const tool = params.tool as AgentTool;
+    if (!AGENT_TOOLS.includes(tool)) throw new HttpError(404, 'not_found', `no hook endpoint for "${(params.tool ?? '').slice(0, 40)}"; expected one of ${AGENT_TOOLS.join(', ')}`);
+    const payload = await readJson(req);
+    if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new HttpError(400, 'bad_request', 'a hook payload must be a JSON object');
+    const team = url.searchParams.get('team')?.slice(0, LIMITS.teamName) || undefined;
+    const m = mapHook(tool, payload, { team, view: floorView(this.floor.state) });
+    const rules = url.searchParams.get('approvals');
+    if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
+      // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
+      // observation hook sees the same call and leaves the floor to it.
+      if (url.searchParams.get('hold') === '1') await this.holdForApproval(req, res, tool, payload, m, parseWindow(url.searchParams.get('window')));
+      else sendJson(res, 200, {});
+      return;
+    }
+    await this.appendFloor(m.events);
+    sendJson(res, 200, {});
+  };
+
+  private async holdForApproval(
+    req: IncomingMessage,
+    res: ServerResponse,
+    tool: AgentTool,
+    payload: object,
+    m: ReturnType<typeof mapHook>,
+    window: number | undefined,
+  ): Promise<void> {
+    // Creating the agent (first event of a session) and showing it waiting go together.
+    // The mapped event carries the agent's identity (name, team, parent): keep it, show "waiting".
+    const identity = m.events[0] ?? { type: 'tool', agent: m.agent };
+    const withIdentity = (e: FloorEvent): FloorEvent => ({ ...identity, ...e, agent: identity.agent });
+    await this.appendFloor([withIdentity(waitingEvent(m))]);
+    const approval = await this.approvals.request({
+      agent: m.agent,
+      agentName: m.agentName,
+      team: m.team,
+      source: tool,
+      app: 'floor',
+      session: m.session,
+      tool: m.tool || 'tool',
+      input: m.input || digestInput(m.tool, (payload as Record<string, unknown>).tool_input, 2000),
+      window,
+    });
+    let answered = false;
+    // The hook went away before an answer (the agent was interrupted, or its
+    // own timeout fired): nobody is waiting any more, so close the request.
+    res.on('close', () => {
+      if (!answered) void this.approvals.withdraw(approval.id, 'the agent stopped waiting').catch(() => {});
+    });
+    const closed = await this.approvals.wait(approval.id);
+    const { allowed, reason } = explain(closed);
+    if (res.destroyed) return;
+    answered = true;
+    await this.appendFloor([withIdentity(outcomeEvent(m, allowed, reason))]).catch((e) => console.error('roost: floor append failed', e));
+    sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
+  }
+}
+
+/** Whether a closed approval lets the tool run, and the reason the agent (and its model) reads. */
+export function explain(a: Approval): { allowed: boolean; reason: string } {
+  switch (a.status) {
+    case 'allowed':
+      return { allowed: true, reason: `Allowed in Roost by ${a.decidedBy}${a.reason ? ': ' + a.reason : ''}` };
+    case 'denied':
+      return { allowed: false, reason: `Denied in Roost by ${a.decidedBy}${a.reason ? ': ' + a.reason : ''}` };
+    case 'expired':
+      return { allowed: false, reason: `No decision in Roost within ${formatWindow(a.window)}: denied (unanswered approvals count as a no)` };
+    default:
+      return { allowed: false, reason: 'The approval request was withdrawn: denied' };
+  }
+}

@@ -1,0 +1,230 @@
+// The real Claude Code CLI, headless, against the scripted model stand-in,
+// with hooks written by `roost hooks install`: sessions and their subagents on
+// the floor, and tool calls that wait for a person's decision.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyEvent, emptyFloor, type FloorEvent } from '../src/core/floor.js';
+import { PACKAGE_ROOT } from '../src/server/index.js';
+import { need } from './support/env.js';
+import { inProcess, freePort } from './support/server.js';
+import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
+import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, toolResults} from './support/model-standin.js';
+
+const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
+const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js'));
+
+function install(project: string, server: string, ...extra: string[]): string {
+  return execFileSync(process.execPath, [ROOST, 'hooks', 'install', '--project', project, '--server', server, ...extra], { encoding: 'utf8' });
+}
+
+/** Every agent's status after each floor event, in log order. */
+async function statusHistory(roost: Awaited<ReturnType<typeof inProcess>>): Promise<Map<string, string[]>> {
+  const entries = await roost.store.read('floor', 0, 10_000);
+  const s = emptyFloor();
+  const hist = new Map<string, string[]>();
+  for (const e of entries) {
+    applyEvent(s, JSON.parse(e.body) as FloorEvent);
+    for (const a of s.agents.values()) {
+      const h = hist.get(a.id) ?? [];
+      const st = a.leftAt !== null ? 'left' : a.status;
+      if (h[h.length - 1] !== st) h.push(st);
+      hist.set(a.id, h);
+    }
+  }
+  return hist;
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined && v !== null && v !== false) return v as T;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let roost: Awaited<ReturnType<typeof inProcess>>;
+before(async () => {
+  roost = await inProcess();
+});
+after(async () => {
+  await roost?.close();
+});
+
+test('a session that starts a subagent: the session and its helper on the floor, the helper’s tool on its desk, statuses to the end', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+  const setup = claudeSetup('shop');
+  install(setup.project, roost.url);
+  const model = await modelStandin([
+    step(toolUse('Agent', { description: 'review cart', prompt: 'SUBTASK: review cart.ts and run a check', subagent_type: 'general-purpose' }, 'toolu_agent'), not(firstUserIncludes('SUBTASK'))),
+    step(toolUse('Bash', { command: 'echo sub-hello', description: 'sub says hello' }, 'toolu_sub_bash'), and(firstUserIncludes('SUBTASK'), not(hasResult('toolu_sub_bash')))),
+    step(text('sub done'), hasResult('toolu_sub_bash')),
+    step(text('All done.'), hasResult('toolu_agent')),
+  ]);
+  try {
+    const run = await runClaude(setup, model.url, 'review the cart');
+    assert.equal(run.code, 0, run.stderr);
+    const sid = run.messages.find((m) => m.type === 'system' && m.subtype === 'init')?.session_id;
+    assert.ok(sid, 'the CLI reported its session id');
+    assert.equal(model.scripted().length, 4, 'the model saw all four scripted turns');
+
+    const session = `claude-code:${sid}`;
+    const st = roost.floor.state;
+    const lead = st.agents.get(session);
+    assert.ok(lead, 'the session stands on the floor');
+    assert.equal(lead.source, 'claude-code');
+    assert.equal(st.teams.get(lead.team)?.name, 'shop', 'team is the project folder');
+    const helpers = [...st.agents.values()].filter((a) => a.parent === session);
+    assert.equal(helpers.length, 1, 'one helper beside the session');
+    const helper = helpers[0];
+    assert.equal(helper.role, 'general-purpose');
+    assert.equal(helper.team, lead.team, 'the helper sits in the session’s room');
+    assert.notEqual(helper.desk, lead.desk);
+
+    // The helper's Bash ran on the helper's desk, not the session's.
+    const events = (await roost.store.read('floor', 0, 10_000)).map((e) => JSON.parse(e.body));
+    const bashOn = events.filter((e) => e.type === 'tool' && e.tool === 'Bash').map((e) => (typeof e.agent === 'string' ? e.agent : e.agent.id));
+    assert.deepEqual(bashOn, [helper.id]);
+    assert.equal(helper.tool, 'Bash');
+    assert.equal(lead.tool, 'Agent');
+
+    const hist = await statusHistory(roost);
+    // idle (SessionStart) → thinking (prompt) → working (Agent tool) → thinking (result) → done (Stop) → left (SessionEnd)
+    assert.deepEqual(hist.get(session), ['idle', 'thinking', 'working', 'thinking', 'done', 'left']);
+    // working (started, Bash) → thinking (Bash result) → done (SubagentStop) → left with the session
+    assert.deepEqual(hist.get(helper.id), ['working', 'thinking', 'done', 'left']);
+    assert.equal(lead.status, 'offline');
+  } finally {
+    await model.close();
+  }
+});
+
+// ---------------------------------------------------------------- approvals
+
+const MARKER = 'approved-marker.txt';
+
+function markerScript(id: string) {
+  return [step(toolUse('Bash', { command: `echo yes > ${MARKER}`, description: 'write a marker' }, id), not(hasResult(id))), step(text('finished'), hasResult(id))];
+}
+
+async function pendingOf(url: string): Promise<any[]> {
+  const r = await fetch(url + '/approvals');
+  return ((await r.json()) as { pending: any[] }).pending;
+}
+
+async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
+  const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
+  return { status: r.status, json: (await r.json()) as any };
+}
+
+test('with approvals on, a Bash call waits: deny blocks it and the model reads why; allow lets it run', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+
+  // Deny.
+  {
+    const setup = claudeSetup('shop');
+    const model = await modelStandin(markerScript('toolu_deny'));
+    try {
+      install(setup.project, roost.url, '--approvals', 'Bash', '--window', '60s');
+      const running = runClaude(setup, model.url, 'write the marker');
+      const p = await until('a pending approval', async () => (await pendingOf(roost.url)).find((a) => a.tool === 'Bash' && a.input.includes(MARKER)));
+      assert.equal(p.source, 'claude-code');
+      assert.match(p.input, /^\$ echo yes > approved-marker\.txt/);
+      // The agent waits on the floor meanwhile.
+      assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting');
+      assert.equal(existsSync(join(setup.project, MARKER)), false);
+      const d = await decide(roost.url, p.id, 'deny', 'alice');
+      assert.equal(d.status, 200);
+      assert.equal(d.json.approval.status, 'denied');
+      assert.equal(d.json.approval.decidedBy, 'alice');
+      const again = await decide(roost.url, p.id, 'allow');
+      assert.equal(again.status, 409, 'the first decision wins');
+      const { code } = await running;
+      assert.equal(code, 0);
+      assert.equal(existsSync(join(setup.project, MARKER)), false, 'the denied command did not run');
+      const results = model.requests.flatMap(toolResults).filter((r) => r.tool_use_id === 'toolu_deny');
+      assert.ok(results.length >= 1, 'the model got a tool result');
+      assert.equal(results[0].is_error, true);
+      assert.match(results[0].content, /Denied in Roost by alice/);
+    } finally {
+      await model.close();
+    }
+  }
+
+  // Allow.
+  {
+    const setup = claudeSetup('shop');
+    const model = await modelStandin(markerScript('toolu_allow'));
+    try {
+      install(setup.project, roost.url, '--approvals', 'Bash', '--window', '60s');
+      const running = runClaude(setup, model.url, 'write the marker');
+      const [p] = await until('a pending approval', async () => {
+        const list = (await pendingOf(roost.url)).filter((a) => a.tool === 'Bash');
+        return list.length ? list : undefined;
+      });
+      const d = await decide(roost.url, p.id, 'allow');
+      assert.equal(d.status, 200);
+      assert.equal(d.json.approval.decidedBy, 'local owner', 'local mode decides as the local owner');
+      const { code } = await running;
+      assert.equal(code, 0);
+      assert.equal(readFileSync(join(setup.project, MARKER), 'utf8').trim(), 'yes', 'the allowed command ran');
+      const results = model.requests.flatMap(toolResults).filter((r) => r.tool_use_id === 'toolu_allow');
+      assert.equal(results[0].is_error, false);
+    } finally {
+      await model.close();
+    }
+  }
+});
+
+test('with approvals on, no answer within the window denies the call; an unreachable server denies it too', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+
+  // Nobody answers within 2 s.
+  {
+    const setup = claudeSetup('shop');
+    const model = await modelStandin(markerScript('toolu_late'));
+    try {
+      install(setup.project, roost.url, '--approvals', 'Bash', '--window', '2s');
+      const t0 = Date.now();
+      const { code } = await runClaude(setup, model.url, 'write the marker');
+      assert.equal(code, 0);
+      assert.ok(Date.now() - t0 >= 2000, 'the call waited for the window');
+      assert.equal(existsSync(join(setup.project, MARKER)), false);
+      const r = model.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_late');
+      assert.ok(r);
+      assert.match(r.content, /No decision in Roost within 2s: denied/);
+      const recent = ((await (await fetch(roost.url + '/approvals')).json()) as any).recent;
+      assert.equal(recent.find((a: any) => a.input.includes(MARKER) && a.status === 'expired')?.tool, 'Bash');
+    } finally {
+      await model.close();
+    }
+  }
+
+  // The server is not there.
+  {
+    const setup = claudeSetup('shop');
+    const model = await modelStandin(markerScript('toolu_down'));
+    try {
+      const dead = `http://127.0.0.1:${await freePort()}`;
+      install(setup.project, dead, '--approvals', 'Bash', '--window', '60s');
+      const t0 = Date.now();
+      const { code } = await runClaude(setup, model.url, 'write the marker');
+      assert.equal(code, 0);
+      assert.ok(Date.now() - t0 < 20_000, 'an unreachable server does not hold the agent');
+      assert.equal(existsSync(join(setup.project, MARKER)), false, 'no server, no approval, no run');
+      const r = model.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_down');
+      assert.ok(r);
+      assert.equal(r.is_error, true);
+      assert.match(r.content, /could not be reached.*denied because approvals are required/);
+    } finally {
+      await model.close();
+    }
+  }
+});

@@ -1,0 +1,200 @@
+// A scripted stand-in of the Anthropic Messages API, so tests can drive the
+// real Claude Code CLI with no network: `POST /v1/messages` answered with a
+// streaming (SSE) Messages response chosen by a script, every request recorded.
+//
+// Usage:
+//   const model = await modelStandin([
+//     step(toolUse('Bash', { command: 'echo hi' })),                 // first turn
+//     step(text('All done.'), { after: 'tool_result' }),              // once a tool result came back
+//   ]);
+//   env ANTHROPIC_BASE_URL=model.url ...
+//   model.requests     // what the model received, in order
+//   await model.close();
+//
+// How a reply is chosen: the first unused step whose `when(request)` holds is
+// consumed. Requests that no step matches (Claude Code's side requests such as
+// title or topic checks, or an extra turn) get the fallback, a short text that
+// ends the turn, so a script never hangs the CLI.
+
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+
+export type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+export interface Reply {
+  content: Block[];
+  /** Defaults to `tool_use` when a tool_use block is present, else `end_turn`. */
+  stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens';
+  /** Milliseconds to wait before answering (to hold a turn open). */
+  delayMs?: number;
+}
+
+export interface RecordedRequest {
+  path: string;
+  body: any;
+  /** True when the CLI asked for a streaming response. */
+  stream: boolean;
+  /** Which step answered it (index into the script), or -1 for the fallback. */
+  step: number;
+}
+
+export interface Step {
+  reply: Reply | ((req: RecordedRequest) => Reply);
+  when?: (req: RecordedRequest) => boolean;
+  used?: boolean;
+}
+
+let toolSeq = 0;
+
+export function text(t: string): Reply {
+  return { content: [{ type: 'text', text: t }] };
+}
+
+/** A reply calling one tool (`id` defaults to a fresh `toolu_standin_N`). */
+export function toolUse(name: string, input: Record<string, unknown>, id = `toolu_standin_${++toolSeq}`): Reply {
+  return { content: [{ type: 'tool_use', id, name, input }] };
+}
+
+// ---------------------------------------------------------------- request predicates
+
+/** Every tool_result block the request carries (all messages). */
+export function toolResults(req: RecordedRequest): { tool_use_id: string; content: string; is_error: boolean }[] {
+  const out: { tool_use_id: string; content: string; is_error: boolean }[] = [];
+  for (const m of req.body?.messages ?? []) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (b?.type !== 'tool_result') continue;
+      const c = typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? b.content.map((x: any) => x?.text ?? '').join('') : '';
+      out.push({ tool_use_id: b.tool_use_id, content: c, is_error: b.is_error === true });
+    }
+  }
+  return out;
+}
+
+/** All text the request carries in its messages and system prompt (for `includes` matching). */
+export function allText(req: RecordedRequest): string {
+  return JSON.stringify([req.body?.system ?? '', req.body?.messages ?? []]);
+}
+
+/** The request has a tool_result for `id`. */
+export const hasResult = (id: string) => (req: RecordedRequest) => toolResults(req).some((r) => r.tool_use_id === id);
+/** The request's first user message contains `s` (tells a subagent's conversation from its parent's). */
+export const firstUserIncludes = (s: string) => (req: RecordedRequest) => JSON.stringify(req.body?.messages?.[0] ?? '').includes(s);
+/** The request offers a tool named `name` (a main conversation, not a side request). */
+export const offersTool = (name: string) => (req: RecordedRequest) => (req.body?.tools ?? []).some((t: any) => t?.name === name);
+
+export const and =
+  (...ps: ((r: RecordedRequest) => boolean)[]) =>
+  (r: RecordedRequest) =>
+    ps.every((p) => p(r));
+export const not = (p: (r: RecordedRequest) => boolean) => (r: RecordedRequest) => !p(r);
+
+export function step(reply: Step['reply'], when?: Step['when']): Step {
+  return { reply, when };
+}
+
+// ---------------------------------------------------------------- the server
+
+export interface ModelStandin {
+  url: string;
+  requests: RecordedRequest[];
+  /** Requests answered by a script step (not the fallback). */
+  scripted(): RecordedRequest[];
+  /** Adds steps while running. */
+  push(...steps: Step[]): void;
+  close(): Promise<void>;
+}
+
+function sse(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function usage() {
+  return { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+}
+
+function streamReply(model: string, r: Reply, id: string): string {
+  const stop = r.stop_reason ?? (r.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  let out = sse('message_start', {
+    type: 'message_start',
+    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage() },
+  });
+  r.content.forEach((b, index) => {
+    if (b.type === 'text') {
+      out += sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      out += sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+    } else {
+      out += sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      out += sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+    }
+    out += sse('content_block_stop', { type: 'content_block_stop', index });
+  });
+  out += sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
+  out += sse('message_stop', { type: 'message_stop' });
+  return out;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', fail);
+  });
+}
+
+export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply } = {}): Promise<ModelStandin> {
+  const steps = [...script];
+  const requests: RecordedRequest[] = [];
+  const fallback = opts.fallback ?? text('ok');
+  let msgSeq = 0;
+  const server: Server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const raw = await readBody(req);
+    if (req.method !== 'POST' || !url.pathname.endsWith('/v1/messages')) {
+      // count_tokens and anything else: a harmless answer.
+      res.writeHead(url.pathname.endsWith('/count_tokens') ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(url.pathname.endsWith('/count_tokens') ? { input_tokens: 10 } : { type: 'error', error: { type: 'not_found_error', message: 'stand-in' } }));
+      return;
+    }
+    let body: any = {};
+    try {
+      body = JSON.parse(raw);
+    } catch {}
+    const rec: RecordedRequest = { path: url.pathname + url.search, body, stream: body?.stream === true, step: -1 };
+    requests.push(rec);
+    let reply = fallback;
+    const i = steps.findIndex((s) => !s.used && (!s.when || s.when(rec)));
+    if (i >= 0) {
+      steps[i].used = true;
+      rec.step = i;
+      const r = steps[i].reply;
+      reply = typeof r === 'function' ? r(rec) : r;
+    }
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    const id = `msg_standin_${++msgSeq}`;
+    const model = typeof body?.model === 'string' ? body.model : 'claude-standin';
+    if (rec.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(streamReply(model, reply, id));
+    } else {
+      const stop = reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: reply.content, stop_reason: stop, stop_sequence: null, usage: usage() }));
+    }
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    scripted: () => requests.filter((r) => r.step >= 0),
+    push: (...s) => steps.push(...s),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
