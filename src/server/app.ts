@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
 import { FloorService } from './floor.js';
 import { ApprovalService } from './approvals.js';
+import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
 import { HttpError, Router } from './http.js';
 
@@ -56,6 +57,7 @@ const TYPES: Record<string, string> = {
 const LIB_FILES: Record<string, string> = {
   '/lib/floor.js': 'dist/src/core/floor.js',
   '/lib/floor-wire.js': 'dist/src/core/floor-wire.js',
+  '/lib/sessions.js': 'dist/src/core/sessions.js',
 };
 
 async function serveFile(res: import('node:http').ServerResponse, path: string, cache: string): Promise<boolean> {
@@ -79,6 +81,7 @@ export interface Roost {
   server: Server;
   floor: FloorService;
   approvals: ApprovalService;
+  sessions: SessionsService;
   store: EventStore;
   url: string;
   close(): Promise<void>;
@@ -101,6 +104,13 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   await approvals.start();
   const hooks = new HookService(store, floor, approvals);
+  // The fleet board: one sessions stream per thread (docs/sessions.md).
+  const sessions = new SessionsService(store, {
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    snapshotEvery: Math.min(cfg.snapshotEvery, 1000),
+    maxReplay: cfg.maxReplay,
+  });
+  sessions.start();
 
   const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
@@ -113,6 +123,9 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/approvals/stream', approvals.getStream)
     .on('GET', '/approvals/:id', approvals.getApproval)
     .on('POST', '/approvals/:id/decision', approvals.postDecision)
+    .on('GET', '/threads/:thread/sessions', sessions.getState)
+    .on('POST', '/threads/:thread/sessions', sessions.post)
+    .on('GET', '/threads/:thread/sessions/stream', sessions.getStream)
     .on('POST', '/hooks/:tool', hooks.post)
     .otherwise(async (_req, res, url) => {
       const lib = LIB_FILES[url.pathname];
@@ -150,11 +163,13 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     server,
     floor,
     approvals,
+    sessions,
     store,
     url: `http://${host}:${port}`,
     async close() {
       await floor.stop();
       await approvals.stop();
+      await sessions.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

@@ -1,0 +1,376 @@
+// The sessions app on the server (the fleet board): one log stream per thread,
+// `sessions:<thread>`, folded by the shared sessions fold and served as
+//   GET  /threads/:thread/sessions         the board now
+//   POST /threads/:thread/sessions         post session events (one or a batch)
+//   GET  /threads/:thread/sessions/stream  snapshot, then live frames (SSE)
+//
+// Order of things for one POST: identify the caller → check every item (a bad
+// batch stores nothing) → stamp the transport's identity (`name`, `uid`, `ts`)
+// → check the batch against the board, folding it on a scratch copy so a
+// batch that spawns then prompts is judged in order → append (durable on
+// return) → wait until this node has folded it (read your writes) → answer.
+// The commit wakes `onCommit`, which folds entries in position order and
+// publishes their frames: `event` frames carry the stored event and its chat
+// line, so every reader sees the same board and the same chat.
+//
+// Boards are loaded on first use and stay in memory (a board is at most 50
+// sessions). Another node's commits arrive as wake-ups without entries; the
+// board then reads what it missed.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  SESSIONS_PROTOCOL_VERSION,
+  SESSION_LIMITS,
+  applySessionEvent,
+  checkSessionEvent,
+  emptySessions,
+  normalizeSessionEvent,
+  reduceSessions,
+  sessionEventConflict,
+  withSessionIdentity,
+  type SessionConflict,
+  type SessionsState,
+} from '../core/sessions.js';
+import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
+import { HttpError, readJson, sendJson } from './http.js';
+import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+
+export const SESSIONS_STREAM_PREFIX = 'sessions:';
+export const THREAD_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const MAX_SESSION_BATCH = 200;
+/** A session event is small; prompts and turns are capped at 20,000 characters. */
+const MAX_BODY = 512 * 1024;
+
+/** Who is posting, as the transport knows it. */
+export interface Caller {
+  name: string;
+  uid?: string;
+}
+
+export interface SessionsOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  /** A snapshot of a board is stored every this many events. */
+  snapshotEvery: number;
+  /** Replays longer than this get a reset snapshot instead. */
+  maxReplay: number;
+  /**
+   * Who the caller is. Throws an HttpError (401/403) to refuse. The default is
+   * local mode's (see `localCaller`); shared mode replaces it with the
+   * authenticated member or token.
+   */
+  identify?: (req: IncomingMessage) => Caller;
+}
+
+export const LOCAL_OWNER_NAME = 'local owner';
+export const LOCAL_OWNER_UID = 'local';
+
+/**
+ * Local mode: the server listens on loopback only and the person at the
+ * machine is the only member, so every caller is the owner (`uid: local`). A
+ * client may label itself with the `Roost-Name` header (the bridge says
+ * "Claude", a browser tab the name its person typed), which only tells the
+ * owner's own clients apart on the board and in the chat.
+ */
+export function localCaller(req: IncomingMessage): Caller {
+  const raw = req.headers['roost-name'];
+  const label = typeof raw === 'string' ? raw.replace(/\s+/g, ' ').trim().slice(0, SESSION_LIMITS.by) : '';
+  return { name: label || LOCAL_OWNER_NAME, uid: LOCAL_OWNER_UID };
+}
+
+interface SnapshotBody {
+  position: number;
+  state: SessionsState;
+}
+
+/** One entry folded into `state`: the next state and the frame's data (the stored body is not re-serialized). */
+function fold(state: SessionsState, entry: LogEntry): { state: SessionsState; data: string } {
+  let event: unknown = null;
+  try {
+    event = JSON.parse(entry.body);
+  } catch {
+    // A corrupt body folds like any hostile event: to nothing.
+  }
+  const r = applySessionEvent(state, event);
+  return { state: r.state, data: `{"event":${entry.body},"chat":${JSON.stringify(r.chat)}}` };
+}
+
+/** One thread's board: its fold, its position in the log and its live channel. */
+class Board {
+  state: SessionsState = emptySessions();
+  pos = 0;
+  private lastSnapshot = 0;
+  private reading = false;
+  private readAgain = false;
+  private readDone: Promise<void> = Promise.resolve();
+  private positionWaiters: { position: number; wake: () => void }[] = [];
+  channel: LiveChannel;
+
+  constructor(
+    readonly thread: string,
+    readonly stream: string,
+    private store: EventStore,
+    private opts: SessionsOptions,
+  ) {
+    this.channel = new LiveChannel(
+      {
+        position: () => this.pos,
+        snapshot: (reset) => this.snapshotFrame(reset),
+        replay: (after, upTo) => this.replay(after, upTo),
+      },
+      { ...opts.live, epoch: store.epoch },
+    );
+  }
+
+  /** Loads the newest snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
+  start(): Promise<void> {
+    this.reading = true;
+    this.readDone = (async () => {
+      try {
+        const snap = await this.store.getSnapshot(this.stream);
+        if (snap) {
+          const body = JSON.parse(snap.state) as SnapshotBody;
+          this.state = body.state;
+          this.pos = body.position;
+          this.lastSnapshot = body.position;
+        }
+        await this.readRounds();
+      } finally {
+        this.reading = false;
+        this.wakeWaiters();
+      }
+    })();
+    return this.readDone;
+  }
+
+  onCommit(head: number, entries: LogEntry[] | null): void {
+    if (head <= this.pos) return;
+    if (!this.reading && entries && entries[0].position === this.pos + 1) {
+      for (const e of entries) this.applyEntry(e);
+      this.wakeWaiters();
+      return;
+    }
+    void this.catchUp();
+  }
+
+  /** Reads and folds everything after our position (another node's commits, or a gap). */
+  catchUp(): Promise<void> {
+    if (this.reading) {
+      // One more round after the current one, so a wake-up during a read is not lost.
+      this.readAgain = true;
+      return this.readDone;
+    }
+    this.reading = true;
+    this.readDone = (async () => {
+      try {
+        await this.readRounds();
+      } finally {
+        this.reading = false;
+        this.wakeWaiters();
+      }
+    })();
+    return this.readDone;
+  }
+
+  private async readRounds(): Promise<void> {
+    do {
+      this.readAgain = false;
+      for (;;) {
+        const batch = await this.store.read(this.stream, this.pos, 5000);
+        for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
+        if (batch.length < 5000) break;
+      }
+    } while (this.readAgain);
+  }
+
+  /** Resolves once this node has folded the stream up to `position`. */
+  folded(position: number): Promise<void> {
+    if (this.pos >= position) return Promise.resolve();
+    return new Promise((wake) => {
+      this.positionWaiters.push({ position, wake });
+      void this.catchUp();
+    });
+  }
+
+  /** Catches up with the log's head (commits of other nodes not yet announced). */
+  async fresh(): Promise<void> {
+    if (!this.store.capabilities.crossNodeWakeups) return; // one node: every commit is folded on commit
+    const head = await this.store.head(this.stream);
+    if (head > this.pos) await this.folded(head);
+  }
+
+  private wakeWaiters(): void {
+    if (this.positionWaiters.length === 0) return;
+    const ready = this.positionWaiters.filter((w) => w.position <= this.pos);
+    this.positionWaiters = this.positionWaiters.filter((w) => w.position > this.pos);
+    for (const w of ready) w.wake();
+  }
+
+  private applyEntry(entry: LogEntry): void {
+    const r = fold(this.state, entry);
+    this.state = r.state;
+    this.pos = entry.position;
+    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', r.data) });
+    if (this.pos - this.lastSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
+  }
+
+  private saveSnapshot(): void {
+    const position = this.pos;
+    this.lastSnapshot = position;
+    const body = JSON.stringify({ position, state: this.state } satisfies SnapshotBody);
+    this.store.putSnapshot(this.stream, position, body).catch((e) => console.error('roost: sessions snapshot failed', e));
+  }
+
+  snapshotBody(reset: boolean): string {
+    return JSON.stringify({
+      protocol: SESSIONS_PROTOCOL_VERSION,
+      epoch: this.store.epoch,
+      thread: this.thread,
+      position: this.pos,
+      reset,
+      state: this.state,
+    });
+  }
+
+  private snapshotFrame(reset: boolean): Frame {
+    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', this.snapshotBody(reset)) };
+  }
+
+  /** Rebuilds frames (after, upTo] from the nearest snapshot at or before `after`. */
+  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
+    if (upTo - after > this.opts.maxReplay) return null;
+    const snap = await this.store.getSnapshot(this.stream, after);
+    let state = emptySessions();
+    let pos = 0;
+    if (snap) {
+      const body = JSON.parse(snap.state) as SnapshotBody;
+      state = body.state;
+      pos = body.position;
+    }
+    if (after - pos > this.opts.maxReplay) return null;
+    const frames: Frame[] = [];
+    while (pos < upTo) {
+      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        const r = fold(state, e);
+        state = r.state;
+        pos = e.position;
+        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, 'event', r.data) });
+      }
+    }
+    return frames;
+  }
+}
+
+export class SessionsService {
+  private boards = new Map<string, Promise<Board>>();
+  private loaded = new Map<string, Board>();
+  private unlisten: (() => void) | null = null;
+  private identify: (req: IncomingMessage) => Caller;
+
+  constructor(
+    private store: EventStore,
+    private opts: SessionsOptions,
+  ) {
+    this.identify = opts.identify ?? localCaller;
+  }
+
+  start(): void {
+    this.unlisten = this.store.onCommit((stream, head, entries) => {
+      if (!stream.startsWith(SESSIONS_STREAM_PREFIX)) return;
+      this.loaded.get(stream.slice(SESSIONS_STREAM_PREFIX.length))?.onCommit(head, entries);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.unlisten?.();
+    for (const b of this.loaded.values()) b.channel.stop();
+    await Promise.allSettled([...this.boards.values()]);
+  }
+
+  /** The board of a thread, loaded from the log on first use. */
+  board(thread: string): Promise<Board> {
+    let p = this.boards.get(thread);
+    if (!p) {
+      const b = new Board(thread, SESSIONS_STREAM_PREFIX + thread, this.store, this.opts);
+      // Registered before it reads, so no commit falls between its read and its first wake-up.
+      this.loaded.set(thread, b);
+      p = b.start().then(
+        () => b,
+        (e) => {
+          this.loaded.delete(thread);
+          this.boards.delete(thread);
+          b.channel.stop();
+          throw e;
+        },
+      );
+      this.boards.set(thread, p);
+    }
+    return p;
+  }
+
+  /** The state of a thread's board as this node has folded it (for tests and other apps). */
+  async stateOf(thread: string): Promise<SessionsState> {
+    return (await this.board(thread)).state;
+  }
+
+  // ------------------------------------------------------------ endpoints
+
+  post = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await readJson(req, MAX_BODY);
+    const thread = threadOf(params);
+    const who = this.identify(req);
+    const items = Array.isArray(body) ? body : [body];
+    if (items.length === 0) throw new HttpError(400, 'bad_request', 'the batch is empty');
+    if (items.length > MAX_SESSION_BATCH) throw new HttpError(413, 'too_large', `a batch holds at most ${MAX_SESSION_BATCH} events, got ${items.length}`);
+    const where = (i: number) => (Array.isArray(body) ? `event ${i}: ` : '');
+    for (let i = 0; i < items.length; i++) {
+      const why = checkSessionEvent(items[i]);
+      if (why) throw new HttpError(400, 'bad_request', where(i) + why);
+    }
+    const rawKey = req.headers['idempotency-key'];
+    if (typeof rawKey === 'string' && rawKey.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const key = typeof rawKey === 'string' && rawKey ? `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}` : undefined;
+
+    const board = await this.board(thread);
+    await board.fresh();
+    const now = Date.now();
+    const events: NewEvent[] = [];
+    let scratch = board.state;
+    let conflict: HttpError | null = null;
+    for (let i = 0; i < items.length; i++) {
+      // The transport's identity wins over the payload's, whatever it said.
+      const e = withSessionIdentity(normalizeSessionEvent(items[i] as Record<string, unknown>), { name: who.name, uid: who.uid, ts: now });
+      const c: SessionConflict | null = conflict ? null : sessionEventConflict(scratch, e);
+      if (c) conflict = new HttpError(c.status, c.kind, where(i) + c.message);
+      scratch = reduceSessions(scratch, e);
+      events.push({ type: e.type as string, body: JSON.stringify(e) });
+    }
+    // Without a key, a refused batch stores nothing. With a key, it may be the
+    // retry of a request that was applied before its answer was lost: append
+    // it so the store can recognise the key (nothing is stored twice); if it
+    // was new after all, it folds to nothing on the board and is refused.
+    if (conflict && !key) throw conflict;
+    const r = await this.store.append(board.stream, events, { idempotencyKey: key });
+    await board.folded(r.last);
+    if (conflict && !r.duplicate) throw conflict;
+    sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
+  };
+
+  getState = async (_req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const board = await this.board(threadOf(params));
+    await board.fresh();
+    sendJson(res, 200, { protocol: SESSIONS_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, ...board.state });
+  };
+
+  getStream = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+    const board = await this.board(threadOf(params));
+    board.channel.subscribe(req, res, url);
+  };
+}
+
+function threadOf(params: Record<string, string>): string {
+  const t = params.thread ?? '';
+  if (!THREAD_PATTERN.test(t)) throw new HttpError(400, 'bad_request', 'a thread id is 1 to 64 letters, digits, "-" or "_"');
+  return t;
+}
