@@ -3,3 +3,4 @@ export { startRoost, DEFAULTS, VERSION, PACKAGE_ROOT, type Roost, type RoostConf
 export { HttpError, type ErrorKind } from './http.js';
 export { LiveChannel, type Frame, type LiveSource } from './live.js';
 export { FloorService, FLOOR_STREAM } from './floor.js';
+export { SessionsService, SESSIONS_STREAM_PREFIX, localCaller, type Caller, type SessionsOptions } from './sessions.js';
