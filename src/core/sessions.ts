@@ -351,11 +351,16 @@ export function foldSessions(state: SessionsState, events: Iterable<unknown>): S
  * built from the event alone (a preview: a forged duplicate would still speak).
  */
 export function projectSession(event: unknown, before?: SessionsState): SessionChatLine | null {
+  if (before !== undefined && reduceSessions(before, event) === before) return null;
+  return chatLine(event, before);
+}
+
+/** The line of an event that is known to change `before` (or of an event alone, without a board). */
+function chatLine(event: unknown, before: SessionsState | undefined): SessionChatLine | null {
   const e = asEvent(event);
   if (!e || !isOneOf(SESSION_EVENT_TYPES, e.type) || !validId(e.id)) return null;
   let known: Session | undefined;
   if (before !== undefined) {
-    if (reduceSessions(before, e) === before) return null;
     const list = sessionsOf(before);
     const i = indexOf(list, e.id);
     known = i >= 0 ? list[i] : undefined;
@@ -403,7 +408,7 @@ export function projectSession(event: unknown, before?: SessionsState): SessionC
 /** Folds one event and projects it against the board before it: what a reader of the stream does per event. */
 export function applySessionEvent(state: SessionsState, event: unknown): { state: SessionsState; chat: SessionChatLine | null } {
   const next = reduceSessions(state, event);
-  return { state: next, chat: next === state ? null : projectSession(event, state) };
+  return { state: next, chat: next === state ? null : chatLine(event, state) };
 }
 
 // ---------------------------------------------------------------- the edge
