@@ -258,7 +258,12 @@ export class FloorService {
     });
   };
 
-  getStream = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
+  getStream = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    // With several nodes, a client may resume here with an id this node has not
+    // folded yet (another node acknowledged it a moment ago). Read the log up to
+    // it first, so the client is resumed, not reset.
+    const id = LiveChannel.parseId((req.headers['last-event-id'] as string | undefined) ?? url.searchParams.get('lastEventId'));
+    if (id && id !== 'invalid' && id.epoch === this.store.epoch && id.position > this.pos) await this.catchUp();
     this.channel.subscribe(req, res, url);
   };
 }

@@ -54,7 +54,7 @@ export async function child(opts: { dataDir?: string; port?: number; env?: Recor
     dataDir,
     proc,
     stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (proc.exitCode !== null) return Promise.resolve();
+      if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(); // already gone (a signal leaves exitCode null)
       return new Promise((ok) => {
         proc.once('exit', () => ok());
         proc.kill(signal);
