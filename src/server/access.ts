@@ -1,0 +1,84 @@
+// The access seam: who is calling, and what may they do in a project.
+//
+// Every service asks this one interface; none reads cookies, tokens or headers
+// for identity itself. Local mode (loopback, no accounts) answers "the person
+// at the machine, owner of everything"; shared mode (accounts, tokens, roles)
+// implements the same interface.
+//
+// Invariants:
+// - identity comes from the transport (cookie session or bearer token), never
+//   from a payload field;
+// - `require` throws HttpError 401 (nobody) or 403 (not enough role) with a
+//   message a person can act on;
+// - when a member's role in a project changes or they are removed, `onChange`
+//   listeners hear it at once, so services can re-check or close open streams.
+
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './http.js';
+
+export type Role = 'owner' | 'editor' | 'viewer';
+
+const RANK: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 };
+
+export function atLeast(role: Role | null, min: Role): boolean {
+  return role !== null && RANK[role] >= RANK[min];
+}
+
+export interface Principal {
+  /** `person` (browser session), `token` (bridge, hook, script), `local` (local mode). */
+  kind: 'person' | 'token' | 'local';
+  /** Stable id of the person (a token acts for the person who made it). */
+  uid: string;
+  /** Display name, used as the transport `name` of events. */
+  name: string;
+  /** A token is scoped to one project and at most one role. */
+  scope?: { project: string; role: Role };
+}
+
+export interface Grant extends Principal {
+  project: string;
+  role: Role;
+}
+
+export interface Access {
+  readonly mode: 'local' | 'shared';
+  /** The caller, or null when the request carries no valid credentials. */
+  principal(req: IncomingMessage): Promise<Principal | null>;
+  /** The role of a principal in a project (a token's scope caps it), or null. */
+  roleIn(p: Principal, project: string): Role | null;
+  /** The caller with at least `min` in `project`; throws 401/403 otherwise. */
+  require(req: IncomingMessage, project: string, min: Role): Promise<Grant>;
+  /** Hears role changes and removals: (project, uid). */
+  onChange(listener: (project: string, uid: string) => void): () => void;
+}
+
+export const LOCAL_OWNER: Principal = { kind: 'local', uid: 'local', name: 'local owner' };
+
+/** Local mode: loopback only, no accounts; the person at the machine owns everything. */
+export class LocalAccess implements Access {
+  readonly mode = 'local' as const;
+
+  async principal(): Promise<Principal> {
+    return LOCAL_OWNER;
+  }
+
+  roleIn(): Role {
+    return 'owner';
+  }
+
+  async require(_req: IncomingMessage, project: string): Promise<Grant> {
+    return { ...LOCAL_OWNER, project, role: 'owner' };
+  }
+
+  onChange(): () => void {
+    return () => {};
+  }
+}
+
+/** Shared helper for implementations: the 401/403 decision with readable messages. */
+export function decide(p: Principal | null, role: Role | null, project: string, min: Role): Grant {
+  if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
+  if (!role) throw new HttpError(403, 'forbidden', `you are not a member of project "${project}"`);
+  if (!atLeast(role, min)) throw new HttpError(403, 'forbidden', `this needs the ${min} role in project "${project}"; you are ${role === 'viewer' ? 'a' : 'an'} ${role}`);
+  return { ...p, project, role };
+}
