@@ -263,9 +263,10 @@ function clip(s: string, n: number): string {
  */
 export function digestInput(tool: string, input: unknown, max = 400): string {
   if (input === null || input === undefined) return '';
-  if (typeof input !== 'object' || Array.isArray(input)) return clip(oneLine(safeJson(input)), max);
+  if (typeof input !== 'object' || Array.isArray(input)) return clip(oneLine(safeJson(input).slice(0, max * 2)), max);
   const o = input as Record<string, unknown>;
-  const s = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
+  // Fields are cut before any other work: a megabyte of input costs what a line does.
+  const s = (k: string) => (typeof o[k] === 'string' ? (o[k] as string).slice(0, max * 2) : undefined);
   let out: string | undefined;
   switch (tool) {
     case 'Bash':
@@ -312,7 +313,7 @@ export function digestInput(tool: string, input: unknown, max = 400): string {
     const parts: string[] = [];
     for (const [k, v] of Object.entries(o)) {
       if (parts.join(', ').length > max) break;
-      parts.push(`${k}: ${typeof v === 'string' ? v : safeJson(v)}`);
+      parts.push(`${k.slice(0, 80)}: ${typeof v === 'string' ? v.slice(0, max * 2) : safeJson(v).slice(0, max * 2)}`);
     }
     out = parts.join(', ');
   }

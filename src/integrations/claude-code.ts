@@ -58,14 +58,14 @@ export interface Mapped {
 
 const ACTIVITY = 280;
 
+// Strings are cut before any other work, so a megabyte field costs no more than a short one.
 function s(v: unknown, cap = 512): string {
   if (typeof v !== 'string') return '';
-  const t = v.trim();
-  return t.length > cap ? t.slice(0, cap) : t;
+  return (v.length > cap * 2 ? v.slice(0, cap * 2) : v).trim().slice(0, cap);
 }
 
 function line(v: string, cap = ACTIVITY): string {
-  const t = v.replace(/\s+/g, ' ').trim();
+  const t = (v.length > cap * 4 ? v.slice(0, cap * 4) : v).replace(/\s+/g, ' ').trim();
   return t.length > cap ? t.slice(0, cap - 1) + '…' : t;
 }
 
@@ -75,8 +75,9 @@ export function folderName(p: string): string {
   return parts.length ? parts[parts.length - 1] : '';
 }
 
+/** Id-safe part of a session or subagent id; 48 chars keep `<source>:<session>/<subagent>` within the floor's 128. */
 function idPart(v: string): string {
-  return v.replace(/[^A-Za-z0-9._-]/g, '').slice(0, 64);
+  return v.slice(0, 256).replace(/[^A-Za-z0-9._-]/g, '').slice(0, 48);
 }
 
 /** Floor id of the agent a Claude-like session id belongs to. */

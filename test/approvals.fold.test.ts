@@ -1,0 +1,132 @@
+// The approvals fold: first outcome wins, unknown ids are no-ops, windows,
+// hostile input, split replays; and the digest and rule helpers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  applyApproval,
+  approvalsFromJSON,
+  approvalsToJSON,
+  digestInput,
+  dueToExpire,
+  emptyApprovals,
+  KEEP_CLOSED,
+  needsApproval,
+  nextDeadline,
+  pendingApprovals,
+  pendingFor,
+  recentApprovals,
+} from '../src/core/approvals.js';
+
+const req = (id: string, ts = 1000, extra: Record<string, unknown> = {}) => ({ type: 'approval.requested', id, agent: 'claude-code:s1', tool: 'Bash', input: '$ rm -rf build', source: 'claude-code', window: 60_000, ts, ...extra });
+
+test('a request is pending until the first outcome; the first decision wins and never flips', () => {
+  const s = emptyApprovals();
+  assert.deepEqual(applyApproval(s, req('a1'), 1), [{ kind: 'requested', id: 'a1' }]);
+  assert.equal(pendingApprovals(s).length, 1);
+  assert.equal(pendingFor(s, 'claude-code:s1')[0].id, 'a1');
+  assert.equal(s.byId.get('a1')!.deadline, 61_000);
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'a1', decision: 'deny', by: 'alice', ts: 2000 }, 2), [{ kind: 'closed', id: 'a1', status: 'denied' }]);
+  // Later outcomes change nothing.
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'a1', decision: 'allow', by: 'bob', ts: 3000 }, 3), []);
+  assert.deepEqual(applyApproval(s, { type: 'approval.expired', id: 'a1', ts: 99_000 }, 4), []);
+  const a = s.byId.get('a1')!;
+  assert.equal(a.status, 'denied');
+  assert.equal(a.decidedBy, 'alice');
+  assert.equal(a.decidedAt, 2000);
+  assert.equal(a.closedAt, 2, 'the position of the winning event is kept');
+  assert.equal(pendingApprovals(s).length, 0);
+  assert.equal(recentApprovals(s)[0].id, 'a1');
+});
+
+test('outcomes for unknown ids, duplicate requests and malformed events are no-ops', () => {
+  const s = emptyApprovals();
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'nope', decision: 'allow', by: 'x', ts: 1 }), []);
+  assert.deepEqual(applyApproval(s, { type: 'approval.expired', id: 'nope', ts: 1 }), []);
+  applyApproval(s, req('a1'));
+  assert.deepEqual(applyApproval(s, req('a1', 5000, { tool: 'Write' })), [], 'ids are unique');
+  assert.equal(s.byId.get('a1')!.tool, 'Bash');
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'a1', decision: 'maybe', ts: 1 }), []);
+  assert.deepEqual(applyApproval(s, req('a2', 1, { agent: '' })), [], 'an agent is required');
+  assert.deepEqual(applyApproval(s, req('a3', 1, { tool: 42 })), [], 'a tool is required');
+  assert.equal(s.byId.get('a1')!.status, 'pending');
+});
+
+test('windows: expiry is due at the deadline; windows are clamped; withdrawal closes a request', () => {
+  const s = emptyApprovals();
+  applyApproval(s, req('a1', 1000, { window: 5000 }));
+  applyApproval(s, req('a2', 2000, { window: 1 }));
+  applyApproval(s, req('a3', 3000, { window: 1e12 }));
+  assert.equal(s.byId.get('a2')!.window, 1000, 'at least a second');
+  assert.equal(s.byId.get('a3')!.window, 24 * 3600 * 1000, 'at most a day');
+  assert.equal(nextDeadline(s), 3000);
+  assert.deepEqual(dueToExpire(s, 2999), []);
+  assert.deepEqual(dueToExpire(s, 6000), ['a1', 'a2']);
+  applyApproval(s, { type: 'approval.expired', id: 'a2', ts: 3000 });
+  applyApproval(s, { type: 'approval.withdrawn', id: 'a1', reason: 'the agent stopped waiting', ts: 3500 });
+  assert.equal(s.byId.get('a2')!.status, 'expired');
+  assert.equal(s.byId.get('a1')!.status, 'withdrawn');
+  assert.equal(nextDeadline(s), 3000 + 24 * 3600 * 1000);
+});
+
+test('only the newest closed approvals are kept in memory, and their ids stay used', () => {
+  const s = emptyApprovals();
+  for (let i = 0; i < KEEP_CLOSED + 10; i++) {
+    applyApproval(s, req('a' + i, i));
+    applyApproval(s, { type: 'approval.decided', id: 'a' + i, decision: 'allow', by: 'me', ts: i });
+  }
+  assert.equal(s.byId.size, KEEP_CLOSED);
+  assert.equal(recentApprovals(s, 1)[0].id, 'a' + (KEEP_CLOSED + 9));
+  assert.deepEqual(applyApproval(s, req('a0')), [], 'a forgotten id cannot be requested again');
+  const copy = approvalsFromJSON(JSON.parse(JSON.stringify(approvalsToJSON(s))));
+  assert.deepEqual(approvalsToJSON(copy), approvalsToJSON(s));
+});
+
+const anyEvent = fc.oneof(
+  fc.record({ type: fc.constant('approval.requested'), id: fc.constantFrom('a', 'b', 'c'), agent: fc.constantFrom('x', 'y', ''), tool: fc.constantFrom('Bash', 'Edit'), window: fc.integer(), ts: fc.integer({ min: 0, max: 1e6 }) }),
+  fc.record({ type: fc.constant('approval.decided'), id: fc.constantFrom('a', 'b', 'c', 'd'), decision: fc.constantFrom('allow', 'deny', 'x'), by: fc.string(), ts: fc.integer({ min: 0, max: 1e6 }) }),
+  fc.record({ type: fc.constantFrom('approval.expired', 'approval.withdrawn'), id: fc.constantFrom('a', 'b', 'c'), ts: fc.integer({ min: 0, max: 1e6 }) }),
+  fc.anything(),
+);
+
+test('property: hostile events never throw; a closed approval never changes; split folds agree', () => {
+  fc.assert(
+    fc.property(fc.array(anyEvent, { maxLength: 40 }), fc.nat(), (events, cut) => {
+      const s = emptyApprovals();
+      const closedAs = new Map<string, string>();
+      events.forEach((e, i) => {
+        applyApproval(s, e, i + 1);
+        for (const a of s.byId.values()) {
+          if (a.status === 'pending') continue;
+          const was = closedAs.get(a.id);
+          if (was) assert.equal(`${a.status}|${a.decidedBy}|${a.closedAt}`, was);
+          else closedAs.set(a.id, `${a.status}|${a.decidedBy}|${a.closedAt}`);
+        }
+      });
+      const k = events.length ? cut % (events.length + 1) : 0;
+      const t = emptyApprovals();
+      events.slice(0, k).forEach((e, i) => applyApproval(t, e, i + 1));
+      const u = approvalsFromJSON(JSON.parse(JSON.stringify(approvalsToJSON(t))));
+      events.slice(k).forEach((e, i) => applyApproval(u, e, k + i + 1));
+      assert.deepEqual(approvalsToJSON(u), approvalsToJSON(s));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('digests are short and readable; rules use Claude Code’s matcher syntax and fail safe', () => {
+  assert.equal(digestInput('Bash', { command: 'npm test', description: 'Run test suite', timeout: 120000 }), '$ npm test');
+  assert.equal(digestInput('Write', { file_path: '/p/a.txt', content: 'hello' }), 'write /p/a.txt (5 chars)');
+  assert.equal(digestInput('Edit', { file_path: '/p/a.ts', old_string: 'let  x\n= 1', new_string: 'y' }), 'edit /p/a.ts: "let x = 1"');
+  assert.equal(digestInput('mcp__db__query', { sql: 'select 1', limit: 5 }), 'sql: select 1, limit: 5');
+  assert.ok(digestInput('Bash', { command: 'x'.repeat(100_000) }).length <= 400);
+  assert.equal(needsApproval('Bash', 'Bash'), true);
+  assert.equal(needsApproval('Bash', 'BashOutput'), false, 'whole-name match');
+  assert.equal(needsApproval('Edit|Write', 'Write'), true);
+  assert.equal(needsApproval('mcp__.*', 'mcp__github__create_issue'), true);
+  assert.equal(needsApproval('mcp__.*', 'Read'), false);
+  assert.equal(needsApproval('all', 'Read'), true);
+  assert.equal(needsApproval('', 'Bash'), false);
+  assert.equal(needsApproval(undefined, 'Bash'), false);
+  assert.equal(needsApproval('(unclosed', 'Read'), true, 'a broken rule asks rather than lets through');
+});
