@@ -36,6 +36,7 @@ import {
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { LocalAccess, type Access } from './access.js';
 
 export const APPROVALS_STREAM = 'approvals';
 export const LOCAL_OWNER = 'local owner';
@@ -44,6 +45,8 @@ export interface ApprovalOptions {
   live: Omit<LiveOptions, 'epoch'>;
   /** Replays longer than this get a reset snapshot instead. */
   maxReplay: number;
+  /** Who is calling (defaults to local mode: the person at the machine). */
+  access?: Access;
 }
 
 export interface NewApproval {
@@ -337,7 +340,7 @@ export class ApprovalService {
     if (b.reason !== undefined && typeof b.reason !== 'string') throw new HttpError(400, 'bad_request', '"reason" must be a string');
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-    const by = decider(req, b.by as string | undefined);
+    const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by as string | undefined);
     const r = await this.decide(params.id ?? '', b.decision, by, {
       reason: (b.reason as string | undefined)?.slice(0, APPROVAL_LIMITS.reason),
       idempotencyKey: typeof key === 'string' && key ? `approval:${key}` : undefined,
@@ -356,7 +359,14 @@ export class ApprovalService {
  * default is "local owner". When shared mode brings accounts, the
  * authenticated caller is the decider and the body's `by` is ignored.
  */
-export function decider(_req: IncomingMessage, offered: string | undefined): string {
+export async function decider(access: Access, req: IncomingMessage, offered: string | undefined): Promise<string> {
+  const p = await access.principal(req);
+  if (access.mode === 'shared') {
+    if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...), to decide approvals');
+    return p.name;
+  }
   const label = offered?.replace(/\s+/g, ' ').trim().slice(0, APPROVAL_LIMITS.by);
-  return label || LOCAL_OWNER;
+  return label || p?.name || LOCAL_OWNER;
 }
+
+const LOCAL_ACCESS = new LocalAccess();
