@@ -105,6 +105,7 @@ export function FloorView() {
     resize();
 
     let raf = 0;
+    let lastDraw = 0;
     const frame = () => {
       raf = requestAnimationFrame(frame);
       const t0 = performance.now();
@@ -114,7 +115,12 @@ export function FloorView() {
       else if (d.changed) scene.apply(d.effects, client.state, now);
       if (d.changed) uiDirty = true;
       scene.selected = selectedRef.current;
-      scene.draw(client.state, now);
+      // A big floor is redrawn at most 30 times a second: without a GPU, rasterizing
+      // the whole canvas is the main cost, and walking at 30 fps reads as smooth.
+      const big = client.state.agents.size > 60;
+      if (!big || t0 - lastDraw >= 30 || scene.pendingInput) {
+        if (scene.draw(client.state, now)) lastDraw = t0;
+      }
       hook.frameWork[hook.frameCount++ % 4096] = performance.now() - t0;
       if (hook.afterDraw && d.events.length) hook.afterDraw(d.events, Date.now());
       if (uiDirty && t0 - lastUi >= UI_EVERY_MS) {
@@ -229,6 +235,20 @@ export function FloorView() {
               </p>
               <pre>{`curl -XPOST ${location.origin}/events -H 'content-type: application/json' \\\n  -d '{"type":"status","agent":"bot-1","team":"Payments","status":"working"}'`}</pre>
             </div>
+          )}
+          {total > 0 && (
+            <details class="legend" data-testid="legend">
+              <summary>Legend</summary>
+              <ul>
+                {STATUSES.map((st) => (
+                  <li key={st}>
+                    <span class="ring" style={{ '--c': STATUS_COLOR[st] }} aria-hidden="true" />
+                    <b>{STATUS_LABEL[st]}</b>: {POSE_TEXT[st]}
+                  </li>
+                ))}
+                <li>Paper plane: a message (blue and bigger: a briefing for a new helper). Headset: the team lead.</li>
+              </ul>
+            </details>
           )}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${STATUS_LABEL[focusedAgent.status]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
           {selAgent && <AgentCard agent={selAgent} state={state} onClose={() => setSelected(null)} onPick={setSelected} />}

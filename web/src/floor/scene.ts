@@ -25,7 +25,15 @@ const PLANE_MS = 1300;
 const SPEECH_MS = 4500;
 const BOARD_FLASH_MS = 1600;
 const MAX_PLANES = 60;
-const MAX_SPRITE_BUILDS_PER_FRAME = 48;
+const MAX_SPRITE_BUILDS_PER_FRAME = 12;
+/** Seated animations (typing, waving, thought dots) loop once a second in this many cached frames. */
+const ANIM_FRAMES = 8;
+const ANIM_STEP_MS = 1000 / ANIM_FRAMES;
+/** A character sprite's box around the anchor. */
+const CHAR_W = 76;
+const CHAR_H = 92;
+const CHAR_AX = 38;
+const CHAR_AY = 58;
 
 export interface Room {
   team: Team;
@@ -50,6 +58,11 @@ interface View {
   sprite: HTMLCanvasElement | null;
   spriteRev: number;
   spriteScale: number;
+  spriteCtx: CanvasRenderingContext2D | null;
+  /** Character sprites by `status|role|frame|scale`. */
+  chars: Map<string, HTMLCanvasElement>;
+  /** The last character sprite drawn and what it showed (the common case: unchanged). */
+  charLast: { status: string; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
 }
 
 interface Plane {
@@ -90,6 +103,7 @@ export class FloorScene {
   private bg: HTMLCanvasElement = document.createElement('canvas');
   private bgKey = '';
   private layoutKey = '';
+  private highWater = new Map<string, number>();
   private worldW = 1;
   private worldH = 1;
   scale = 1;
@@ -111,13 +125,18 @@ export class FloorScene {
     this.speech.clear();
     this.boardFlash.clear();
     this.layoutKey = '';
+    this.highWater.clear();
     this.layout(s);
     for (const a of s.agents.values()) this.views.set(a.id, this.newView(a, s, 'seated', 0));
     this.dirty = true;
   }
 
+  /** Set by user input (click, keys): the next frame draws even on a throttled floor. */
+  pendingInput = false;
+
   markDirty(): void {
     this.dirty = true;
+    this.pendingInput = true;
   }
 
   // ------------------------------------------------------------ layout
@@ -136,6 +155,14 @@ export class FloorScene {
         else if (a.status === 'waiting' && p.att === null) p.att = 'waiting';
       }
     }
+    // Rooms grow at once but shrink lazily (below 60% of their high-water mark), so a
+    // helper leaving and another joining does not reshuffle the whole floor.
+    for (const [id, p] of perTeam) {
+      const hw = this.highWater.get(id) ?? 0;
+      if (p.max > hw || p.max < hw * 0.6) this.highWater.set(id, p.max);
+      else p.max = hw;
+    }
+    for (const id of this.highWater.keys()) if (!perTeam.has(id)) this.highWater.delete(id);
     let key = `${this.cssW}x${this.cssH}|`;
     for (const [id, p] of perTeam) key += `${id}\u0000${p.max}${p.head ? 'h' : ''};`;
     for (const [id, p] of perTeam) {
@@ -242,11 +269,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = this.doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0 };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0 };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null };
   }
 
   // ------------------------------------------------------------ effects
@@ -460,6 +487,7 @@ export class FloorScene {
     }
     if (!this.dirty && !moving && !living) return false;
     this.dirty = false;
+    this.pendingInput = false;
     this.counters.draws++;
     this.layout(s);
     this.fit();
@@ -472,39 +500,83 @@ export class FloorScene {
 
     for (const r of this.rooms.values()) this.drawRoomLive(ctx, r, now);
 
-    // Desks, monitors and name tags: cached sprites. Only the ones whose agent changed are rebuilt.
+    // Desks, monitors and name tags: cached sprites, blitted at whole device pixels
+    // (a plain copy, no resampling). Only the ones whose agent changed are rebuilt.
     let builds = 0;
     const sel = this.selected;
+    const k = this.scale * this.dpr;
+    const world = () => ctx.setTransform(k, 0, 0, k, this.dpr * this.offX, this.dpr * this.offY);
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
     for (const v of this.views.values()) {
       const a = s.agents.get(v.id);
       if (!a) continue;
       const r = this.rooms.get(a.team);
       if (!r) continue;
-      const cell = this.cellOf(r, a.desk);
-      const want = this.scale * this.dpr;
-      if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== want) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
-        this.buildSprite(v, a, want);
+      if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
+        this.buildSprite(v, a, k);
         builds++;
       }
-      if (v.sprite) ctx.drawImage(v.sprite, cell.x, cell.y, CELL_W, CELL_H);
-      if (a.status === 'working' && !this.reducedMotion && v.phase === 'seated' && Math.floor(now / 500) % 2 === 0) {
-        ctx.fillStyle = '#86efac';
-        ctx.fillRect(cell.x + CELL_W / 2 - 28 + ((a.seq * 7) % 30), cell.y + 39, 5, 2);
-      }
-      if (v.id === sel || v.id === this.focused) {
-        ctx.strokeStyle = v.id === sel ? '#2563eb' : '#1d4ed8';
-        ctx.lineWidth = 3;
-        ctx.setLineDash(v.id === sel ? [] : [6, 4]);
-        roundRect(ctx, cell.x + 3, cell.y + 2, CELL_W - 6, CELL_H - 4, 12);
-        ctx.stroke();
-        ctx.setLineDash([]);
-      }
+      const cell = this.cellOf(r, a.desk);
+      if (v.sprite) ctx.drawImage(v.sprite, Math.round((this.offX + cell.x * this.scale) * this.dpr), Math.round((this.offY + cell.y * this.scale) * this.dpr));
     }
+    world();
+    for (const id of [sel, this.focused]) {
+      const a = id ? s.agents.get(id) : undefined;
+      const r = a ? this.rooms.get(a.team) : undefined;
+      if (!a || !r) continue;
+      const cell = this.cellOf(r, a.desk);
+      ctx.strokeStyle = id === sel ? '#2563eb' : '#1d4ed8';
+      ctx.lineWidth = 3;
+      ctx.setLineDash(id === sel ? [] : [6, 4]);
+      roundRect(ctx, cell.x + 3, cell.y + 2, CELL_W - 6, CELL_H - 4, 12);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    // Characters: seated ones are cached sprites per (status, animation frame); the few
+    // walking ones and the pulsing rings of waiting and failed agents are drawn live.
+    const frame = this.reducedMotion ? 0 : Math.floor(now / ANIM_STEP_MS) % ANIM_FRAMES;
     for (const v of this.views.values()) {
       const a = s.agents.get(v.id);
       if (!a || v.alpha <= 0.01) continue;
-      this.drawCharacter(ctx, v, a, now);
+      const walking = v.phase === 'in' || v.phase === 'out';
+      const pulses = !walking && (a.status === 'waiting' || a.status === 'error');
+      if (walking || pulses) {
+        world();
+        const pulse = pulses && !this.reducedMotion ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
+        drawRing(ctx, v.x, v.y + 22, a.status, pulse, v.alpha);
+      }
+      let sprite: HTMLCanvasElement | null = null;
+      if (!walking) {
+        const f = a.status === 'working' || a.status === 'thinking' || a.status === 'waiting' ? frame : 0;
+        const last = v.charLast;
+        if (last && last.status === a.status && last.role === a.role && last.f === f && last.k === k) sprite = last.sprite;
+        else {
+          // Keyed by what the sprite shows; a string is built only when the look changes.
+          const key = `${a.status}|${a.role}|${f}|${k}`;
+          sprite = v.chars.get(key) ?? null;
+          if (!sprite && builds < MAX_SPRITE_BUILDS_PER_FRAME * 2) {
+            sprite = this.buildCharSprite(v, a, f, k, !pulses);
+            if (v.chars.size >= 40) v.chars.delete(v.chars.keys().next().value!);
+            v.chars.set(key, sprite);
+            builds++;
+          }
+          v.charLast = sprite ? { status: a.status, role: a.role, f, k, sprite } : null;
+        }
+      }
+      if (sprite) {
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        const dx = Math.round((this.offX + (v.x - CHAR_AX) * this.scale) * this.dpr);
+        const dy = Math.round((this.offY + (v.y - CHAR_AY) * this.scale) * this.dpr);
+        ctx.globalAlpha = v.alpha;
+        ctx.drawImage(sprite, dx, dy);
+        ctx.globalAlpha = 1;
+      } else {
+        world();
+        if (!walking && !pulses) drawRing(ctx, v.x, v.y + 22, a.status, 0, v.alpha);
+        this.drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now);
+      }
     }
+    world();
     for (const p of this.planes) this.drawPlane(ctx, p, s, now);
     for (const [id, sp] of this.speech) {
       const v = this.views.get(id);
@@ -625,7 +697,8 @@ export class FloorScene {
       c.width = w;
       c.height = h;
     }
-    const g = c.getContext('2d')!;
+    // getContext is not free in Chromium; keep the sprite's context with it.
+    const g = v.spriteCtx ?? (v.spriteCtx = c.getContext('2d')!);
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, w, h);
     g.setTransform(scale, 0, 0, scale, 0, 0);
@@ -718,34 +791,30 @@ export class FloorScene {
     v.spriteScale = scale;
   }
 
-  private drawCharacter(ctx: CanvasRenderingContext2D, v: View, a: Agent, now: number): void {
+  private buildCharSprite(v: View, a: Agent, frame: number, k: number, withRing: boolean): HTMLCanvasElement {
+    this.counters.sprites++;
+    void v;
+    const c = document.createElement('canvas');
+    c.width = Math.max(1, Math.ceil(CHAR_W * k));
+    c.height = Math.max(1, Math.ceil(CHAR_H * k));
+    const g = c.getContext('2d')!;
+    g.setTransform(k, 0, 0, k, 0, 0);
+    if (withRing) drawRing(g, CHAR_AX, CHAR_AY + 22, a.status, 0, 1);
+    this.drawCharacter(g, CHAR_AX, CHAR_AY, false, 1, a, frame * ANIM_STEP_MS);
+    return c;
+  }
+
+  /** A character of `a` around its anchor (x, y). `now` only sets the phase of its little animations. */
+  private drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: number, walking: boolean, alpha: number, a: Agent, now: number): void {
     const status = a.status;
     const col = STATUS_COLOR[status];
-    const walking = v.phase === 'in' || v.phase === 'out';
     const standing = walking || status === 'waiting';
     const calm = this.reducedMotion;
     const face = faceOf(a.id);
     const shirt = status === 'offline' ? '#9ca3af' : shirtColor(a.role);
-    const x = v.x;
-    const y = v.y - (standing ? 8 : 0);
-    const t = now / 1000;
-    ctx.globalAlpha = v.alpha * (status === 'offline' ? 0.55 : 1);
-
-    // Floor ring.
-    const pulse = !calm && (status === 'waiting' || status === 'error') && !walking ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
-    ctx.fillStyle = col;
-    ctx.globalAlpha = v.alpha * (0.22 + 0.25 * pulse);
-    ctx.beginPath();
-    ctx.ellipse(x, v.y + 22, 24 + pulse * 5, 7 + pulse * 1.5, 0, 0, Math.PI * 2);
-    ctx.fill();
-    ctx.globalAlpha = v.alpha * (status === 'offline' ? 0.55 : 1);
-    ctx.strokeStyle = col;
-    ctx.lineWidth = status === 'waiting' || status === 'error' ? 3 : 2;
-    if (status === 'offline') ctx.setLineDash([4, 3]);
-    ctx.beginPath();
-    ctx.ellipse(x, v.y + 22, 24 + pulse * 5, 7 + pulse * 1.5, 0, 0, Math.PI * 2);
-    ctx.stroke();
-    ctx.setLineDash([]);
+    const x = x0;
+    const y = y0 - (standing ? 8 : 0);
+    ctx.globalAlpha = alpha * (status === 'offline' ? 0.55 : 1);
 
     // Chair (seated only).
     if (!standing) {
@@ -861,15 +930,16 @@ export class FloorScene {
       arm(x - 12, sy, x - 15, sy + 8, x - 15 - sw, sy + 15);
       arm(x + 12, sy, x + 15, sy + 8, x + 15 + sw, sy + 15);
     } else if (status === 'working') {
-      const b1 = calm ? 0 : Math.sin(t * 18 + a.seq) * 1.8;
-      const b2 = calm ? 0 : Math.sin(t * 18 + a.seq + 2) * 1.8;
+      const ph = (now / 1000) * Math.PI * 2 * 3;
+      const b1 = calm ? 0 : Math.sin(ph + a.seq) * 1.8;
+      const b2 = calm ? 0 : Math.sin(ph + a.seq + 2) * 1.8;
       arm(x - 12, sy, x - 16, sy - 4, x - 8, y - 14 + b1);
       arm(x + 12, sy, x + 16, sy - 4, x + 8, y - 14 + b2);
     } else if (status === 'thinking') {
       arm(x - 12, sy, x - 16, sy + 9, x - 13, sy + 15);
       arm(x + 12, sy, x + 14, sy + 4, hx + 4, hy + 11);
       // Thought dots.
-      const k = calm ? 3 : 1 + (Math.floor(now / 350) % 3);
+      const k = calm ? 3 : 1 + (Math.floor(now / 334) % 3);
       ctx.fillStyle = '#ffffff';
       ctx.strokeStyle = STATUS_COLOR.thinking;
       ctx.lineWidth = 1.2;
@@ -880,7 +950,7 @@ export class FloorScene {
         ctx.stroke();
       }
     } else if (status === 'waiting') {
-      const wave = calm ? 0 : Math.sin(now / 160) * 3;
+      const wave = calm ? 0 : Math.sin((now / 1000) * Math.PI * 2) * 3;
       arm(x - 12, sy, x - 16, sy + 9, x - 14, sy + 16);
       arm(x + 12, sy, x + 17, sy - 12, x + 17 + wave, sy - 26);
     } else if (status === 'done') {
@@ -991,6 +1061,23 @@ export class FloorScene {
     ctx.fillStyle = '#0f172a';
     ctx.fillText(t, bx + 8, by + 15);
   }
+}
+
+/** The floor ring under a character: its colour is the status; `pulse` (0..1) swells it. */
+function drawRing(ctx: CanvasRenderingContext2D, x: number, y: number, status: Agent['status'], pulse: number, alpha: number): void {
+  const col = STATUS_COLOR[status];
+  ctx.fillStyle = col;
+  ctx.globalAlpha = alpha * (0.22 + 0.25 * pulse);
+  ctx.beginPath();
+  ctx.ellipse(x, y, 24 + pulse * 5, 7 + pulse * 1.5, 0, 0, Math.PI * 2);
+  ctx.fill();
+  ctx.globalAlpha = alpha * (status === 'offline' ? 0.55 : 1);
+  ctx.strokeStyle = col;
+  ctx.lineWidth = status === 'waiting' || status === 'error' ? 3 : 2;
+  if (status === 'offline') ctx.setLineDash([4, 3]);
+  ctx.stroke();
+  ctx.setLineDash([]);
+  ctx.globalAlpha = 1;
 }
 
 function drawPaperPlane(ctx: CanvasRenderingContext2D, x: number, y: number, angle: number, brief: boolean): void {

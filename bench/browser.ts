@@ -1,0 +1,298 @@
+// The floor in real Chromium under load: 200 agents in 8 teams, 200 events/s
+// posted over HTTP by a separate process, to a `roost serve` child process.
+//
+//   node dist/bench/browser.js            # 30 s frame window, memory at 1 and 10 min
+//   node dist/bench/browser.js --quick    # memory at 1 and 3 min (a dry run)
+//
+// Measures, in the page: frame interval (requestAnimationFrame to the next),
+// the floor's own work per frame (drain + fold + draw), the JS heap after a
+// forced GC (CDP), and latency from just before the POST to the end of the
+// frame that drew the event. Prints a markdown table.
+//
+// Internal mode: `--poster <url>` is the load generator (run as a child).
+
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
+import { chromium, type Page } from 'playwright-core';
+
+const AGENTS = 200;
+const TEAMS = 8;
+const RATE = 200;
+const TICK_MS = 50;
+const PROBE_PREFIX = 'probe:';
+
+// ---------------------------------------------------------------- poster (child)
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function poster(url: string): Promise<void> {
+  const rand = rng(42);
+  const teams = Array.from({ length: TEAMS }, (_, i) => `Team ${String.fromCharCode(65 + i)}`);
+  const agents = Array.from({ length: AGENTS }, (_, i) => {
+    const t = i % TEAMS;
+    const lead = i < TEAMS;
+    return { id: `a${i}`, team: teams[t], role: lead ? 'lead' : ['coder', 'tester', 'reviewer', 'researcher'][i % 4], parent: lead ? null : `a${t}`, away: 0 };
+  });
+  const send = async (events: unknown[]) => {
+    const r = await fetch(url + '/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    if (!r.ok) throw new Error(`POST /events: ${r.status} ${await r.text()}`);
+  };
+  const joins = agents.map((a) => ({ type: 'join', agent: { id: a.id, role: a.role, source: 'bench' }, team: a.team, parent: a.parent ?? undefined, status: 'working', activity: 'Starting' }));
+  await send(joins.slice(0, 100));
+  await send(joins.slice(100));
+  process.send?.('ready');
+  const tools = ['Read', 'Edit', 'Bash', 'Grep', 'Write'];
+  const statuses = ['idle', 'thinking', 'working', 'waiting', 'error', 'offline'];
+  const perTick = (RATE * TICK_MS) / 1000;
+  let probe = 0;
+  let tick = 0;
+  const start = Date.now();
+  for (;;) {
+    tick++;
+    const now = Date.now();
+    const events: Record<string, unknown>[] = [];
+    for (let k = 0; k < perTick; k++) {
+      const a = agents[Math.floor(rand() * AGENTS)];
+      if (a.away) {
+        if (now > a.away) {
+          a.away = 0;
+          events.push({ type: 'join', agent: { id: a.id, role: a.role, source: 'bench' }, team: a.team, parent: a.parent ?? undefined, status: 'working', activity: 'Back again' });
+        } else events.push({ type: 'status', agent: agents[0].id, status: 'working', activity: `Coordinating ${tick}` });
+        continue;
+      }
+      const r = rand();
+      if (r < 0.55) events.push({ type: 'tool', agent: a.id, tool: tools[Math.floor(rand() * tools.length)], activity: `Working on file_${Math.floor(rand() * 500)}.ts` });
+      else if (r < 0.78) events.push({ type: 'status', agent: a.id, status: statuses[Math.floor(rand() * statuses.length)], activity: `Step ${tick}` });
+      else if (r < 0.9) events.push({ type: 'message', agent: a.id, to: agents[Math.floor(rand() * AGENTS)].id, text: `Note ${tick}` });
+      else if (r < 0.93) events.push({ type: 'task', agent: a.id, task: `Task ${tick}` });
+      else if (r < 0.94 && a.parent) {
+        // A helper leaves (the server removes it 6 s later) and comes back 8 s later.
+        a.away = now + 8_000;
+        events.push({ type: 'leave', agent: a.id });
+      } else events.push({ type: 'status', agent: a.id, activity: `Thinking about ${tick}` });
+    }
+    if (tick % 4 === 0) {
+      // The probe: its ts is the moment just before the POST.
+      events.push({ type: 'status', agent: agents[1].id, activity: `${PROBE_PREFIX}${++probe}`, ts: Date.now() });
+    }
+    await send(events);
+    const next = start + tick * TICK_MS;
+    const wait = next - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+// ---------------------------------------------------------------- driver
+
+function chromiumPath(): string {
+  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
+  const p = execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser || true'], { encoding: 'utf8' }).trim();
+  if (!p) throw new Error('chromium not found: apt-get install chromium, or set ROOST_CHROMIUM');
+  return p;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => ok(p));
+    });
+  });
+}
+
+async function startServer(dataDir: string): Promise<{ url: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const bin = fileURLToPath(new URL('../../bin/roost.js', import.meta.url));
+  const proc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data', dataDir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(url + '/health')).ok) return { url, proc };
+    } catch {}
+    if (Date.now() > deadline) throw new Error('server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const q = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+};
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function heapMB(page: Page): Promise<number> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('HeapProfiler.enable');
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  await cdp.detach();
+  const used = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
+  return used / 1024 / 1024;
+}
+
+async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Promise<void> {
+  const memA = 60_000;
+  const memB = quick ? 180_000 : 600_000;
+  const dataDir = mkdtempSync(join(tmpdir(), 'roost-bench-browser-'));
+  const profile = mkdtempSync(join(tmpdir(), 'roost-bench-chromium-'));
+  const { url, proc: server } = await startServer(dataDir);
+  let load: ChildProcess | null = null;
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1600, height: 1000 },
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(url + '/');
+    await page.waitForFunction(() => window.__roost?.client.connection === 'live');
+    // Latency probes, timed in the page at the end of the frame that drew them.
+    await page.evaluate((prefix) => {
+      const long: number[] = [];
+      (window as unknown as { __long: number[] }).__long = long;
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) long.push(e.duration);
+      }).observe({ type: 'longtask' });
+      const lat: number[] = [];
+      (window as unknown as { __lat: number[] }).__lat = lat;
+      window.__roost!.afterDraw = (events, at) => {
+        for (const e of events) if (typeof e.activity === 'string' && e.activity.startsWith(prefix) && typeof e.ts === 'number') lat.push(at - e.ts);
+      };
+    }, PROBE_PREFIX);
+
+    load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--poster', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await new Promise<void>((ok, fail) => {
+      load!.once('message', () => ok());
+      load!.once('exit', (c) => fail(new Error(`poster exited (${c})`)));
+    });
+    const t0 = Date.now();
+    await page.waitForFunction((n) => window.__roost!.state.agents.size >= n, AGENTS);
+    console.error(`bench: ${AGENTS} agents on the floor; warming up`);
+
+    // The 30 s frame window, after 15 s of warm-up.
+    await sleep(framesOnly ? 5_000 : 15_000);
+    const frames = await page.evaluate(
+      (windowMs) =>
+        new Promise<{ intervals: number[]; work: number[]; events: number; draws: number }>((done) => {
+          const hook = window.__roost!;
+          const intervals: number[] = [];
+          const startCount = hook.frameCount;
+          const startDraws = hook.scene.counters.draws;
+          const startFrames = hook.client.stats.frames;
+          let last = performance.now();
+          const end = last + windowMs;
+          const tick = (t: number) => {
+            intervals.push(t - last);
+            last = t;
+            if (t < end) requestAnimationFrame(tick);
+            else {
+              const n = Math.min(hook.frameCount - startCount, 4096);
+              const work: number[] = [];
+              for (let i = hook.frameCount - n; i < hook.frameCount; i++) work.push(hook.frameWork[i % 4096]);
+              done({ intervals: intervals.slice(1), work, events: hook.client.stats.frames - startFrames, draws: hook.scene.counters.draws - startDraws });
+            }
+          };
+          requestAnimationFrame((t) => {
+            last = t;
+            requestAnimationFrame(tick);
+          });
+        }),
+      windowMs,
+    );
+    const longTasks = await page.evaluate(() => (window as unknown as { __long: number[] }).__long.splice(0));
+    const slow = frames.intervals.filter((x) => x > 50).length;
+    console.error(`bench: frame window done; intervals > 50 ms: ${slow}; long tasks: ${longTasks.length} (max ${fmt(Math.max(0, ...longTasks), 0)} ms)`);
+    if (framesOnly) {
+      console.log(JSON.stringify({ median: q(frames.intervals, 0.5), max: Math.max(...frames.intervals), workMedian: q(frames.work, 0.5), workP99: q(frames.work, 0.99), workMax: Math.max(...frames.work), draws: frames.draws, events: frames.events }));
+      return;
+    }
+    await sleep(Math.max(0, t0 + memA - Date.now()));
+    const heap1 = await heapMB(page);
+    const agents1 = await page.evaluate(() => window.__roost!.state.agents.size);
+    console.error(`bench: heap after ${memA / 60_000} min: ${fmt(heap1)} MB; waiting for ${memB / 60_000} min`);
+    await sleep(Math.max(0, t0 + memB - Date.now()));
+    const heap2 = await heapMB(page);
+    const agents2 = await page.evaluate(() => window.__roost!.state.agents.size);
+    const lat = await page.evaluate(() => (window as unknown as { __lat: number[] }).__lat);
+    const stats = await page.evaluate(() => ({ ...window.__roost!.client.stats }));
+    const seconds = frames.intervals.reduce((a, b) => a + b, 0) / 1000;
+
+    const growth = ((heap2 - heap1) / heap1) * 100;
+    const rows: [string, string, string, string][] = [
+      ['Frame interval, median (rAF to rAF)', `${fmt(q(frames.intervals, 0.5))} ms`, '< 16 ms (60 Hz vsync is 16.7)', q(frames.intervals, 0.5) < 17 ? 'ok' : 'MISS'],
+      ['Floor work per frame, median (fold + draw)', `${fmt(q(frames.work, 0.5))} ms`, '< 16 ms', q(frames.work, 0.5) < 16 ? 'ok' : 'MISS'],
+      ['Floor work per frame, p99', `${fmt(q(frames.work, 0.99))} ms`, '', ''],
+      ['Longest frame interval (30 s)', `${fmt(Math.max(...frames.intervals))} ms`, '< 100 ms', Math.max(...frames.intervals) < 100 ? 'ok' : 'MISS'],
+      ['Frames drawn / events folded (30 s)', `${frames.draws} / ${frames.events} (${fmt(frames.events / seconds, 0)} ev/s)`, '200 ev/s', ''],
+      [`JS heap after GC, ${memA / 60_000} min`, `${fmt(heap1)} MB (${agents1} agents)`, '', ''],
+      [`JS heap after GC, ${memB / 60_000} min`, `${fmt(heap2)} MB (${agents2} agents)`, `within 20% of ${memA / 60_000} min`, Math.abs(growth) <= 20 ? 'ok' : 'MISS'],
+      ['Heap growth', `${growth >= 0 ? '+' : ''}${fmt(growth)} %`, '', ''],
+      ['POST → drawn, p50', `${fmt(q(lat, 0.5), 0)} ms (${lat.length} probes)`, '', ''],
+      ['POST → drawn, p95', `${fmt(q(lat, 0.95), 0)} ms`, '< 250 ms', q(lat, 0.95) < 250 ? 'ok' : 'MISS'],
+      ['Duplicates / fresh snapshots', `${stats.duplicates} / ${stats.snapshots}`, '0 / 1', stats.duplicates === 0 && stats.snapshots === 1 ? 'ok' : 'MISS'],
+    ];
+    console.log(`\n### Floor in Chromium: ${AGENTS} agents, ${TEAMS} teams, ${RATE} events/s${quick ? ' (--quick)' : ''}\n`);
+    console.log('| Measure | Value | Target | |');
+    console.log('|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  } finally {
+    load?.kill('SIGTERM');
+    await context.close().catch(() => {});
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// window.__roost's shape, as far as the bench reads it (the app defines it in web/).
+declare global {
+  interface Window {
+    __roost?: {
+      client: { connection: string; stats: { frames: number; duplicates: number; snapshots: number } };
+      scene: { counters: { draws: number } };
+      state: { agents: Map<string, unknown> };
+      afterDraw: ((events: { ts?: unknown; activity?: unknown }[], at: number) => void) | null;
+      frameWork: Float64Array;
+      frameCount: number;
+    };
+  }
+}
+
+const args = process.argv.slice(2);
+if (args[0] === '--poster') {
+  poster(args[1]).catch((e) => {
+    console.error('bench poster:', e);
+    process.exit(1);
+  });
+} else {
+  // --frames-only [seconds]: just the frame window (for working on the renderer).
+  const fo = args.indexOf('--frames-only');
+  drive(args.includes('--quick'), fo >= 0, fo >= 0 && Number(args[fo + 1]) > 0 ? Number(args[fo + 1]) * 1000 : 30_000).then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
