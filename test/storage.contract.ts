@@ -85,6 +85,14 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       const [e] = await s.read(st, 0);
       assert.equal(e.body, body);
       assert.equal(e.type, 'weird.type-1');
+      // Names and keys with quotes, backslashes and other scripts are data, never SQL.
+      const odd = fresh(`o'brien\\"; DROP TABLE events; --ünï`);
+      const key = `it's\\a "key" ✈ ${run}`;
+      assert.deepEqual(await s.append(odd, [ev(1)], { idempotencyKey: key }), { first: 1, last: 1, duplicate: false });
+      assert.deepEqual(await s.append(odd, [ev(2)], { idempotencyKey: key }), { first: 1, last: 1, duplicate: true });
+      assert.deepEqual((await s.read(odd, 0)).map((x) => x.stream), [odd]);
+      assert.equal(await s.head(odd), 1);
+      assert.equal(await s.head(st), 1, 'the other tables are still there');
     });
 
     test('a batch is all or nothing: a failing append stores nothing and leaves the head, and does not sink its neighbours', async () => {

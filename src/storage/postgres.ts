@@ -111,6 +111,9 @@ export class PostgresStore implements EventStore {
   private queue: Pending[] = [];
   private flushScheduled = false;
   private flushing: Promise<void> | null = null;
+  /** Heads committed here and not yet sent to the other nodes. */
+  private unsent = new Map<string, number>();
+  private notifying: Promise<void> | null = null;
   private listeners = new Set<CommitListener>();
   /** The highest head per stream already announced to the listeners by this node. */
   private announced = new Map<string, number>();
@@ -183,6 +186,8 @@ export class PostgresStore implements EventStore {
   append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreError('store is closed'));
     if (events.length === 0) return Promise.reject(new StoreError('append needs at least one event'));
+    // Stream names and keys go into SQL text as quoted literals (see begin); PostgreSQL text holds no NUL.
+    if (stream.includes('\0') || opts.idempotencyKey?.includes('\0')) return Promise.reject(new StoreError('stream names and keys cannot contain NUL'));
     return new Promise((resolve, reject) => {
       this.queue.push({ stream, events, key: opts.idempotencyKey, resolve, reject });
       this.scheduleFlush();
@@ -231,12 +236,27 @@ export class PostgresStore implements EventStore {
       heads.set(stream, o.result.last);
       this.announce(stream, o.result.last, o.entries);
     }
-    if (heads.size) {
-      const payloads = [...heads].map(([s, h]) => `${s}:${h}`);
-      this.pool
-        .query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads])
-        .catch((e) => console.error('roost: NOTIFY failed (other nodes catch up on their next wake-up):', e.message));
-    }
+    if (heads.size) this.notify(heads);
+  }
+
+  /**
+   * Tells the other nodes, after the commit and outside its transaction. One
+   * NOTIFY statement is in flight at a time; heads committed meanwhile are
+   * merged (only the newest head per stream matters) and sent next.
+   */
+  private notify(heads: Map<string, number>): void {
+    for (const [s, h] of heads) if (h > (this.unsent.get(s) ?? 0)) this.unsent.set(s, h);
+    if (this.notifying) return;
+    this.notifying = (async () => {
+      while (this.unsent.size) {
+        const payloads = [...this.unsent].map(([s, h]) => `${s}:${h}`);
+        this.unsent.clear();
+        await this.pool
+          .query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads])
+          .catch((e) => console.error('roost: NOTIFY failed (other nodes catch up on their next wake-up):', e.message));
+      }
+      this.notifying = null;
+    })();
   }
 
   /** Runs the batch's transaction, redoing it on races and deadlocks, and per request after a failure. */
@@ -246,7 +266,6 @@ export class PostgresStore implements EventStore {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
         const outcomes = careful ? await this.carefulTx(client, batch) : await this.fastTx(client, batch);
         await client.query('COMMIT');
         return outcomes;
@@ -265,36 +284,30 @@ export class PostgresStore implements EventStore {
     }
   }
 
-  /** Locks the batch's streams in sorted order and returns their heads. */
-  private async lockStreams(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, number>> {
+  /**
+   * Opens the transaction, locks the batch's streams (in sorted order) and looks
+   * up the keys already committed, in one round trip: a simple-protocol query
+   * with the names quoted as literals (escapeLiteral), since it cannot take parameters.
+   */
+  private async begin(client: pg.PoolClient, batch: Pending[]): Promise<{ heads: Map<string, number>; prior: Map<string, AppendResult> }> {
     const streams = [...new Set(batch.map((p) => p.stream))].sort();
-    const r = await client.query<{ stream: string; head: string }>(
-      `INSERT INTO streams AS s (stream, head)
-         SELECT x, 0 FROM unnest($1::text[]) AS x ORDER BY x
-       ON CONFLICT (stream) DO UPDATE SET head = s.head
-       RETURNING stream, head`,
-      [streams],
-    );
-    return new Map(r.rows.map((row) => [row.stream, Number(row.head)]));
-  }
-
-  private async priorKeys(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, AppendResult>> {
     const keys = [...new Set(batch.filter((p) => p.key !== undefined).map((p) => p.key!))];
+    let text =
+      'BEGIN; INSERT INTO streams AS s (stream, head) VALUES ' +
+      streams.map((st) => `(${client.escapeLiteral(st)}, 0)`).join(', ') +
+      ' ON CONFLICT (stream) DO UPDATE SET head = s.head RETURNING stream, head';
+    if (keys.length) text += `; SELECT key, first, last FROM idempotency WHERE key IN (${keys.map((k) => client.escapeLiteral(k)).join(', ')})`;
+    const results = (await client.query(text)) as unknown as pg.QueryResult[];
+    const heads = new Map<string, number>(results[1].rows.map((row) => [row.stream as string, Number(row.head)]));
     const prior = new Map<string, AppendResult>();
-    if (keys.length === 0) return prior;
-    const r = await client.query<{ key: string; first: string; last: string }>(
-      'SELECT key, first, last FROM idempotency WHERE key = ANY($1::text[])',
-      [keys],
-    );
-    for (const row of r.rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
-    return prior;
+    if (keys.length) for (const row of results[2].rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
+    return { heads, prior };
   }
 
   /** The whole batch in one statement after the lock; throws if any request is bad. */
   private async fastTx(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
     const at = Date.now();
-    const heads = await this.lockStreams(client, batch);
-    const prior = await this.priorKeys(client, batch);
+    const { heads, prior } = await this.begin(client, batch);
     const outcomes: Outcome[] = [];
     const ev = { stream: [] as string[], position: [] as number[], type: [] as string[], body: [] as string[] };
     const keys = { key: [] as string[], stream: [] as string[], first: [] as number[], last: [] as number[] };
@@ -353,8 +366,7 @@ export class PostgresStore implements EventStore {
   /** One savepoint per request: a bad request is rejected alone, the others commit. */
   private async carefulTx(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
     const at = Date.now();
-    const heads = await this.lockStreams(client, batch);
-    const prior = await this.priorKeys(client, batch);
+    const { heads, prior } = await this.begin(client, batch);
     const outcomes: Outcome[] = [];
     const changed = new Set<string>();
     for (const p of batch) {
@@ -544,6 +556,7 @@ export class PostgresStore implements EventStore {
       if (this.flushing) await this.flushing;
       else await new Promise((r) => setImmediate(r));
     }
+    if (this.notifying) await this.notifying;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const c = this.listenClient;
