@@ -243,8 +243,10 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     // Exponential gaps: a believable, uneven rhythm.
     await sleep(Math.min(2_000, -Math.log(1 - Math.random()) * (1000 / rate)));
     if (opts.signal?.aborted) break;
+    const events = demo.beat(Date.now());
+    if (events.length === 0) continue;
     try {
-      await post(opts.server, demo.beat(Date.now()), opts.signal);
+      await post(opts.server, events, opts.signal);
     } catch (e) {
       if (opts.signal?.aborted) break;
       log(`roost demo: ${(e as Error).message}; retrying`);
