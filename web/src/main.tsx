@@ -4,6 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
+import { BoardView } from './board/BoardView.js';
 import './styles.css';
 
 interface Route {
@@ -23,7 +24,7 @@ function Soon(props: { what: string; issue: string }) {
 
 const ROUTES: Route[] = [
   { path: '/', label: 'Floor', view: () => <FloorView /> },
-  { path: '/fleet', label: 'Fleet', view: () => <Soon what="Fleet board" issue="a later issue" /> },
+  { path: '/fleet', label: 'Fleet', view: () => <BoardView /> },
   { path: '/work', label: 'Work', view: () => <Soon what="Work" issue="a later issue" /> },
   { path: '/flock', label: 'Flock', view: () => <Soon what="Flock" issue="a later issue" /> },
   { path: '/inbox', label: 'Approvals', view: () => <Soon what="Approvals inbox" issue="a later issue" /> },

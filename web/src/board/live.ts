@@ -1,0 +1,299 @@
+// The browser's side of a thread's sessions stream (the fleet board): one
+// EventSource, the shared sessions fold, and the chat lines it projects.
+//
+// Invariants:
+// - the board is only ever built from a snapshot's state and by
+//   `applySessionEvent` on event frames: the very fold the server runs;
+//   nothing here interprets an event on its own, and the chat line of an
+//   event is what that fold projects against the board before it (so a
+//   prompt is one event seen twice: a count on the card and a line in the
+//   chat, never a copy);
+// - frames are applied in position order, at most once: a frame at or below
+//   the last applied position (same epoch) is a duplicate and dropped, so an
+//   overlapping replay never counts a turn twice;
+// - the history of the chat comes from the log itself: on first load the
+//   page replays the thread from position 0 (the stream's exact replay), up
+//   to `HISTORY_EVENTS`; a longer thread starts from a snapshot and says that
+//   earlier lines are not shown.
+// There is no polling: one GET learns the log's epoch and head, then
+// everything arrives on the stream.
+
+import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/sessions.js';
+
+export type Connection = 'connecting' | 'live' | 'reconnecting' | 'replaying';
+
+/** A chat line of the thread: one projected event. */
+export interface ChatEntry {
+  /** epoch:position of the event: unique, stable across reconnects. */
+  key: string;
+  position: number;
+  type: string;
+  /** The session the event is about. */
+  session: string;
+  /** The transport's name of whoever posted it (a member, or the bridge). */
+  author: string;
+  ts: number;
+  text: string;
+  /** true: an action line ("Ana asked …"); false: a bubble in the author's voice. */
+  action: boolean;
+}
+
+/** Longest thread (in events) whose whole chat is replayed on first load. */
+export const HISTORY_EVENTS = 5_000;
+/** Chat lines kept in memory. */
+export const CHAT_KEEP = 1_000;
+
+export interface BoardStats {
+  snapshots: number;
+  resets: number;
+  frames: number;
+  duplicates: number;
+  reconnects: number;
+}
+
+function parseId(id: string): { epoch: string; position: number } | null {
+  const m = /^(.+):(\d+)$/.exec(id);
+  return m ? { epoch: m[1], position: Number(m[2]) } : null;
+}
+
+export class SessionsClient {
+  state: SessionsState = emptySessions();
+  chat: ChatEntry[] = [];
+  /** false when the chat does not reach back to the thread's first event. */
+  historyComplete = true;
+  connection: Connection = 'connecting';
+  epoch = '';
+  position = 0;
+  readonly stats: BoardStats = { snapshots: 0, resets: 0, frames: 0, duplicates: 0, reconnects: 0 };
+  /**
+   * Start requests seen on the stream (`request.start` / `request.refused`,
+   * docs/bridge.md): not board state (the fold ignores them), only what lets
+   * a page say "waiting for the bridge" or why the bridge refused.
+   */
+  readonly requests = new Map<string, { session: string; by: string; refused: string }>();
+  /** The latest lossy frame per session (`event: live`: tool output, partial text); never folded, never replayed. */
+  readonly live = new Map<string, { type: string; tool: string; text: string; ts: number }>();
+  /** Called after frames were folded or the connection changed (batched: at most once per tick). */
+  onChange: () => void = () => {};
+
+  private es: EventSource | null = null;
+  private based = false; // we hold a base state (a snapshot, or the empty board at position 0)
+  private catchUpTo = 0;
+  private quietTimer = 0;
+  private retryTimer = 0;
+  private notifyTimer = 0;
+  private retryMs = 500;
+  private closed = false;
+
+  constructor(
+    readonly thread: string,
+    private base = '',
+  ) {}
+
+  get url(): string {
+    return `${this.base}/threads/${encodeURIComponent(this.thread)}/sessions`;
+  }
+
+  get lastEventId(): string {
+    return this.epoch ? `${this.epoch}:${this.position}` : '';
+  }
+
+  async start(): Promise<void> {
+    this.closed = false;
+    // One GET for the epoch and the head: a short thread is replayed from its
+    // first event so the chat has its history; a long one starts from a snapshot.
+    try {
+      const r = await fetch(this.url, { headers: { accept: 'application/json' } });
+      if (r.ok) {
+        const b = (await r.json()) as { epoch?: unknown; position?: unknown };
+        if (typeof b.epoch === 'string' && typeof b.position === 'number' && b.position <= HISTORY_EVENTS) {
+          this.epoch = b.epoch;
+          this.position = 0;
+          this.based = true;
+          this.catchUpTo = b.position;
+        }
+      }
+    } catch {
+      // The stream will say what the server is up to; a snapshot start is fine.
+    }
+    if (this.closed) return;
+    if (!this.based) this.historyComplete = false;
+    this.open();
+  }
+
+  stop(): void {
+    this.closed = true;
+    this.es?.close();
+    this.es = null;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.quietTimer);
+    clearTimeout(this.notifyTimer);
+  }
+
+  private changed(): void {
+    if (this.notifyTimer) return;
+    this.notifyTimer = window.setTimeout(() => {
+      this.notifyTimer = 0;
+      this.onChange();
+    }, 16);
+  }
+
+  private setConnection(c: Connection): void {
+    if (this.connection === c) return;
+    this.connection = c;
+    this.changed();
+  }
+
+  private open(): void {
+    const last = this.lastEventId;
+    // A fresh EventSource does not know our last id; the query carries it
+    // (the browser's own reconnects send Last-Event-ID, which wins).
+    const es = new EventSource(`${this.url}/stream${last ? `?lastEventId=${encodeURIComponent(last)}` : ''}`);
+    this.es = es;
+    es.onopen = () => {
+      this.retryMs = 500;
+      if (this.based) {
+        this.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
+        this.armQuiet();
+      }
+    };
+    es.addEventListener('snapshot', (e) => this.onSnapshot(e as MessageEvent));
+    es.addEventListener('event', (e) => this.onEvent(e as MessageEvent));
+    es.addEventListener('live', (e) => this.onLive(e as MessageEvent));
+    es.addEventListener('error', (e) => {
+      if (es !== this.es) return;
+      // The server's own `event: error` (slow consumer, shutdown) carries data;
+      // the browser's connection errors do not. Either way this stream is over.
+      if (e instanceof MessageEvent) {
+        this.reopenSoon();
+        return;
+      }
+      this.setConnection('reconnecting');
+      // CONNECTING: the browser retries by itself, resending Last-Event-ID.
+      // CLOSED: it gave up (a 5xx during a restart, say); we open a new one.
+      if (es.readyState === EventSource.CLOSED) this.reopenSoon();
+    });
+  }
+
+  private reopenSoon(): void {
+    this.es?.close();
+    this.es = null;
+    this.setConnection('reconnecting');
+    if (this.closed) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = window.setTimeout(() => {
+      this.stats.reconnects++;
+      this.open();
+    }, this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, 5_000);
+  }
+
+  /** 'replaying' ends once the stream has been quiet briefly. */
+  private armQuiet(): void {
+    clearTimeout(this.quietTimer);
+    this.quietTimer = window.setTimeout(() => {
+      if (this.connection === 'replaying' || (this.connection === 'reconnecting' && this.es?.readyState === EventSource.OPEN)) this.setConnection('live');
+    }, 400);
+  }
+
+  private onSnapshot(e: MessageEvent): void {
+    let d: { epoch: string; position: number; reset: boolean; state: SessionsState };
+    try {
+      d = JSON.parse(e.data as string);
+    } catch {
+      return;
+    }
+    this.state = d.state && Array.isArray(d.state.sessions) ? d.state : emptySessions();
+    this.stats.snapshots++;
+    if (d.reset || (this.based && d.epoch !== this.epoch)) {
+      // Our place in the log is gone (another database, or too far behind):
+      // the board is replaced and the chat restarts from here.
+      this.stats.resets++;
+      this.chat = [];
+      this.historyComplete = d.position === 0;
+    } else if (!this.based && d.position > 0) {
+      this.historyComplete = false;
+    }
+    this.epoch = d.epoch;
+    this.position = d.position;
+    this.based = true;
+    this.catchUpTo = d.position;
+    this.setConnection('live');
+    this.changed();
+  }
+
+  private onEvent(e: MessageEvent): void {
+    const id = parseId(e.lastEventId);
+    if (!id) return;
+    if (id.epoch === this.epoch && id.position <= this.position) {
+      this.stats.duplicates++;
+      return;
+    }
+    let d: { event: SessionEvent };
+    try {
+      d = JSON.parse(e.data as string);
+    } catch {
+      return;
+    }
+    this.epoch = id.epoch;
+    this.position = id.position;
+    this.stats.frames++;
+    const ev = d.event ?? {};
+    if (ev.type === 'request.start' || ev.type === 'request.refused') this.noteRequest(ev);
+    const r = applySessionEvent(this.state, ev);
+    this.state = r.state;
+    // A completed turn, a result or the end supersedes the partial text shown live.
+    if (ev.type === 'session.turn' || ev.type === 'session.result' || ev.type === 'session.end') this.live.delete(String(ev.id));
+    if (r.chat) {
+      this.chat.push({
+        key: e.lastEventId,
+        position: id.position,
+        type: typeof ev.type === 'string' ? ev.type : '',
+        session: typeof ev.id === 'string' ? ev.id : '',
+        author: typeof ev.name === 'string' ? ev.name : '',
+        ts: typeof ev.ts === 'number' ? ev.ts : 0,
+        text: r.chat.text,
+        action: r.chat.action,
+      });
+      if (this.chat.length > CHAT_KEEP) {
+        this.chat.splice(0, this.chat.length - CHAT_KEEP);
+        this.historyComplete = false;
+      }
+    }
+    if (this.connection === 'replaying') {
+      if (this.position >= this.catchUpTo) this.setConnection('live');
+      else this.armQuiet();
+    }
+    this.changed();
+  }
+
+  private noteRequest(ev: SessionEvent): void {
+    if (typeof ev.id !== 'string') return;
+    const cur = this.requests.get(ev.id);
+    if (ev.type === 'request.start' && !cur) {
+      this.requests.set(ev.id, { session: typeof ev.session === 'string' ? ev.session : ev.id, by: typeof ev.name === 'string' ? ev.name : '', refused: '' });
+    } else if (ev.type === 'request.refused') {
+      const reason = typeof ev.reason === 'string' && ev.reason ? ev.reason : 'refused';
+      this.requests.set(ev.id, { session: cur?.session ?? ev.id, by: cur?.by ?? '', refused: reason });
+    }
+    // Bounded: old requests are forgotten first (a Map iterates in insertion order).
+    if (this.requests.size > 200) this.requests.delete(this.requests.keys().next().value as string);
+  }
+
+  private onLive(e: MessageEvent): void {
+    let f: { type?: unknown; id?: unknown; tool?: unknown; text?: unknown; ts?: unknown };
+    try {
+      f = JSON.parse(e.data as string);
+    } catch {
+      return;
+    }
+    if (typeof f.id !== 'string' || !this.state.sessions.some((s) => s.id === f.id && s.state !== 'ended')) return;
+    this.live.set(f.id, {
+      type: typeof f.type === 'string' ? f.type : '',
+      tool: typeof f.tool === 'string' ? f.tool : '',
+      text: typeof f.text === 'string' ? f.text : '',
+      ts: typeof f.ts === 'number' ? f.ts : Date.now(),
+    });
+    this.changed();
+  }
+}
