@@ -4,6 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
+import { InboxView, usePendingCount } from './approvals/InboxView.js';
 import { BoardView } from './board/BoardView.js';
 import './styles.css';
 
@@ -27,8 +28,18 @@ const ROUTES: Route[] = [
   { path: '/fleet', label: 'Fleet', view: () => <BoardView /> },
   { path: '/work', label: 'Work', view: () => <Soon what="Work" issue="a later issue" /> },
   { path: '/flock', label: 'Flock', view: () => <Soon what="Flock" issue="a later issue" /> },
-  { path: '/inbox', label: 'Approvals', view: () => <Soon what="Approvals inbox" issue="a later issue" /> },
+  { path: '/inbox', label: 'Approvals', view: () => <InboxView /> },
 ];
+
+/** How many approvals wait, on the nav link (live, from the approvals stream). */
+function PendingBadge() {
+  const n = usePendingCount();
+  return n > 0 ? (
+    <span class="nav-badge" data-testid="nav-pending" aria-label={`${n} waiting`}>
+      {n}
+    </span>
+  ) : null;
+}
 
 function routeOf(pathname: string): Route {
   if (pathname === '/floor') return ROUTES[0];
@@ -75,6 +86,7 @@ function App() {
               }}
             >
               {r.label}
+              {r.path === '/inbox' && <PendingBadge />}
             </a>
           ))}
         </nav>
