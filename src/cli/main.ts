@@ -6,6 +6,7 @@ import { openStore } from '../storage/index.js';
 import { startRoost, VERSION } from '../server/index.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
+import { bridgeCommand } from '../bridge/index.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
@@ -15,6 +16,7 @@ usage:
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
               [--subagent TYPE[:KEY]] [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
+  roost bridge --server URL --root DIR [--token T] [--thread default]   (run board sessions here)
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
@@ -159,6 +161,8 @@ export async function main(argv: string[]): Promise<void> {
     case 'hooks':
       await hooksCommand(rest);
       return;
+    case 'bridge':
+      return bridgeCommand(rest);
     case '--version':
     case 'version':
       console.log(VERSION);

@@ -126,6 +126,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/threads/:thread/sessions', sessions.getState)
     .on('POST', '/threads/:thread/sessions', sessions.post)
     .on('GET', '/threads/:thread/sessions/stream', sessions.getStream)
+    .on('POST', '/threads/:thread/sessions/requests', sessions.postRequest)
+    .on('POST', '/threads/:thread/sessions/live', sessions.postLive)
     .on('POST', '/hooks/:tool', hooks.post)
     .otherwise(async (_req, res, url) => {
       const lib = LIB_FILES[url.pathname];

@@ -111,6 +111,15 @@ export class LiveChannel {
     }
   }
 
+  /**
+   * Writes a lossy frame (no `id:` line, so a reader's Last-Event-ID is
+   * untouched) to every subscriber that is live now. Never kept, never
+   * replayed: a subscriber being replayed or reconnecting misses it.
+   */
+  broadcast(bytes: Buffer): void {
+    for (const s of this.subs) if (!s.queue) this.write(s, bytes);
+  }
+
   /** Forgets the in-memory frames (after a reset of the log's meaning, or for tests). */
   clearRing(): void {
     this.ringLen = 0;

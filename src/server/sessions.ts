@@ -34,6 +34,8 @@ import {
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { randomBytes } from 'node:crypto';
+import { checkLive, checkRequest } from '../core/session-requests.js';
 
 export const SESSIONS_STREAM_PREFIX = 'sessions:';
 export const THREAD_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -357,6 +359,59 @@ export class SessionsService {
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
 
+  /**
+   * POST /threads/:thread/sessions/requests: a member asks the thread's bridge
+   * to start a session (`request.start`), or the bridge says it will not
+   * (`request.refused`). Stored on the thread's stream, where the sessions
+   * fold ignores it and the bridge acts on it (docs/bridge.md). Identity is
+   * the transport's, as for every session event. Answers `{ok, id, position,
+   * duplicate}`; a start request for an id already on the board is a 409.
+   */
+  postRequest = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await readJson(req, 16 * 1024);
+    const thread = threadOf(params);
+    const who = this.identify(req);
+    const checked = checkRequest(body, () => 's-' + randomBytes(6).toString('hex'));
+    if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
+    const rawKey = req.headers['idempotency-key'];
+    if (typeof rawKey === 'string' && rawKey.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const key = typeof rawKey === 'string' && rawKey ? `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}` : undefined;
+    const board = await this.board(thread, projectFor(req));
+    await board.fresh();
+    const r0 = checked.ok;
+    const known = board.state.sessions.find((x) => x.id === r0.id);
+    // A start for a session already on the board asks for nothing (the retry of
+    // a request whose answer was lost is recognised by its key below).
+    const conflict = r0.type === 'request.start' && known ? new HttpError(409, 'conflict', `session "${r0.id}" already exists; a new session needs a new id`) : null;
+    if (conflict && !key) throw conflict;
+    const e = withSessionIdentity(r0, { name: who.name, uid: who.uid, ts: Date.now() });
+    const r = await this.store.append(board.stream, [{ type: e.type, body: JSON.stringify(e) }], { idempotencyKey: key });
+    await board.folded(r.last);
+    if (conflict && !r.duplicate) throw conflict;
+    const id = r.duplicate ? ((await storedId(this.store, board.stream, r.first)) ?? r0.id) : r0.id;
+    sendJson(res, 200, { ok: true, id, position: r.first, duplicate: r.duplicate });
+  };
+
+  /**
+   * POST /threads/:thread/sessions/live: a lossy frame (`session.tool`,
+   * `session.stream`) relayed at once to the readers of the thread's stream as
+   * `event: live` with no `id:` line. Nothing is stored and nothing replays it.
+   */
+  postLive = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await readJson(req, 64 * 1024);
+    const thread = threadOf(params);
+    const who = this.identify(req);
+    const checked = checkLive(body);
+    if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
+    const board = await this.board(thread, projectFor(req));
+    const s = board.state.sessions.find((x) => x.id === checked.ok.id);
+    if (!s) throw new HttpError(404, 'not_found', `no session "${checked.ok.id}" on this board`);
+    if (s.state === 'ended') throw new HttpError(409, 'conflict', `session "${s.name}" has ended`);
+    const frame = withSessionIdentity(checked.ok, { name: who.name, uid: who.uid, ts: Date.now() });
+    board.channel.broadcast(Buffer.from(`event: live\ndata: ${JSON.stringify(frame)}\n\n`));
+    sendJson(res, 200, { ok: true, relayed: board.channel.subscriberCount });
+  };
+
   getState = async (_req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const board = await this.board(threadOf(params));
     await board.fresh();
@@ -367,6 +422,21 @@ export class SessionsService {
     const board = await this.board(threadOf(params));
     board.channel.subscribe(req, res, url);
   };
+}
+
+/** Reads the request the idempotency key first stored (a retry's answer names the original id). */
+async function storedId(store: EventStore, stream: string, position: number): Promise<string | undefined> {
+  const [e] = await store.read(stream, position - 1, 1);
+  try {
+    return (JSON.parse(e?.body ?? '{}') as { id?: string }).id;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The project the access layer resolved for this request (local mode without a grant: the default). */
+function projectFor(req: IncomingMessage): string {
+  return grantOf(req)?.project ?? DEFAULT_PROJECT;
 }
 
 function threadOf(params: Record<string, string>): string {

@@ -1,0 +1,633 @@
+// The workstation bridge: runs on a member's machine, connects out to a Roost
+// server, follows one thread's stream and runs the Claude Code sessions the
+// members ask for (docs/bridge.md).
+//
+// What flows where:
+// - in, on the thread's stream (exact replay after a reconnect): the members'
+//   `request.start`, `session.prompt`, `session.end` and approval decisions;
+// - out, as posts with an Idempotency-Key derived from stable facts (session
+//   id + turn number, + status sequence, + approval rid): `session.spawn`,
+//   `session.status`, `session.turn`, `session.result`, `session.approval`
+//   (pending, and the denial when the window passes), `session.end` when the
+//   bridge ends a session itself, `request.refused`;
+// - lossy, never stored: `session.tool` frames for tool calls and results.
+//
+// Invariants:
+// - a frame is handled completely (a session started, a prompt written to
+//   its process) before the next one, and the stream position is saved only
+//   after that, so a crash replays at most the frame in hand; every action is
+//   idempotent (a start whose id is on the board or running is skipped);
+// - approvals fail closed: a tool call that needs approval runs only if the
+//   first decision in the thread's log allows it; no decision in the window,
+//   an ended session, an unreachable bridge or a hook error all deny;
+// - a restarted bridge runs nothing from before: every session still open on
+//   the board is ended with the reason `bridge restarted`, and worktrees left
+//   behind are removed.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, relative, resolve, sep } from 'node:path';
+import { digestInput, needsApproval } from '../core/approvals.js';
+import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/sessions.js';
+import { BoardClient, type SseFrame } from './client.js';
+import { addWorktree, excludeLocally, mainRepoOf, removeWorktree, repoTop } from './git.js';
+
+export interface BridgeOptions {
+  server: string;
+  token?: string;
+  /** The folder sessions run in (plain) or branch from (scoped). */
+  root: string;
+  thread: string;
+  /** The label the bridge posts under. */
+  name: string;
+  /** The Claude Code executable. */
+  claude: string;
+  /** Which tools need a member's approval (see needsApproval); the default spares read-only tools. */
+  approvals: string;
+  /** How long a pending approval waits before it counts as denied. */
+  windowMs: number;
+  log: (line: string) => void;
+}
+
+/** Tools that only read: they run without asking under the default rules. */
+export const READ_ONLY_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'NotebookRead', 'TodoWrite', 'TaskList', 'TaskGet', 'TaskOutput'];
+export const DEFAULT_APPROVALS = `(?!(?:${READ_ONLY_TOOLS.join('|')})$).*`;
+
+const STATE_DIR = '.roost-bridge';
+
+interface Turn {
+  msgId: string;
+  texts: string[];
+}
+
+interface Run {
+  id: string;
+  name: string;
+  cwd: string;
+  worktree: { top: string; path: string } | null;
+  proc: ChildProcess | null;
+  claudeSid: string;
+  /** Counters behind the idempotency keys: each post of a kind gets the next number. */
+  turns: number;
+  statuses: number;
+  results: number;
+  turn: Turn | null;
+  closing: boolean;
+  /** Tool names by tool_use_id (for the lossy result frames). */
+  tools: Map<string, string>;
+  waiting: Map<string, (outcome: { state: 'allowed' | 'denied'; by: string } | null) => void>;
+}
+
+interface StateFile {
+  bridge: string;
+  threads: Record<string, { lastEventId?: string }>;
+}
+
+const oneLine = (s: string, n: number) => {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > n ? t.slice(0, n - 1) + '…' : t;
+};
+
+/** The hook Claude Code runs before every tool call: asks the bridge, and denies on any failure. */
+function hookCommand(timeoutMs: number): string {
+  const code = [
+    'const http=require("http");let raw="";',
+    'const deny=(r)=>{process.stdout.write(JSON.stringify({hookSpecificOutput:{hookEventName:"PreToolUse",permissionDecision:"deny",permissionDecisionReason:r}}));process.exit(0)};',
+    'process.stdin.on("data",(d)=>raw+=d);process.stdin.on("end",()=>{const u=process.env.ROOST_BRIDGE_HOOK_URL;if(!u)deny("no Roost bridge to ask: denied");',
+    'const q=http.request(u,{method:"POST",headers:{"content-type":"application/json"}},(res)=>{let b="";res.on("data",(d)=>b+=d);res.on("end",()=>{',
+    'try{const j=JSON.parse(b);if(res.statusCode===200&&j.hookSpecificOutput){process.stdout.write(b);process.exit(0)}}catch(e){}',
+    'deny("the Roost bridge gave no decision: denied")})});',
+    'q.on("error",(e)=>deny("the Roost bridge could not be reached ("+e.message+"): denied"));',
+    `q.setTimeout(${timeoutMs},()=>q.destroy(new Error("no answer in time")));q.end(raw)})`,
+  ].join('');
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  return `${q(process.execPath)} -e ${q(code)}`;
+}
+
+function answer(decision: 'allow' | 'deny', reason: string) {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: reason } };
+}
+
+function formatWindow(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+export class Bridge {
+  private client: BoardClient;
+  private board: SessionsState = emptySessions();
+  private runs = new Map<string, Run>();
+  private state: StateFile = { bridge: '', threads: {} };
+  private stateDir: string;
+  private saveTimer: NodeJS.Timeout | null = null;
+  private hookServer: Server | null = null;
+  private hookUrl = '';
+  private secret = randomBytes(16).toString('hex');
+  private following: Promise<void> | null = null;
+  private stopped = false;
+  private rootReal = '';
+  /** Resolves once the first frame of the stream (snapshot or replay) has been handled. */
+  ready: Promise<void>;
+  private markReady!: () => void;
+
+  constructor(private opts: BridgeOptions) {
+    this.client = new BoardClient({ server: opts.server, thread: opts.thread, token: opts.token, name: opts.name, log: opts.log });
+    this.stateDir = join(resolve(opts.root), STATE_DIR);
+    this.ready = new Promise((r) => (this.markReady = r));
+  }
+
+  private key(...parts: (string | number)[]): string {
+    return [this.state.bridge, ...parts].join(':');
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  async start(): Promise<void> {
+    this.rootReal = await realpath(resolve(this.opts.root));
+    await mkdir(join(this.stateDir, 'worktrees'), { recursive: true });
+    const top = await repoTop(this.rootReal);
+    if (top) await excludeLocally(top, `/${relative(top, this.stateDir).split(sep).join('/')}/`);
+    await this.loadState();
+    await this.startHookServer();
+
+    // Reconcile before following: whatever is open on the board, this fresh
+    // process does not run it. End it with a reason rather than leave it "running".
+    const snap = await this.client.getBoard();
+    this.board = { sessions: snap.sessions ?? [] };
+    for (const s of this.board.sessions) {
+      if (s.state === 'ended') continue;
+      this.opts.log(`ending ${s.id}: this bridge no longer runs it`);
+      await this.client.post('', { type: 'session.end', id: s.id, session: s.name, reason: 'bridge restarted' }, this.key(s.id, 'end'));
+    }
+    await this.removeLeftoverWorktrees();
+
+    this.following = this.client.follow({
+      lastEventId: () => this.state.threads[this.opts.thread]?.lastEventId,
+      onFrame: (f) => this.onFrame(f),
+      onState: (s, why) => this.opts.log(s === 'connected' ? `connected to ${this.client.base}/stream` : `stream down (${why}); reconnecting`),
+    });
+  }
+
+  /** Ends every session (posting `session.end` with `reason`), stops following and saves the position. */
+  async stop(reason = 'bridge stopped'): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.all([...this.runs.values()].map((r) => this.close(r, reason, true)));
+    await Promise.race([this.client.drain(), new Promise((r) => setTimeout(r, 5000))]);
+    this.client.close();
+    await this.following?.catch(() => undefined);
+    this.hookServer?.closeAllConnections();
+    await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+    await this.saveState();
+  }
+
+  private async loadState(): Promise<void> {
+    try {
+      const j = JSON.parse(await readFile(join(this.stateDir, 'state.json'), 'utf8')) as StateFile;
+      if (typeof j.bridge === 'string' && j.bridge) this.state = { bridge: j.bridge, threads: j.threads ?? {} };
+    } catch {
+      // First run (or an unreadable file): a new identity, starting from a snapshot.
+    }
+    if (!this.state.bridge) this.state.bridge = 'b' + randomBytes(5).toString('hex');
+    await this.saveState();
+  }
+
+  private async saveState(): Promise<void> {
+    const file = join(this.stateDir, 'state.json');
+    await writeFile(file + '.tmp', JSON.stringify(this.state, null, 2));
+    await rename(file + '.tmp', file);
+  }
+
+  private scheduleSave(): void {
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      void this.saveState().catch((e) => this.opts.log(`saving the bridge state failed: ${(e as Error).message}`));
+    }, 100);
+  }
+
+  private async removeLeftoverWorktrees(): Promise<void> {
+    const dir = join(this.stateDir, 'worktrees');
+    for (const id of await readdir(dir).catch(() => [] as string[])) {
+      if (this.runs.has(id)) continue;
+      const path = join(dir, id);
+      const top = await mainRepoOf(path);
+      if (!top) continue;
+      await removeWorktree(top, path).then(
+        () => this.opts.log(`removed the worktree of ${id}, left from an earlier run`),
+        (e) => this.opts.log(`could not remove ${path}: ${(e as Error).message}`),
+      );
+    }
+  }
+
+  // ------------------------------------------------------------ the stream
+
+  private async onFrame(f: SseFrame): Promise<void> {
+    let data: any;
+    try {
+      data = JSON.parse(f.data);
+    } catch {
+      return;
+    }
+    if (f.event === 'snapshot') {
+      this.board = data.state ?? emptySessions();
+      // After a reset, whatever ended while we were away ends here too.
+      for (const r of [...this.runs.values()]) {
+        const s = this.session(r.id);
+        if (!s || s.state === 'ended') await this.close(r, s?.reason || 'ended', false);
+      }
+      this.settleWaiters();
+    } else if (f.event === 'event') {
+      await this.onEvent(data.event);
+    } else {
+      return; // live frames and anything new: not ours
+    }
+    if (f.id) {
+      (this.state.threads[this.opts.thread] ??= {}).lastEventId = f.id;
+      this.scheduleSave();
+    }
+    this.markReady();
+  }
+
+  private session(id: string): Session | undefined {
+    return this.board.sessions.find((s) => s.id === id);
+  }
+
+  private async onEvent(e: any): Promise<void> {
+    if (!e || typeof e !== 'object') return;
+    if (e.type === 'request.start') {
+      await this.startSession(e);
+      return;
+    }
+    const before = this.board;
+    this.board = reduceSessions(this.board, e);
+    if (this.board === before) return; // a no-op on the board is a no-op here too
+    const run = typeof e.id === 'string' ? this.runs.get(e.id) : undefined;
+    if (!run) return;
+    switch (e.type) {
+      case 'session.prompt':
+        await this.prompt(run, String(e.text ?? ''));
+        break;
+      case 'session.end':
+        // A member closed it (or our own end came back): stop the process, remove the worktree.
+        await this.close(run, String(e.reason ?? 'closed'), false);
+        break;
+      case 'session.approval':
+        this.settleWaiters();
+        break;
+    }
+  }
+
+  /** Wakes approval waiters whose request the board has settled (or whose session ended). */
+  private settleWaiters(): void {
+    for (const run of this.runs.values()) {
+      const s = this.session(run.id);
+      for (const [rid, wake] of run.waiting) {
+        if (!s || s.state === 'ended') {
+          run.waiting.delete(rid);
+          wake(null);
+          continue;
+        }
+        const a = s.approvals.find((x) => x.rid === rid);
+        if (a && a.state !== 'pending') {
+          run.waiting.delete(rid);
+          wake({ state: a.state, by: a.by });
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ sessions
+
+  /** Resolves a request's root inside the bridge's root, or says why not. */
+  private async resolveRoot(asked: string): Promise<string | { error: string }> {
+    let p = asked.trim();
+    if (p === '~' || p.startsWith('~/')) p = join(homedir(), p.slice(1));
+    const target = resolve(this.rootReal, p || '.');
+    let real: string;
+    try {
+      real = await realpath(target);
+    } catch {
+      return { error: `no folder ${asked || '.'} under the bridge's root` };
+    }
+    if (real !== this.rootReal && !real.startsWith(this.rootReal + sep)) return { error: `${asked} is outside the bridge's root` };
+    if (real === this.stateDir || real.startsWith(this.stateDir + sep)) return { error: `${asked} is the bridge's own folder` };
+    return real;
+  }
+
+  private display(path: string): string {
+    const home = homedir();
+    return path === home || path.startsWith(home + sep) ? '~' + path.slice(home.length) : path;
+  }
+
+  private async startSession(req: any): Promise<void> {
+    const id = typeof req.id === 'string' ? req.id : '';
+    if (!id || this.runs.has(id) || this.session(id) || this.stopped) return; // done before, or not ours to redo
+    const refuse = (reason: string) => {
+      this.opts.log(`refused ${id}: ${reason}`);
+      return this.client.post('/requests', { type: 'request.refused', id, reason: oneLine(reason, 120) }, this.key(id, 'refused'));
+    };
+    const where = await this.resolveRoot(typeof req.root === 'string' ? req.root : '');
+    if (typeof where !== 'string') return void (await refuse(where.error));
+    const flavor = req.flavor === 'plain' ? 'plain' : 'scoped';
+    let cwd = where;
+    let worktree: Run['worktree'] = null;
+    if (flavor === 'scoped') {
+      const top = await repoTop(where);
+      if (!top) return void (await refuse(`${this.display(where)} is not in a git repository; a scoped session needs one`));
+      const path = join(this.stateDir, 'worktrees', id);
+      try {
+        await addWorktree(top, path, `roost/${id}`);
+      } catch (e) {
+        return void (await refuse((e as Error).message));
+      }
+      worktree = { top, path };
+      cwd = join(path, relative(top, where));
+    }
+    const run: Run = {
+      id,
+      name: typeof req.session === 'string' && req.session ? req.session : id,
+      cwd,
+      worktree,
+      proc: null,
+      claudeSid: '',
+      turns: 0,
+      statuses: 0,
+      results: 0,
+      turn: null,
+      closing: false,
+      tools: new Map(),
+      waiting: new Map(),
+    };
+    this.runs.set(id, run);
+    this.launch(run, false);
+    const r = await this.client.post(
+      '',
+      {
+        type: 'session.spawn',
+        id,
+        session: run.name,
+        flavor,
+        root: oneLine(this.display(where), 300),
+        worktree: worktree ? oneLine(this.display(worktree.path), 300) : '',
+        by: typeof req.name === 'string' ? req.name.slice(0, 80) : '',
+      },
+      this.key(id, 'spawn'),
+    );
+    if (r.status !== 200) {
+      // Someone else's session by that id (another bridge on this thread?): not ours to run.
+      await this.close(run, 'not started', false);
+      return;
+    }
+    this.opts.log(`started ${id} (${flavor}) in ${cwd}`);
+    this.status(run, 'idle', 'ready for a prompt');
+  }
+
+  private launch(run: Run, resume: boolean): void {
+    const timeoutMs = this.opts.windowMs + 60_000;
+    const settings = {
+      hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: hookCommand(timeoutMs), timeout: Math.ceil(timeoutMs / 1000) + 60 }] }] },
+    };
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--settings', JSON.stringify(settings)];
+    if (resume && run.claudeSid) args.push('--resume', run.claudeSid);
+    const proc = spawn(this.opts.claude, args, {
+      cwd: run.cwd,
+      env: { ...process.env, ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${run.id}?k=${this.secret}` },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    run.proc = proc;
+    let buf = '';
+    proc.stdout!.setEncoding('utf8');
+    proc.stdout!.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (!line) continue;
+        try {
+          this.onClaude(run, JSON.parse(line));
+        } catch (e) {
+          this.opts.log(`${run.id}: unreadable line from claude (${(e as Error).message})`);
+        }
+      }
+    });
+    let err = '';
+    proc.stderr!.on('data', (d) => (err = (err + d).slice(-2000)));
+    proc.stdin!.on('error', () => undefined); // a dead process's pipe; its exit is handled below
+    proc.on('error', (e) => (err += e.message));
+    proc.on('close', (code, signal) => {
+      if (run.proc !== proc) return;
+      run.proc = null;
+      if (run.closing) return;
+      // It died on its own: the board says so; a later prompt resumes it, a close removes it.
+      this.flushTurn(run);
+      const why = `claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`;
+      this.opts.log(`${run.id}: ${why}`);
+      this.status(run, 'dead', why);
+    });
+  }
+
+  private async prompt(run: Run, text: string): Promise<void> {
+    if (!text.trim() || run.closing) return;
+    if (!run.proc) this.launch(run, true);
+    this.status(run, 'running', 'thinking');
+    const msg = { type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } };
+    run.proc!.stdin!.write(JSON.stringify(msg) + '\n');
+  }
+
+  /** Ends a session's process and removes its worktree; posts `session.end` when the bridge is the one ending it. */
+  private async close(run: Run, reason: string, post: boolean): Promise<void> {
+    if (run.closing) return;
+    run.closing = true;
+    for (const [rid, wake] of run.waiting) {
+      run.waiting.delete(rid);
+      wake(null);
+    }
+    const proc = run.proc;
+    if (proc) {
+      const exited = new Promise<void>((ok) => proc.once('close', () => ok()));
+      proc.stdin!.end();
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(t);
+    }
+    if (post) await this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
+    if (run.worktree) {
+      await removeWorktree(run.worktree.top, run.worktree.path).then(
+        () => this.opts.log(`removed the worktree of ${run.id}; branch roost/${run.id} stays`),
+        (e) => this.opts.log(`could not remove the worktree of ${run.id}: ${(e as Error).message}`),
+      );
+    }
+    this.runs.delete(run.id);
+    this.opts.log(`closed ${run.id} (${reason})`);
+  }
+
+  // ------------------------------------------------------------ claude's output
+
+  private status(run: Run, state: 'running' | 'idle' | 'waiting' | 'dead', activity: string): void {
+    const n = ++run.statuses;
+    void this.client.post('', { type: 'session.status', id: run.id, state, activity: oneLine(activity, 200) }, this.key(run.id, 'status', n));
+  }
+
+  private live(run: Run, tool: string, text: string): void {
+    // Lossy: one attempt, no retry, no order guarantee; failures are dropped.
+    void this.client.postOnce('/live', { type: 'session.tool', id: run.id, tool, text: text.slice(0, 4000) }).catch(() => undefined);
+  }
+
+  private flushTurn(run: Run): void {
+    const t = run.turn;
+    if (!t) return;
+    run.turn = null;
+    const n = ++run.turns;
+    const text = t.texts.join('\n\n').trim();
+    const body: Record<string, unknown> = { type: 'session.turn', id: run.id, session: run.name };
+    if (text) body.text = text.slice(0, 20_000);
+    void this.client.post('', body, this.key(run.id, 'turn', n));
+  }
+
+  private onClaude(run: Run, m: any): void {
+    if (!m || typeof m !== 'object') return;
+    const main = !m.parent_tool_use_id;
+    switch (m.type) {
+      case 'system':
+        if (m.subtype === 'init' && typeof m.session_id === 'string') run.claudeSid = m.session_id;
+        break;
+      case 'assistant': {
+        const content: any[] = Array.isArray(m.message?.content) ? m.message.content : [];
+        if (!main) {
+          // A subagent's step: only the activity says so.
+          const tu = content.find((b) => b?.type === 'tool_use');
+          if (tu) {
+            run.tools.set(tu.id, tu.name);
+            this.status(run, 'running', `subagent: ${tu.name} ${digestInput(tu.name, tu.input, 150)}`);
+          }
+          break;
+        }
+        const msgId = String(m.message?.id ?? '');
+        if (run.turn && run.turn.msgId !== msgId) this.flushTurn(run);
+        run.turn ??= { msgId, texts: [] };
+        for (const b of content) {
+          if (b?.type === 'text' && typeof b.text === 'string') run.turn.texts.push(b.text);
+          else if (b?.type === 'tool_use') {
+            run.tools.set(b.id, b.name);
+            const digest = digestInput(b.name, b.input, 150);
+            this.status(run, 'running', `${b.name} ${digest}`);
+            this.live(run, b.name, digest);
+          }
+        }
+        break;
+      }
+      case 'user': {
+        if (main) this.flushTurn(run);
+        const content: any[] = Array.isArray(m.message?.content) ? m.message.content : [];
+        for (const b of content) {
+          if (b?.type !== 'tool_result') continue;
+          const c = typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? b.content.map((x: any) => x?.text ?? '').join('') : '';
+          this.live(run, run.tools.get(b.tool_use_id) ?? 'tool', (b.is_error ? 'error: ' : '') + c);
+        }
+        break;
+      }
+      case 'result': {
+        this.flushTurn(run);
+        const n = ++run.results;
+        const secs = typeof m.duration_ms === 'number' ? `${(m.duration_ms / 1000).toFixed(1)} s` : '';
+        const turns = typeof m.num_turns === 'number' ? `, ${m.num_turns} turn${m.num_turns === 1 ? '' : 's'}` : '';
+        const cost = typeof m.total_cost_usd === 'number' && m.total_cost_usd > 0 ? `, $${m.total_cost_usd.toFixed(4)}` : '';
+        const denied = Array.isArray(m.permission_denials) && m.permission_denials.length ? `, ${m.permission_denials.length} tool call(s) denied` : '';
+        const summary = m.is_error || m.subtype !== 'success' ? `stopped (${m.subtype ?? 'error'}) after ${secs}${turns}` : `done in ${secs}${turns}${cost}${denied}`;
+        void this.client.post('', { type: 'session.result', id: run.id, session: run.name, summary: oneLine(summary, 500) }, this.key(run.id, 'result', n));
+        this.status(run, 'idle', 'ready for a prompt');
+        break;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ approvals
+
+  private async startHookServer(): Promise<void> {
+    this.hookServer = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const reply = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      const m = /^\/hook\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
+      if (req.method !== 'POST' || !m || url.searchParams.get('k') !== this.secret) return reply(404, {});
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let payload: any = {};
+        try {
+          payload = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {}
+        this.decide(m[1], payload).then(
+          (d) => reply(200, answer(d.decision, d.reason)),
+          (e) => reply(200, answer('deny', `the Roost bridge failed (${(e as Error).message}): denied`)),
+        );
+      });
+    });
+    await new Promise<void>((ok) => this.hookServer!.listen(0, '127.0.0.1', ok));
+    const port = (this.hookServer.address() as { port: number }).port;
+    this.hookUrl = `http://127.0.0.1:${port}`;
+  }
+
+  /** A request id from Claude Code's tool_use_id (stable, so a retried post is the same request). */
+  private ridOf(payload: any, run: Run): string {
+    const raw = typeof payload.tool_use_id === 'string' ? payload.tool_use_id.replace(/[^A-Za-z0-9_-]/g, '') : '';
+    return (raw || `call-${run.statuses}-${Date.now().toString(36)}`).slice(-64);
+  }
+
+  private async decide(id: string, payload: any): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
+    const run = this.runs.get(id);
+    if (!run || run.closing) return { decision: 'deny', reason: 'the session has ended in Roost: denied' };
+    const tool = typeof payload.tool_name === 'string' ? payload.tool_name : 'tool';
+    if (!needsApproval(this.opts.approvals, tool)) return { decision: 'allow', reason: 'needs no approval under the bridge’s rules' };
+    const rid = this.ridOf(payload, run);
+    const digest = digestInput(tool, payload.tool_input, 200);
+    const posted = await this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' }, this.key(id, 'approval', rid));
+    if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
+    this.status(run, 'waiting', `needs approval: ${tool} ${digest}`);
+    const decided = new Promise<{ state: 'allowed' | 'denied'; by: string } | null>((wake) => run.waiting.set(rid, wake));
+    this.settleWaiters(); // it may be settled already (a replayed decision)
+    let timer: NodeJS.Timeout | null = null;
+    const window = new Promise<'window'>((ok) => (timer = setTimeout(() => ok('window'), this.opts.windowMs)));
+    let outcome = await Promise.race([decided, window]);
+    if (timer) clearTimeout(timer);
+    if (outcome === 'window') {
+      // Nobody answered in time: say so on the board; whichever decision the log holds first is the one obeyed.
+      await this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), state: 'denied' }, this.key(id, 'approval', rid, 'window'));
+      outcome = await Promise.race([decided, new Promise<null>((ok) => setTimeout(() => ok(null), 5000))]);
+      if (outcome?.state === 'denied' && outcome.by === this.opts.name) {
+        outcome = null;
+      }
+      if (!outcome) {
+        run.waiting.delete(rid);
+        if (!run.closing) this.status(run, 'running', `denied: ${tool} (no decision)`);
+        return { decision: 'deny', reason: `No decision in Roost within ${formatWindow(this.opts.windowMs)}: denied (unanswered approvals count as a no)` };
+      }
+    }
+    if (!outcome) return { decision: 'deny', reason: 'the session has ended in Roost: denied' };
+    if (outcome.state === 'allowed') {
+      this.status(run, 'running', `${tool} ${digest}`);
+      return { decision: 'allow', reason: `Allowed in Roost by ${outcome.by}` };
+    }
+    this.status(run, 'running', `denied: ${tool}`);
+    return { decision: 'deny', reason: `Denied in Roost by ${outcome.by}` };
+  }
+}
+
+/** Whether a folder looks like a bridge's state folder (for tests and `roost bridge --help`). */
+export function bridgeStateDir(root: string): string {
+  return join(resolve(root), STATE_DIR);
+}
+
+export function hasBridgeState(root: string): boolean {
+  return existsSync(join(bridgeStateDir(root), 'state.json'));
+}

@@ -1,0 +1,183 @@
+// The bridge's side of the wire: posts that survive a dropped connection, and
+// a thread's stream followed with exact replay.
+//
+// Invariants:
+// - posts go out one at a time, in the order they were queued, so the board
+//   sees a session's spawn before its status and its turns in order;
+// - a post is retried with the same Idempotency-Key until the server gives a
+//   definitive answer (2xx or a 4xx other than 408/429): a retry after a lost
+//   answer is recognised by the server and stores nothing twice;
+// - the stream reconnects with the last `id:` it saw as Last-Event-ID, so a
+//   reconnect replays exactly the frames it missed. Frames without an id (the
+//   lossy `live` frames) never move that id.
+
+export interface ClientOptions {
+  server: string;
+  thread: string;
+  token?: string;
+  /** The label this bridge posts under (`Roost-Name`, local mode). */
+  name: string;
+  log: (line: string) => void;
+}
+
+export interface PostResult {
+  status: number;
+  json: any;
+}
+
+export interface SseFrame {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class BoardClient {
+  readonly base: string;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private streamAbort: AbortController | null = null;
+
+  constructor(private opts: ClientOptions) {
+    this.base = `${opts.server.replace(/\/+$/, '')}/threads/${encodeURIComponent(opts.thread)}/sessions`;
+  }
+
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = { 'roost-name': this.opts.name, ...extra };
+    // Sent as is; the server ignores it in local mode and will check it in shared mode.
+    if (this.opts.token) h.authorization = `Bearer ${this.opts.token}`;
+    return h;
+  }
+
+  /** One attempt; throws on a network error. */
+  async postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
+    const headers = this.headers({ 'content-type': 'application/json' });
+    if (key) headers['idempotency-key'] = key;
+    const r = await fetch(this.base + path, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+    const text = await r.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.status, json };
+  }
+
+  /**
+   * Queues a post behind the earlier ones and retries it until the server
+   * answers definitively. Resolves with that answer (status 0 once the client
+   * is closed).
+   */
+  post(path: string, body: unknown, key: string): Promise<PostResult> {
+    const run = async (): Promise<PostResult> => {
+      let wait = 200;
+      for (;;) {
+        if (this.closed) return { status: 0, json: null };
+        try {
+          const r = await this.postOnce(path, body, key);
+          if (r.status < 500 && r.status !== 408 && r.status !== 429) {
+            if (r.status >= 400) this.opts.log(`post ${(body as { type?: string }).type ?? path} refused: ${r.status} ${r.json?.message ?? ''}`);
+            return r;
+          }
+        } catch {
+          // The server is away: try again with the same key.
+        }
+        await sleep(wait);
+        wait = Math.min(wait * 2, 2000);
+      }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Waits until every queued post has been answered. */
+  drain(): Promise<unknown> {
+    return this.queue;
+  }
+
+  async getBoard(): Promise<any> {
+    let wait = 200;
+    for (;;) {
+      try {
+        const r = await fetch(this.base, { headers: this.headers(), signal: AbortSignal.timeout(15_000) });
+        if (r.ok) return await r.json();
+        if (r.status < 500) throw new Error(`the server answered ${r.status}: ${await r.text()}`);
+      } catch (e) {
+        if (e instanceof Error && e.message.startsWith('the server answered')) throw e;
+      }
+      if (this.closed) throw new Error('closed');
+      await sleep(wait);
+      wait = Math.min(wait * 2, 2000);
+    }
+  }
+
+  /**
+   * Follows the thread's stream until closed, reconnecting with the last id
+   * it saw. `onFrame` is called for every frame in order (awaited, so the
+   * handler may do async work before the next frame); `onState` reports the
+   * connection.
+   */
+  async follow(opts: {
+    lastEventId: () => string | undefined;
+    onFrame: (f: SseFrame) => Promise<void> | void;
+    onState?: (s: 'connected' | 'down', why?: string) => void;
+    idleMs?: number;
+  }): Promise<void> {
+    let wait = 200;
+    while (!this.closed) {
+      const ac = new AbortController();
+      this.streamAbort = ac;
+      let idle: NodeJS.Timeout | null = null;
+      const bump = () => {
+        if (idle) clearTimeout(idle);
+        // Heartbeats come every 15 s; a silent socket is a dead one.
+        idle = setTimeout(() => ac.abort(new Error('the stream went silent')), opts.idleMs ?? 40_000);
+      };
+      try {
+        const last = opts.lastEventId();
+        const headers = this.headers({ accept: 'text/event-stream' });
+        if (last) headers['last-event-id'] = last;
+        bump();
+        const res = await fetch(this.base + '/stream', { headers, signal: ac.signal });
+        if (!res.ok || !res.body) throw new Error(`the stream answered ${res.status}`);
+        opts.onState?.('connected');
+        wait = 200;
+        const decoder = new TextDecoder();
+        let buf = '';
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          bump();
+          buf += decoder.decode(chunk, { stream: true });
+          let cut: number;
+          while ((cut = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const f: SseFrame = { event: 'message', data: '' };
+            const data: string[] = [];
+            for (const line of block.split('\n')) {
+              if (line.startsWith('id:')) f.id = line.slice(3).trim();
+              else if (line.startsWith('event:')) f.event = line.slice(6).trim();
+              else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+            }
+            if (!data.length) continue;
+            f.data = data.join('\n');
+            await opts.onFrame(f);
+          }
+        }
+        opts.onState?.('down', 'the server ended the stream');
+      } catch (e) {
+        if (this.closed) break;
+        opts.onState?.('down', (e as Error).message);
+      } finally {
+        if (idle) clearTimeout(idle);
+      }
+      await sleep(wait);
+      wait = Math.min(wait * 2, 2000);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.streamAbort?.abort();
+  }
+}
