@@ -6,11 +6,15 @@ import { readFileSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
-import { FloorService } from './floor.js';
-import { ApprovalService } from './approvals.js';
+import { FloorService, floorStream } from './floor.js';
+import { ApprovalService, approvalsStream } from './approvals.js';
+import { projectOf, type Access, type Role } from './access.js';
+import { IdentityRoutes, IdentityService, SharedAccess } from './identity.js';
+import { PerProject } from './scoped.js';
 import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
-import { HttpError, Router } from './http.js';
+import { WorkService } from './work.js';
+import { HttpError, Router, sendJson, type Handler } from './http.js';
 
 export interface RoostConfig {
   host: string;
@@ -22,6 +26,13 @@ export interface RoostConfig {
   maxBufferedBytes: number;
   maxReplay: number;
   minFlushIntervalMs: number;
+  /** Shared mode even before any account exists (docs/security.md). */
+  shared: boolean;
+  /** Origins besides the server's own from which a signed-in browser may write. */
+  origins: string[];
+  /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
+  requestsPerMinute: number;
+  streamsPerCaller: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -34,6 +45,10 @@ export const DEFAULTS: RoostConfig = {
   maxBufferedBytes: 4 * 1024 * 1024,
   maxReplay: 200_000,
   minFlushIntervalMs: 5,
+  shared: false,
+  origins: [],
+  requestsPerMinute: 1200,
+  streamsPerCaller: 32,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -82,6 +97,12 @@ export interface Roost {
   floor: FloorService;
   approvals: ApprovalService;
   sessions: SessionsService;
+  /** Every project's floor and approvals (`floor` and `approvals` above are the default project's). */
+  floors: PerProject<FloorService>;
+  approvalsByProject: PerProject<ApprovalService>;
+  identity: IdentityService;
+  access: Access;
+  work: WorkService;
   store: EventStore;
   url: string;
   close(): Promise<void>;
@@ -89,21 +110,55 @@ export interface Roost {
 
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
   const cfg: RoostConfig = { ...DEFAULTS, ...partial };
-  const floor = new FloorService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
-    sweepEveryMs: cfg.sweepEveryMs,
-    snapshotEvery: cfg.snapshotEvery,
-    maxReplay: cfg.maxReplay,
-    version: VERSION,
+  // Who is calling, and what may they do (docs/security.md): local mode until
+  // accounts exist (or `shared`), then people, tokens, projects and roles.
+  const identity = new IdentityService(store);
+  await identity.start();
+  const access = new SharedAccess(identity, {
+    forced: cfg.shared,
+    origins: cfg.origins,
+    requestsPerMinute: cfg.requestsPerMinute,
+    streamsPerCaller: cfg.streamsPerCaller,
   });
-  await floor.start();
+  // Every project has its own floor and approvals; the default project's are started now.
+  const floors = new PerProject(
+    (project) =>
+      new FloorService(store, {
+        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        sweepEveryMs: cfg.sweepEveryMs,
+        snapshotEvery: cfg.snapshotEvery,
+        maxReplay: cfg.maxReplay,
+        version: VERSION,
+        stream: floorStream(project),
+      }),
+  );
+  const floor = await floors.get('default');
   // Approvals and agent hooks (docs/integrations.md).
-  const approvals = new ApprovalService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
-    maxReplay: cfg.maxReplay,
-  });
-  await approvals.start();
-  const hooks = new HookService(store, floor, approvals);
+  const approvalsByProject = new PerProject(
+    (project) =>
+      new ApprovalService(store, {
+        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        maxReplay: cfg.maxReplay,
+        stream: approvalsStream(project),
+      }),
+  );
+  const approvals = await approvalsByProject.get('default');
+  const hooks = new HookService(store, floors, approvalsByProject);
+  const ids = new IdentityRoutes(identity, access);
+  /**
+   * The one permission check of the floor, the board, approvals and hooks:
+   * resolve the request's project (a token's own, or `?project=` /
+   * `Roost-Project`, else `default`), require `min` there, then run the
+   * handler, which reads the grant (`grantOf(req)`) for identity and project.
+   * The minimum role of every route is in docs/security.md.
+   */
+  const as =
+    (min: Role, h: Handler): Handler =>
+    async (req, res, url, params) => {
+      const p = await access.principal(req);
+      await access.require(req, projectOf(req, url, p), min);
+      await h(req, res, url, params);
+    };
   // The fleet board: one sessions stream per thread (docs/sessions.md).
   const sessions = new SessionsService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
@@ -146,6 +201,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       throw new HttpError(404, 'not_found', 'the web app is not built; run npm run build');
     });
 
+  work.mount(router);
+
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, router.handle);
   server.on('clientError', (err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
@@ -166,12 +223,19 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     floor,
     approvals,
     sessions,
+    floors,
+    approvalsByProject,
+    identity,
+    access,
+    work,
     store,
     url: `http://${host}:${port}`,
     async close() {
-      await floor.stop();
-      await approvals.stop();
+      await floors.stopAll();
+      await approvalsByProject.stopAll();
+      await identity.stop();
       await sessions.stop();
+      await work.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

@@ -1,0 +1,888 @@
+// The Work app on the server (docs/work.md): per-project streams
+// `work:<project>`, one private stream per person `work:private:<uid>` (General
+// Chat), and the Space registry `work:spaces`, each folded by the shared Work
+// fold (src/core/work.ts) and served under /api/v2.
+//
+// One mutation rule: a handler checks the caller through `Access`, builds its
+// events, appends them to one stream in one append (atomic, durable on return,
+// with the request's Idempotency-Key), waits until this node has folded them,
+// and answers from the stored events. The fold derives everything else
+// (queues, agent state, chat lines). A retry with the same key stores nothing
+// and answers from the events the first request stored, so it gets the same
+// result, even a refusal (a refused keyed request stores a small
+// `request.refused` marker for that reason).
+//
+// Live: `GET /api/v2/events` is a LiveChannel per stream; each log entry
+// becomes one SSE frame per aggregate it changed (`conversation.changed`,
+// `agent.changed`, `execution.changed`, `result.changed`, `project.changed`),
+// all with the entry's id and carrying only `{id, rev}`. Presence, role
+// changes and terminal output are observation, not history: they ride the
+// lossy `GET /api/v2/live` stream and are never stored.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  GENERAL,
+  WORK_LIMITS,
+  WORK_PROTOCOL_VERSION,
+  agentIdOf,
+  applySpaceRegistry,
+  applyWork,
+  dueCommands,
+  emptyWork,
+  mayCommand,
+  type SpaceRecord,
+  type WorkChange,
+  type WorkState,
+} from '../core/work.js';
+import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
+import { HttpError, readJson, sendJson, type Router } from './http.js';
+import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { LocalAccess, atLeast, type Access, type Principal, type Role } from './access.js';
+
+export const WORK_PREFIX = 'work:';
+export const SPACES_STREAM = 'work:spaces';
+const PRIVATE_PREFIX = 'work:private:';
+const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_BODY = 256 * 1024;
+
+export interface ProjectInfo {
+  id: string;
+  name: string;
+}
+
+export interface WorkOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  maxReplay: number;
+  access?: Access;
+  /**
+   * The projects that exist (shared mode: the identity state's; local mode:
+   * `default`). Work streams of other ids are refused with 404.
+   */
+  projects?: () => ProjectInfo[];
+}
+
+const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
+
+function rid(prefix: string): string {
+  return prefix + randomBytes(9).toString('base64url');
+}
+
+function parse(body: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(body);
+    return typeof v === 'object' && v !== null ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+// ------------------------------------------------------------ one stream's fold
+
+function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffer {
+  if (changes.length === 0) return Buffer.alloc(0);
+  return Buffer.concat(changes.map((c) => sseFrame(epoch, position, `${c.family}.changed`, `{"id":${JSON.stringify(c.id)},"rev":${position}}`)));
+}
+
+/** One Work stream folded in memory, with its live channel. */
+class Book {
+  state: WorkState = emptyWork();
+  pos = 0;
+  private reading = false;
+  private readAgain = false;
+  private readDone: Promise<void> = Promise.resolve();
+  private waiters: { position: number; wake: () => void }[] = [];
+  readonly channel: LiveChannel;
+  /** Hears every folded entry (the Space command feeds use it). */
+  listeners = new Set<(changes: WorkChange[]) => void>();
+
+  constructor(
+    readonly stream: string,
+    readonly scope: { project: string } | { private: string },
+    private store: EventStore,
+    private opts: WorkOptions,
+  ) {
+    this.channel = new LiveChannel(
+      { position: () => this.pos, snapshot: (reset) => this.snapshotFrame(reset), replay: (a, u) => this.replay(a, u) },
+      { ...opts.live, epoch: store.epoch },
+    );
+  }
+
+  start(): Promise<void> {
+    return this.catchUp();
+  }
+
+  onCommit(head: number, entries: LogEntry[] | null): void {
+    if (head <= this.pos) return;
+    if (!this.reading && entries && entries[0].position === this.pos + 1) {
+      for (const e of entries) this.apply(e);
+      this.wake();
+      return;
+    }
+    void this.catchUp();
+  }
+
+  catchUp(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.readDone;
+    }
+    this.reading = true;
+    this.readDone = (async () => {
+      try {
+        do {
+          this.readAgain = false;
+          for (;;) {
+            const batch = await this.store.read(this.stream, this.pos, 5000);
+            for (const e of batch) if (e.position === this.pos + 1) this.apply(e);
+            if (batch.length < 5000) break;
+          }
+        } while (this.readAgain);
+      } finally {
+        this.reading = false;
+        this.wake();
+      }
+    })();
+    return this.readDone;
+  }
+
+  folded(position: number): Promise<void> {
+    if (this.pos >= position) return Promise.resolve();
+    return new Promise((wake) => {
+      this.waiters.push({ position, wake });
+      void this.catchUp();
+    });
+  }
+
+  async fresh(): Promise<void> {
+    if (!this.store.capabilities.crossNodeWakeups) return;
+    const head = await this.store.head(this.stream);
+    if (head > this.pos) await this.folded(head);
+  }
+
+  private wake(): void {
+    if (!this.waiters.length) return;
+    const ready = this.waiters.filter((w) => w.position <= this.pos);
+    this.waiters = this.waiters.filter((w) => w.position > this.pos);
+    for (const w of ready) w.wake();
+  }
+
+  private apply(entry: LogEntry): void {
+    const r = applyWork(this.state, parse(entry.body), entry.position);
+    this.state = r.state;
+    this.pos = entry.position;
+    this.channel.publish({ position: entry.position, bytes: framesOf(this.store.epoch, entry.position, r.changes) });
+    if (r.changes.length) for (const l of this.listeners) l(r.changes);
+  }
+
+  snapshot(reset: boolean): Record<string, unknown> {
+    const s = this.state;
+    return {
+      protocol: WORK_PROTOCOL_VERSION,
+      epoch: this.store.epoch,
+      ...('project' in this.scope ? { scope: 'project', project: this.scope.project } : { scope: 'private' }),
+      position: this.pos,
+      lastEventId: `${this.store.epoch}:${this.pos}`,
+      reset,
+      spaces: Object.values(s.spaces),
+      conversations: Object.values(s.conversations),
+      agents: Object.values(s.agents),
+      commands: Object.values(s.commands),
+      executions: Object.values(s.executions),
+      results: Object.values(s.results),
+    };
+  }
+
+  private snapshotFrame(reset: boolean): Frame {
+    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', JSON.stringify(this.snapshot(reset))) };
+  }
+
+  /** Frames (after, upTo], rebuilt by folding the log from the start (Work streams are small). */
+  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
+    if (upTo - after > this.opts.maxReplay || upTo > this.opts.maxReplay * 4) return null;
+    let state = emptyWork();
+    let pos = 0;
+    const frames: Frame[] = [];
+    while (pos < upTo) {
+      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        const r = applyWork(state, parse(e.body), e.position);
+        state = r.state;
+        pos = e.position;
+        if (pos > after) frames.push({ position: pos, bytes: framesOf(this.store.epoch, pos, r.changes) });
+      }
+    }
+    return frames;
+  }
+}
+
+// ------------------------------------------------------------ lossy observers
+
+interface Watcher {
+  res: ServerResponse;
+  p: Principal;
+  project: string | null;
+  agent: string | null;
+  /** Counts toward presence (an events stream), or only watches (the live stream). */
+  present: boolean;
+}
+
+function lossy(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+// ------------------------------------------------------------ the service
+
+export class WorkService {
+  private books = new Map<string, Promise<Book>>();
+  private loaded = new Map<string, Book>();
+  private spaces: Record<string, SpaceRecord> = {};
+  private spacesPos = 0;
+  private watchers = new Set<Watcher>();
+  private feeds = new Set<{ space: string; res: ServerResponse; last: string }>();
+  private unlisten: (() => void) | null = null;
+  private unaccess: (() => void) | null = null;
+  readonly access: Access;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    private store: EventStore,
+    private opts: WorkOptions,
+  ) {
+    this.access = opts.access ?? new LocalAccess();
+  }
+
+  /** The /api/v2 routes (docs/work.md). */
+  mount(router: Router): Router {
+    return router
+      .on('GET', '/api/v2/projects', this.getProjects)
+      .on('GET', '/api/v2/me', this.getMe)
+      .on('GET', '/api/v2/snapshot', this.getSnapshot)
+      .on('GET', '/api/v2/events', this.getEvents)
+      .on('GET', '/api/v2/live', this.getLive)
+      .on('GET', '/api/v2/conversations/:id', this.getConversation)
+      .on('POST', '/api/v2/conversations', this.postConversation)
+      .on('POST', '/api/v2/conversations/:id/messages', this.postMessage)
+      .on('POST', '/api/v2/general/link', this.postLink)
+      .on('GET', '/api/v2/agents/:id', this.getAgent)
+      .on('POST', '/api/v2/agents/:id/callable', this.postCallable)
+      .on('GET', '/api/v2/executions/:id', this.getExecution)
+      .on('GET', '/api/v2/results/:id', this.getResult)
+      .on('POST', '/api/v2/commands', this.postCommand)
+      .on('POST', '/api/v2/commands/:id/cancel', this.postCancel)
+      .on('GET', '/api/v2/spaces', this.getSpaces)
+      .on('POST', '/api/v2/spaces', this.postSpace)
+      .on('POST', '/api/v2/spaces/:id/agents', this.postAgents)
+      .on('POST', '/api/v2/spaces/:id/executions', this.postExecution)
+      .on('POST', '/api/v2/spaces/:id/terminal', this.postTerminal)
+      .on('GET', '/api/v2/spaces/:id/commands', this.getFeed)
+      .on('POST', '/api/v2/projects/:project/spaces', this.postContribute)
+      .on('POST', '/api/v2/projects/:project/spaces/:space/revoke', this.postRevoke);
+  }
+
+  private projectList(): ProjectInfo[] {
+    return this.opts.projects ? this.opts.projects() : LOCAL_PROJECTS;
+  }
+
+  /** Loads the Space registry and every known project's stream (so Space feeds see every contribution). */
+  async start(): Promise<void> {
+    this.unlisten = this.store.onCommit((stream, head, entries) => {
+      if (!stream.startsWith(WORK_PREFIX)) return;
+      if (stream === SPACES_STREAM) {
+        void this.readSpaces();
+        return;
+      }
+      this.loaded.get(stream)?.onCommit(head, entries);
+    });
+    await this.readSpaces();
+    for (const p of this.projectList()) await this.book(p.id);
+    this.unaccess = this.access.onChange((project, uid) => this.roleChanged(project, uid));
+    this.heartbeat = setInterval(() => {
+      for (const w of this.watchers) if (!w.present) w.res.write(':\n\n');
+      for (const f of this.feeds) f.res.write(':\n\n');
+    }, this.opts.live.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.unlisten?.();
+    this.unaccess?.();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const b of this.loaded.values()) b.channel.stop();
+    for (const w of this.watchers) w.res.end();
+    for (const f of this.feeds) f.res.end();
+    await Promise.allSettled([...this.books.values()]);
+  }
+
+  private spacesReading: Promise<void> | null = null;
+  private readSpaces(): Promise<void> {
+    if (this.spacesReading) return this.spacesReading.then(() => this.readSpaces());
+    this.spacesReading = (async () => {
+      try {
+        for (;;) {
+          const batch = await this.store.read(SPACES_STREAM, this.spacesPos, 5000);
+          for (const e of batch) {
+            this.spaces = applySpaceRegistry(this.spaces, parse(e.body));
+            this.spacesPos = e.position;
+          }
+          if (batch.length < 5000) break;
+        }
+      } finally {
+        this.spacesReading = null;
+      }
+    })();
+    return this.spacesReading;
+  }
+
+  book(project: string): Promise<Book> {
+    return this.bookOf(WORK_PREFIX + project, { project });
+  }
+
+  privateBook(uid: string): Promise<Book> {
+    return this.bookOf(PRIVATE_PREFIX + uid, { private: uid });
+  }
+
+  private bookOf(stream: string, scope: Book['scope']): Promise<Book> {
+    let p = this.books.get(stream);
+    if (!p) {
+      const b = new Book(stream, scope, this.store, this.opts);
+      this.loaded.set(stream, b);
+      if ('project' in scope) b.listeners.add(() => this.pushFeeds());
+      p = b.start().then(
+        () => b,
+        (e) => {
+          this.loaded.delete(stream);
+          this.books.delete(stream);
+          b.channel.stop();
+          throw e;
+        },
+      );
+      this.books.set(stream, p);
+    }
+    return p;
+  }
+
+  /** The state of a project as this node has folded it (tests, other apps). */
+  async stateOf(project: string): Promise<WorkState> {
+    return (await this.book(project)).state;
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  private projectOf(url: URL, body?: Record<string, unknown>): string {
+    const p = (body && typeof body.project === 'string' ? body.project : null) ?? url.searchParams.get('project') ?? '';
+    if (!PROJECT_ID.test(p)) throw new HttpError(400, 'bad_request', 'name a project: ?project=<id> (1 to 64 letters, digits, "-" or "_")');
+    if (!this.projectList().some((x) => x.id === p)) throw new HttpError(404, 'not_found', `no such project: ${p}`);
+    return p;
+  }
+
+  private async principal(req: IncomingMessage): Promise<Principal> {
+    const p = await this.access.principal(req);
+    if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
+    return p;
+  }
+
+  private key(req: IncomingMessage, stream: string, uid: string): string | undefined {
+    const raw = req.headers['idempotency-key'];
+    if (typeof raw !== 'string' || !raw) return undefined;
+    if (raw.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    return `${stream}|${uid}|${raw}`;
+  }
+
+  /**
+   * Appends `events` to the book's stream in one append and returns the
+   * stored bodies (the first request's, when the key was seen before).
+   * `refusal`: the conflict found against the current state; with a key the
+   * request may be the retry of one that was applied, so the store decides.
+   */
+  private async commit(book: Book, events: Record<string, unknown>[], key: string | undefined, refusal: HttpError | null): Promise<Record<string, unknown>[]> {
+    if (refusal && !key) throw refusal;
+    const toStore: NewEvent[] = refusal
+      ? [{ type: 'request.refused', body: JSON.stringify({ type: 'request.refused', status: refusal.status, kind: refusal.kind, message: refusal.message }) }]
+      : events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) }));
+    const r = await this.store.append(book.stream, toStore, { idempotencyKey: key });
+    await book.folded(r.last);
+    const stored = r.duplicate ? (await this.store.read(book.stream, r.first - 1, r.last - r.first + 1)).map((e) => parse(e.body)) : toStore.map((e) => parse(e.body));
+    const refused = stored.find((e) => e.type === 'request.refused');
+    if (refused) throw new HttpError(Number(refused.status) || 409, (refused.kind as 'conflict') ?? 'conflict', String(refused.message));
+    return stored;
+  }
+
+  private who(p: Principal): { uid: string; name: string } {
+    return { uid: p.uid, name: p.name };
+  }
+
+  private needSpace(spaceId: string, p: Principal): SpaceRecord {
+    const sp = this.spaces[spaceId];
+    if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
+    if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
+    return sp;
+  }
+
+  /** The projects (among those loaded) a Space is contributed to now. */
+  private contributions(spaceId: string): Book[] {
+    const out: Book[] = [];
+    for (const b of this.loaded.values()) if ('project' in b.scope && b.state.spaces[spaceId]?.contributed) out.push(b);
+    return out;
+  }
+
+  // ------------------------------------------------------------ reads
+
+  getProjects = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const p = await this.principal(req);
+    const list = this.projectList()
+      .map((x) => ({ ...x, role: this.access.roleIn(p, x.id) }))
+      .filter((x) => x.role !== null)
+      .map((x) => ({ ...x, present: this.presence(x.id) }));
+    sendJson(res, 200, { me: this.who(p), projects: list });
+  };
+
+  getMe = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const p = await this.principal(req);
+    const project = url.searchParams.get('project');
+    const role = project ? this.access.roleIn(p, project) : null;
+    sendJson(res, 200, { uid: p.uid, name: p.name, kind: p.kind, project, role });
+  };
+
+  /** The book a read is about: `?scope=private` (the caller's General Chat) or `?project=P` (viewer at least). */
+  private async readable(req: IncomingMessage, url: URL): Promise<{ book: Book; p: Principal; role: Role | null }> {
+    if (url.searchParams.get('scope') === 'private') {
+      const p = await this.principal(req);
+      return { book: await this.privateBook(p.uid), p, role: null };
+    }
+    const project = this.projectOf(url);
+    const g = await this.access.require(req, project, 'viewer');
+    const book = await this.book(project);
+    await book.fresh();
+    return { book, p: g, role: g.role };
+  }
+
+  getSnapshot = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const { book, role } = await this.readable(req, url);
+    sendJson(res, 200, { ...book.snapshot(false), role });
+  };
+
+  getEvents = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const { book, p } = await this.readable(req, url);
+    const project = 'project' in book.scope ? book.scope.project : null;
+    const w: Watcher = { res, p, project, agent: null, present: true };
+    this.watchers.add(w);
+    res.on('close', () => {
+      this.watchers.delete(w);
+      if (project) this.pushPresence(project);
+    });
+    book.channel.subscribe(req, res, url);
+    if (project) this.pushPresence(project);
+  };
+
+  private aggregate(family: 'conversations' | 'agents' | 'executions' | 'results') {
+    return async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+      const { book } = await this.readable(req, url);
+      const s = book.state;
+      const item = s[family][params.id];
+      if (!item) throw new HttpError(404, 'not_found', `no such ${family.slice(0, -1)}: ${params.id}`);
+      const extra: Record<string, unknown> = {};
+      if (family === 'agents') {
+        const a = s.agents[params.id];
+        extra.queue = a.queue.map((c) => s.commands[c]).filter(Boolean);
+        extra.running = a.running ? s.executions[a.running] : null;
+        extra.runningCommand = a.running ? s.commands[s.executions[a.running].command] : null;
+      }
+      if (family === 'executions') extra.command = s.commands[s.executions[params.id].command];
+      sendJson(res, 200, { position: book.pos, item, ...extra });
+    };
+  }
+  getConversation = this.aggregate('conversations');
+  getAgent = this.aggregate('agents');
+  getExecution = this.aggregate('executions');
+  getResult = this.aggregate('results');
+
+  // ------------------------------------------------------------ conversations
+
+  postConversation = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(url, body);
+    const g = await this.access.require(req, project, 'editor');
+    const title = textField(body, 'title', WORK_LIMITS.title, true);
+    const book = await this.book(project);
+    const stored = await this.commit(book, [{ type: 'conversation.created', id: rid('c-'), title, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), null);
+    sendJson(res, 200, { id: stored[0].id, position: book.pos });
+  };
+
+  postMessage = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const text = textField(body, 'text', WORK_LIMITS.text, true);
+    const cid = params.id;
+    let book: Book;
+    let p: Principal;
+    if (cid === GENERAL) {
+      p = await this.principal(req);
+      book = await this.privateBook(p.uid);
+    } else {
+      const project = this.projectOf(url, body);
+      p = await this.access.require(req, project, 'editor');
+      book = await this.book(project);
+      const c = book.state.conversations[cid];
+      if (!c) throw new HttpError(404, 'not_found', `no such conversation: ${cid}`);
+      if (c.kind === 'agent') throw new HttpError(409, 'conflict', 'an agent chat takes commands: POST /api/v2/commands');
+    }
+    const stored = await this.commit(book, [{ type: 'message.posted', conversation: cid, text, by: this.who(p), at: Date.now() }], this.key(req, book.stream, p.uid), null);
+    const conv = book.state.conversations[cid];
+    const seq = conv?.messages.find((m) => m.at === stored[0].at && m.text === stored[0].text && m.by.uid === p.uid)?.seq ?? null;
+    sendJson(res, 200, { conversation: cid, seq, position: book.pos });
+  };
+
+  /**
+   * General Chat starts real work: one of the caller's General Chat messages
+   * (`message`: its seq) becomes the first message of a new project
+   * conversation, and General Chat gets a link to it. Nothing else of the
+   * private chat moves. Two streams, two appends, one key: the project append
+   * first (it holds the new id), then the private link; a retry with the key
+   * completes whichever half is missing and stores nothing twice.
+   */
+  postLink = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(url, body);
+    const g = await this.access.require(req, project, 'editor');
+    const seq = body.message;
+    const priv = await this.privateBook(g.uid);
+    const general = priv.state.conversations[GENERAL];
+    const msg = typeof seq === 'number' ? general?.messages.find((m) => m.seq === seq) : undefined;
+    const book = await this.book(project);
+    const rawKey = this.key(req, book.stream, g.uid);
+    const refusal = !msg || msg.kind !== 'human' || msg.by.uid !== g.uid ? new HttpError(404, 'not_found', `no message ${String(seq)} of yours in General Chat`) : null;
+    const title = typeof body.title === 'string' && body.title.trim() ? body.title.trim().slice(0, WORK_LIMITS.title) : (msg?.text.split('\n')[0].slice(0, 80) ?? '');
+    const at = Date.now();
+    const target = rid('c-');
+    const stored = await this.commit(book, [{ type: 'conversation.linked', side: 'project', project, target, title, request: msg?.text ?? '', by: this.who(g), at }], rawKey, refusal);
+    const ev = stored[0];
+    await this.commit(
+      priv,
+      [{ type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.who(g), at: ev.at }],
+      rawKey ? `${priv.stream}|${g.uid}|link:${rawKey}` : undefined,
+      null,
+    );
+    sendJson(res, 200, { project, conversation: ev.target, position: book.pos });
+  };
+
+  // ------------------------------------------------------------ commands
+
+  postCommand = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(url, body);
+    const g = await this.access.require(req, project, 'editor');
+    const agent = textField(body, 'agent', WORK_LIMITS.id, true);
+    const text = textField(body, 'text', WORK_LIMITS.text, true);
+    const book = await this.book(project);
+    await book.fresh();
+    const why = mayCommand(book.state, agent, g.uid);
+    const refusal = why ? new HttpError(why === 'no such agent' ? 404 : 409, why === 'no such agent' ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why}`) : null;
+    const stored = await this.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), refusal);
+    const id = String(stored[0].id);
+    const c = book.state.commands[id];
+    const a = book.state.agents[agent];
+    sendJson(res, 200, { id, position: c?.position ?? null, status: c?.status ?? null, queue: a ? a.queue : [] });
+  };
+
+  postCancel = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(url, body);
+    const g = await this.access.require(req, project, 'editor');
+    const book = await this.book(project);
+    const c = book.state.commands[params.id];
+    const refusal = !c ? new HttpError(404, 'not_found', `no such command: ${params.id}`) : c.status !== 'queued' ? new HttpError(409, 'conflict', `the command is ${c.status}; only a queued command can be cancelled`) : null;
+    await this.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), refusal);
+    sendJson(res, 200, { id: params.id, status: book.state.commands[params.id]?.status });
+  };
+
+  postCallable = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(url, body);
+    const g = await this.access.require(req, project, 'editor');
+    if (typeof body.callable !== 'boolean') throw new HttpError(400, 'bad_request', '"callable" must be true or false');
+    const book = await this.book(project);
+    const a = book.state.agents[params.id];
+    if (!a) throw new HttpError(404, 'not_found', `no such agent: ${params.id}`);
+    const sp = book.state.spaces[a.space];
+    if (sp.owner.uid !== g.uid) throw new HttpError(403, 'forbidden', `only ${sp.owner.name}, who owns the Space, may change who can call ${a.label}`);
+    await this.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), null);
+    sendJson(res, 200, { id: a.id, callable: book.state.agents[a.id].callable });
+  };
+
+  // ------------------------------------------------------------ spaces
+
+  postSpace = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await this.body(req);
+    const p = await this.principal(req);
+    const name = textField(body, 'name', WORK_LIMITS.name, true);
+    const key = this.key(req, SPACES_STREAM, p.uid);
+    const ev = { type: 'space.registered', id: rid('s-'), name, by: this.who(p), at: Date.now() };
+    const r = await this.store.append(SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }], { idempotencyKey: key });
+    await this.readSpaces();
+    const stored = r.duplicate ? parse((await this.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
+    sendJson(res, 200, { id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate });
+  };
+
+  getSpaces = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const p = await this.principal(req);
+    const mine = Object.values(this.spaces)
+      .filter((s) => s.owner.uid === p.uid)
+      .map((s) => ({ ...s, projects: this.contributions(s.id).map((b) => (b.scope as { project: string }).project) }));
+    sendJson(res, 200, { spaces: mine });
+  };
+
+  /** The Space's owner contributes it to a project (editor at least there). */
+  postContribute = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const project = this.projectOf(new URL('http://x/?project=' + encodeURIComponent(params.project)));
+    const g = await this.access.require(req, project, 'editor');
+    const sp = this.needSpace(textField(body, 'space', WORK_LIMITS.id, true), g);
+    const book = await this.book(project);
+    const refusal = book.state.spaces[sp.id]?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
+    await this.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), refusal);
+    sendJson(res, 200, { space: sp.id, project, contributed: true });
+  };
+
+  /** The Space's owner, or a project owner, revokes future execution. */
+  postRevoke = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    req.resume();
+    const project = this.projectOf(new URL('http://x/?project=' + encodeURIComponent(params.project)));
+    const g = await this.access.require(req, project, 'viewer');
+    const book = await this.book(project);
+    const sp = book.state.spaces[params.space];
+    if (!sp) throw new HttpError(404, 'not_found', `${params.space} was never contributed to ${project}`);
+    if (sp.owner.uid !== g.uid && !atLeast(g.role, 'owner')) throw new HttpError(403, 'forbidden', `only ${sp.owner.name} (the Space's owner) or a project owner may revoke it`);
+    const refusal = !sp.contributed ? new HttpError(409, 'conflict', `${sp.name} is already revoked`) : null;
+    await this.commit(book, [{ type: 'space.revoked', space: sp.id, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), refusal);
+    sendJson(res, 200, { space: sp.id, project, contributed: false });
+  };
+
+  /** The contribution a Space's report is about: the named project, or its only one. */
+  private reportBook(spaceId: string, body: Record<string, unknown>): Book {
+    const all = this.contributions(spaceId);
+    if (typeof body.project === 'string') {
+      const b = all.find((x) => (x.scope as { project: string }).project === body.project);
+      if (!b) throw new HttpError(409, 'conflict', `this Space is not contributed to project ${body.project} (or was revoked)`);
+      return b;
+    }
+    if (all.length === 1) return all[0];
+    throw new HttpError(all.length ? 400 : 409, all.length ? 'bad_request' : 'conflict', all.length ? 'this Space is contributed to several projects: name one ("project")' : 'this Space is not contributed to any project yet');
+  }
+
+  /**
+   * A Space reports the agents it observes, keyed by stable session id. A
+   * `full` report is the Space's whole snapshot (sent first after every
+   * connect): agents of this Space missing from it are marked ended. Only
+   * real changes are stored (folded on a scratch copy first).
+   */
+  postAgents = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const p = await this.principal(req);
+    const sp = this.needSpace(params.id, p);
+    const book = this.reportBook(sp.id, body);
+    await book.fresh();
+    if (!Array.isArray(body.agents) || body.agents.length > 200) throw new HttpError(400, 'bad_request', '"agents" must be a list of at most 200 observations');
+    const at = Date.now();
+    const events: Record<string, unknown>[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < body.agents.length; i++) {
+      const o = body.agents[i] as Record<string, unknown>;
+      if (typeof o !== 'object' || o === null) throw new HttpError(400, 'bad_request', `agents[${i}] is not an object`);
+      const session = o.session;
+      if (typeof session !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(session)) throw new HttpError(400, 'bad_request', `agents[${i}].session must be the agent's stable session id (1 to 128 of A-Z a-z 0-9 _ . : -)`);
+      seen.add(session);
+      if (o.ended === true) events.push({ type: 'agent.ended', space: sp.id, session, reason: typeof o.reason === 'string' ? o.reason.slice(0, WORK_LIMITS.reason) : 'ended', at });
+      else
+        events.push({
+          type: 'agent.observed',
+          space: sp.id,
+          session,
+          ...pick(o, ['label', 'pane', 'cwd', 'mode', 'origin', 'state']),
+          at,
+        });
+    }
+    if (body.full === true)
+      for (const a of Object.values(book.state.agents))
+        if (a.space === sp.id && a.state !== 'ended' && !seen.has(a.session)) events.push({ type: 'agent.ended', space: sp.id, session: a.session, reason: 'gone from the Space', at });
+    // Keep only what changes something.
+    let scratch = book.state;
+    const real = events.filter((e, i) => {
+      const r = applyWork(scratch, e, scratch.rev + 1 + i);
+      scratch = r.state;
+      return r.changes.length > 0;
+    });
+    const project = (book.scope as { project: string }).project;
+    if (real.length === 0) {
+      sendJson(res, 200, { project, stored: 0, agents: this.spaceAgents(book, sp.id) });
+      return;
+    }
+    const stored = await this.commit(book, real, this.key(req, book.stream, p.uid), null);
+    sendJson(res, 200, { project, stored: stored.length, agents: this.spaceAgents(book, sp.id) });
+  };
+
+  private spaceAgents(book: Book, space: string): { id: string; session: string; state: string }[] {
+    return Object.values(book.state.agents)
+      .filter((a) => a.space === space)
+      .map((a) => ({ id: a.id, session: a.session, state: a.state }));
+  }
+
+  /** A Space reports an execution's lifecycle for a command addressed to one of its agents. */
+  postExecution = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const p = await this.principal(req);
+    const sp = this.needSpace(params.id, p);
+    const cmdId = textField(body, 'command', WORK_LIMITS.id, true);
+    // Revocation stops future execution, not the report of one that runs.
+    const books = [...this.loaded.values()].filter((b) => 'project' in b.scope && b.state.commands[cmdId]);
+    const book = books[0];
+    if (!book) throw new HttpError(404, 'not_found', `no such command: ${cmdId}`);
+    const c = book.state.commands[cmdId];
+    const a = book.state.agents[c.agent];
+    if (a.space !== sp.id) throw new HttpError(403, 'forbidden', 'that command is addressed to an agent of another Space');
+    const kind = body.event;
+    const types: Record<string, string> = { started: 'execution.started', blocked: 'execution.blocked', resumed: 'execution.resumed', output: 'execution.output', finished: 'execution.finished' };
+    if (typeof kind !== 'string' || !types[kind]) throw new HttpError(400, 'bad_request', '"event" is one of started, blocked, resumed, output, finished');
+    const ev: Record<string, unknown> = { type: types[kind], command: cmdId, at: Date.now() };
+    if (kind === 'blocked') ev.reason = typeof body.reason === 'string' ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';
+    if (kind === 'output') ev.text = textField(body, 'text', WORK_LIMITS.text, true);
+    if (kind === 'finished') {
+      ev.status = body.status === 'failed' ? 'failed' : 'done';
+      ev.result = typeof body.result === 'string' ? body.result.slice(0, WORK_LIMITS.text) : '';
+    }
+    const r = applyWork(book.state, ev, book.state.rev + 1);
+    const refusal =
+      r.changes.length === 0
+        ? new HttpError(409, 'conflict', kind === 'started' ? `command ${cmdId} cannot start: it is ${c.status}${c.status === 'queued' ? ' behind others, or the agent is busy or ended (one at a time, in queue order)' : ''}` : `command ${cmdId} has no ${kind === 'output' ? 'running' : 'matching'} execution to update`)
+        : null;
+    await this.commit(book, [ev], this.key(req, book.stream, p.uid), refusal);
+    const s = book.state;
+    const x = s.executions[`x-${cmdId}`];
+    sendJson(res, 200, { project: (book.scope as { project: string }).project, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null });
+  };
+
+  /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
+  postTerminal = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const body = await this.body(req);
+    const p = await this.principal(req);
+    const sp = this.needSpace(params.id, p);
+    const session = textField(body, 'session', WORK_LIMITS.id, true);
+    const data = textField(body, 'data', 64 * 1024, true);
+    const agent = agentIdOf(sp.id, session);
+    let sent = 0;
+    for (const w of this.watchers) {
+      if (w.present || w.agent !== agent || !w.project) continue;
+      if (!this.loaded.get(WORK_PREFIX + w.project)?.state.agents[agent]) continue;
+      w.res.write(lossy('terminal', { agent, data }));
+      sent++;
+    }
+    sendJson(res, 200, { delivered: sent });
+  };
+
+  /**
+   * The commands a Space should run now: for each of its idle agents in every
+   * project it is contributed to, the head of the queue. The whole due set is
+   * sent on connect and whenever it changes, so a reconnect replays exactly
+   * what has not been started (`execution.started` acknowledges a command).
+   */
+  getFeed = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const p = await this.principal(req);
+    const sp = this.needSpace(params.id, p);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    res.write('retry: 1000\n\n');
+    const f = { space: sp.id, res, last: '' };
+    this.feeds.add(f);
+    res.on('close', () => this.feeds.delete(f));
+    this.pushFeed(f);
+  };
+
+  private dueFor(space: string): unknown[] {
+    const out: unknown[] = [];
+    for (const b of this.contributions(space)) {
+      const project = (b.scope as { project: string }).project;
+      for (const c of dueCommands(b.state, space)) {
+        const a = b.state.agents[c.agent];
+        out.push({ project, id: c.id, agent: c.agent, session: a.session, text: c.text, by: c.by, at: c.at, position: c.position });
+      }
+    }
+    return out;
+  }
+
+  private pushFeed(f: { space: string; res: ServerResponse; last: string }): void {
+    const data = JSON.stringify({ commands: this.dueFor(f.space) });
+    if (data === f.last) return;
+    f.last = data;
+    f.res.write(`event: commands\ndata: ${data}\n\n`);
+  }
+
+  private pushFeeds(): void {
+    for (const f of this.feeds) this.pushFeed(f);
+  }
+
+  // ------------------------------------------------------------ presence, role changes
+
+  /** Who has an open events stream on the project now. */
+  presence(project: string): { uid: string; name: string }[] {
+    const seen = new Map<string, string>();
+    for (const w of this.watchers) if (w.present && w.project === project) seen.set(w.p.uid, w.p.name);
+    return [...seen].map(([uid, name]) => ({ uid, name })).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  private pushPresence(project: string): void {
+    const frame = lossy('presence', { project, people: this.presence(project) });
+    for (const w of this.watchers) if (!w.present && w.project === project) w.res.write(frame);
+  }
+
+  /**
+   * The lossy stream of a project: presence now and on every change, role
+   * changes of the caller (`role`), and the terminal of `?agent=` when given.
+   */
+  getLive = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const project = this.projectOf(url);
+    const g = await this.access.require(req, project, 'viewer');
+    const agent = url.searchParams.get('agent');
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    res.write('retry: 1000\n\n');
+    const w: Watcher = { res, p: g, project, agent, present: false };
+    this.watchers.add(w);
+    res.on('close', () => this.watchers.delete(w));
+    res.write(lossy('presence', { project, people: this.presence(project) }));
+    res.write(lossy('role', { project, role: g.role }));
+  };
+
+  /** A member's role changed or they were removed: close what they may no longer read, tell the rest. */
+  private roleChanged(project: string, uid: string): void {
+    for (const w of [...this.watchers]) {
+      if (w.project !== project || w.p.uid !== uid) continue;
+      const role = this.access.roleIn(w.p, project);
+      if (role === null) {
+        this.watchers.delete(w);
+        const sock = w.res.socket;
+        if (!sock || sock.destroyed) continue;
+        sock.end(`event: error\ndata: ${JSON.stringify({ reason: `you are no longer a member of project "${project}"` })}\n\n`);
+        setTimeout(() => sock.destroy(), 200).unref();
+      } else if (!w.present) w.res.write(lossy('role', { project, role }));
+    }
+    this.pushPresence(project);
+  }
+
+  private async body(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const b = await readJson(req, MAX_BODY);
+    if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object');
+    return b as Record<string, unknown>;
+  }
+}
+
+function textField(body: Record<string, unknown>, name: string, max: number, required: boolean): string {
+  const v = body[name];
+  if (v === undefined && !required) return '';
+  if (typeof v !== 'string' || (required && v.trim() === '')) throw new HttpError(400, 'bad_request', `"${name}" must be a non-empty string`);
+  if (v.length > max) throw new HttpError(413, 'too_large', `"${name}" is longer than ${max} characters`);
+  return v;
+}
+
+function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (typeof o[k] === 'string') out[k] = (o[k] as string).slice(0, 1000);
+  return out;
+}

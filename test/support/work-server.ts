@@ -1,0 +1,103 @@
+// A Work server for tests: the real WorkService and its routes over a real
+// SQLite file, behind a small multi-person Access (`Authorization: Bearer
+// <uid>`, roles per project set by the test) so roles, removals and stream
+// closing can be exercised before and independently of the accounts layer.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/storage/index.js';
+import { Router } from '../../src/server/http.js';
+import { WorkService } from '../../src/server/work.js';
+import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
+import { tempDir } from './server.js';
+
+export class TestAccess implements Access {
+  readonly mode = 'shared' as const;
+  roles = new Map<string, Map<string, Role>>();
+  names = new Map<string, string>();
+  private listeners = new Set<(project: string, uid: string) => void>();
+
+  person(uid: string, name: string): this {
+    this.names.set(uid, name);
+    return this;
+  }
+  setRole(project: string, uid: string, role: Role | null): void {
+    let m = this.roles.get(project);
+    if (!m) this.roles.set(project, (m = new Map()));
+    if (role) m.set(uid, role);
+    else m.delete(uid);
+    for (const l of this.listeners) l(project, uid);
+  }
+  async principal(req: IncomingMessage): Promise<Principal | null> {
+    const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    if (!m || !this.names.has(m[1])) return null;
+    return { kind: 'person', uid: m[1], name: this.names.get(m[1])! };
+  }
+  roleIn(p: Principal, project: string): Role | null {
+    return this.roles.get(project)?.get(p.uid) ?? null;
+  }
+  async require(req: IncomingMessage, project: string, min: Role): Promise<Grant> {
+    const p = await this.principal(req);
+    return decide(p, p ? this.roleIn(p, project) : null, project, min);
+  }
+  onChange(l: (project: string, uid: string) => void): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+}
+
+export interface WorkServer {
+  url: string;
+  work: WorkService;
+  store: SqliteStore;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir()): Promise<WorkServer> {
+  const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
+  const work = new WorkService(store, {
+    live: { heartbeatMs: 15_000, maxBufferedBytes: 4 << 20, ringSize: 1000, minFlushIntervalMs: 1 },
+    maxReplay: 100_000,
+    access,
+    projects: () => projects.map((id) => ({ id, name: id.toUpperCase() })),
+  });
+  await work.start();
+  const router = work.mount(new Router());
+  const server: Server = createServer(router.handle);
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    work,
+    store,
+    dataDir,
+    async close() {
+      await work.stop();
+      server.closeAllConnections();
+      await new Promise<void>((ok) => server.close(() => ok()));
+      await store.close();
+    },
+  };
+}
+
+/** JSON over HTTP as a given person (or nobody). */
+export function client(base: string, uid: string | null) {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const r = await fetch(base + path, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(uid ? { authorization: `Bearer ${uid}` } : {}), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.status, json };
+  };
+  return {
+    get: (path: string) => call('GET', path),
+    post: (path: string, body: unknown = {}, key?: string) => call('POST', path, body, key ? { 'idempotency-key': key } : {}),
+    auth: uid ? { authorization: `Bearer ${uid}` } : ({} as Record<string, string>),
+  };
+}

@@ -1,0 +1,151 @@
+// The Work fold's rules, as plain data in and state out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { applyWork, dueCommands, emptyWork, foldWork, mayCommand, type WorkState } from '../src/core/work.js';
+
+const ann = { uid: 'ann', name: 'Ann' };
+const bob = { uid: 'bob', name: 'Bob' };
+
+function run(events: Record<string, unknown>[], from: WorkState = emptyWork()): WorkState {
+  let s = from;
+  for (const e of events) s = applyWork(s, e, s.rev + 1).state;
+  return s;
+}
+
+const base = [
+  { type: 'space.contributed', space: 's1', name: "Ann's laptop", owner: ann, by: ann, at: 1 },
+  { type: 'agent.observed', space: 's1', session: 'sess-a', label: 'fix-tests', pane: 'w1:p1', origin: 'bridge', at: 2 },
+];
+
+test('an agent is keyed by (space, session): moving, relabelling, ending and reviving update one chat', () => {
+  let s = run(base);
+  assert.deepEqual(Object.keys(s.agents), ['s1:sess-a']);
+  const chat = s.agents['s1:sess-a'].conversation;
+  s = run([{ type: 'agent.observed', space: 's1', session: 'sess-a', label: 'fix-tests', pane: 'w2:p3', at: 3 }], s);
+  s = run([{ type: 'agent.observed', space: 's1', session: 'sess-a', label: 'fix-all-tests', at: 4 }], s);
+  s = run([{ type: 'agent.ended', space: 's1', session: 'sess-a', reason: 'pane closed', at: 5 }], s);
+  assert.equal(s.agents['s1:sess-a'].state, 'ended');
+  s = run([{ type: 'agent.observed', space: 's1', session: 'sess-a', at: 6 }], s);
+  assert.deepEqual(Object.keys(s.agents), ['s1:sess-a'], 'still one agent');
+  assert.deepEqual(Object.keys(s.conversations), [chat], 'still one chat');
+  const texts = s.conversations[chat].messages.map((m) => m.text);
+  assert.ok(texts.some((t) => t.includes('moved from w1:p1 to w2:p3')));
+  assert.ok(texts.includes('ended: pane closed'));
+  assert.equal(s.conversations[chat].title, 'fix-all-tests');
+  assert.equal(s.agents['s1:sess-a'].state, 'idle');
+  // The same pane label on another session is another agent.
+  s = run([{ type: 'agent.observed', space: 's1', session: 'sess-b', label: 'fix-all-tests', pane: 'w2:p3', at: 7 }], s);
+  assert.equal(Object.keys(s.agents).length, 2);
+});
+
+test('one command at a time, FIFO in log order; results link to command and chat', () => {
+  let s = run(base);
+  s = run(
+    [1, 2, 3].map((n) => ({ type: 'command.queued', id: `k${n}`, agent: 's1:sess-a', text: `job ${n}`, by: n === 2 ? bob : ann, at: 10 + n })),
+    s,
+  );
+  assert.deepEqual(s.agents['s1:sess-a'].queue, ['k1', 'k2', 'k3']);
+  assert.deepEqual(dueCommands(s, 's1').map((c) => c.id), ['k1']);
+  // Out of order start folds to nothing.
+  assert.equal(applyWork(s, { type: 'execution.started', command: 'k2', at: 20 }, s.rev + 1).changes.length, 0);
+  s = run([{ type: 'execution.started', command: 'k1', at: 20 }], s);
+  assert.equal(s.agents['s1:sess-a'].state, 'working');
+  assert.deepEqual(dueCommands(s, 's1'), [], 'busy agent: nothing due');
+  assert.equal(applyWork(s, { type: 'execution.started', command: 'k2', at: 21 }, s.rev + 1).changes.length, 0, 'one at a time');
+  s = run([{ type: 'execution.blocked', command: 'k1', reason: 'Bash: rm -rf build', at: 21 }], s);
+  assert.equal(s.agents['s1:sess-a'].state, 'blocked');
+  s = run([{ type: 'execution.resumed', command: 'k1', at: 22 }, { type: 'execution.output', command: 'k1', text: 'working on it', at: 23 }, { type: 'execution.finished', command: 'k1', status: 'done', result: 'all green', at: 24 }], s);
+  const r = s.results['r-k1'];
+  assert.equal(r.text, 'all green');
+  assert.equal(r.command, 'k1');
+  assert.equal(r.conversation, s.agents['s1:sess-a'].conversation);
+  assert.equal(s.executions['x-k1'].result, 'r-k1');
+  assert.equal(s.commands.k1.status, 'done');
+  assert.deepEqual(dueCommands(s, 's1').map((c) => c.id), ['k2']);
+  const kinds = s.conversations[r.conversation].messages.map((m) => m.kind);
+  assert.deepEqual(kinds.slice(-6), ['prompt', 'prompt', 'prompt', 'system', 'agent', 'result']);
+});
+
+test('revoking a Space cancels queued commands, keeps chats and results, and refuses new commands', () => {
+  let s = run([...base.slice(1)], run(base.slice(0, 1)));
+  s = run([{ type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'a', by: ann, at: 1 }, { type: 'execution.started', command: 'k1', at: 2 }, { type: 'command.queued', id: 'k2', agent: 's1:sess-a', text: 'b', by: ann, at: 3 }], s);
+  s = run([{ type: 'space.revoked', space: 's1', by: ann, at: 4 }], s);
+  assert.equal(s.commands.k2.status, 'cancelled');
+  assert.equal(mayCommand(s, 's1:sess-a', 'ann'), 'its Space is not contributed to this project (revoked)');
+  assert.equal(applyWork(s, { type: 'command.queued', id: 'k3', agent: 's1:sess-a', text: 'c', by: ann, at: 5 }, s.rev + 1).changes.length, 0);
+  s = run([{ type: 'execution.finished', command: 'k1', result: 'kept', at: 6 }], s);
+  assert.equal(s.results['r-k1'].text, 'kept', 'a running execution still reports its result');
+  assert.ok(s.conversations['agent:s1:sess-a'], 'the chat stays');
+  assert.deepEqual(dueCommands(s, 's1'), []);
+});
+
+test('hand-started agents are trusted local: read-only to teammates unless the Space owner makes them callable', () => {
+  let s = run([base[0], { type: 'agent.observed', space: 's1', session: 'h1', origin: 'hook', at: 2 }]);
+  const a = s.agents['s1:h1'];
+  assert.equal(a.trustedLocal, true);
+  assert.match(mayCommand(s, a.id, 'bob') ?? '', /trusted local/);
+  assert.equal(mayCommand(s, a.id, 'ann'), null, 'the Space owner may');
+  assert.equal(applyWork(s, { type: 'command.queued', id: 'k1', agent: a.id, text: 'x', by: bob, at: 3 }, s.rev + 1).changes.length, 0);
+  s = run([{ type: 'agent.callable', agent: a.id, callable: true, by: ann, at: 4 }], s);
+  assert.equal(mayCommand(s, a.id, 'bob'), null);
+});
+
+test('General Chat: a link holds only the request; the private side gets only the link', () => {
+  let priv = run([
+    { type: 'message.posted', conversation: 'general', text: 'my salary is secret', by: ann, at: 1 },
+    { type: 'message.posted', conversation: 'general', text: 'please fix the login bug', by: ann, at: 2 },
+    { type: 'conversation.linked', side: 'private', project: 'alpha', target: 'c-1', title: 'login bug', by: ann, at: 3 },
+  ]);
+  const proj = run([{ type: 'conversation.linked', side: 'project', project: 'alpha', target: 'c-1', title: 'login bug', request: 'please fix the login bug', by: ann, at: 3 }]);
+  assert.deepEqual(priv.conversations.general.links, [{ project: 'alpha', conversation: 'c-1', title: 'login bug', at: 3 }]);
+  assert.equal(priv.conversations.general.messages.length, 2);
+  assert.deepEqual(proj.conversations['c-1'].messages.map((m) => m.text), ['please fix the login bug']);
+  assert.ok(!JSON.stringify(proj).includes('salary'));
+});
+
+test('messages get server sequence numbers in log order', () => {
+  const s = run([
+    { type: 'conversation.created', id: 'c-1', title: 'room', by: ann, at: 1 },
+    { type: 'message.posted', conversation: 'c-1', text: 'one', by: ann, at: 5 },
+    { type: 'message.posted', conversation: 'c-1', text: 'two', by: bob, at: 2 },
+  ]);
+  assert.deepEqual(s.conversations['c-1'].messages.map((m) => [m.seq, m.text]), [[1, 'one'], [2, 'two']]);
+});
+
+test('hostile events never throw and fold to nothing; a stale position is ignored', () => {
+  const s = run(base);
+  fc.assert(
+    fc.property(fc.anything(), fc.integer({ min: -5, max: 100 }), (ev, pos) => {
+      const r = applyWork(s, ev, pos);
+      if (pos <= s.rev) assert.equal(r.state, s);
+    }),
+    { numRuns: 500 },
+  );
+  for (const ev of [
+    { type: 'agent.observed', space: 'nope', session: 'x' },
+    { type: 'command.queued', id: 'k', agent: 's1:sess-a', text: 'x'.repeat(30_000), by: ann },
+    { type: 'command.queued', id: 'bad id!', agent: 's1:sess-a', text: 'x', by: ann },
+    { type: 'message.posted', conversation: 'agent:s1:sess-a', text: 'x', by: ann },
+    { type: 'space.contributed', space: 's1', name: 'x', owner: ann, by: ann },
+    { type: 'execution.finished', command: 'nope' },
+  ])
+    assert.equal(applyWork(s, ev, s.rev + 1).changes.length, 0, JSON.stringify(ev).slice(0, 80));
+});
+
+test('replaying any prefix then the rest gives the same state', () => {
+  const events = [
+    ...base,
+    { type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'a', by: ann, at: 3 },
+    { type: 'command.queued', id: 'k2', agent: 's1:sess-a', text: 'b', by: bob, at: 4 },
+    { type: 'execution.started', command: 'k1', at: 5 },
+    { type: 'execution.finished', command: 'k1', result: 'ok', at: 6 },
+    { type: 'agent.ended', space: 's1', session: 'sess-a', at: 7 },
+  ].map((event, i) => ({ position: i + 1, event }));
+  const all = foldWork(emptyWork(), events);
+  for (let k = 0; k <= events.length; k++) {
+    const json = JSON.parse(JSON.stringify(foldWork(emptyWork(), events.slice(0, k))));
+    assert.deepEqual(foldWork(json, events.slice(k)), all);
+  }
+  assert.equal(all.commands.k2.status, 'cancelled', 'an ended agent cancels what waits for it');
+});
