@@ -6,15 +6,12 @@ import { readFileSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
-import { FloorService, floorStream } from './floor.js';
-import { ApprovalService, approvalsStream } from './approvals.js';
-import { projectOf, type Access, type Role } from './access.js';
-import { IdentityRoutes, IdentityService, SharedAccess } from './identity.js';
-import { PerProject } from './scoped.js';
+import { FloorService } from './floor.js';
+import { ApprovalService } from './approvals.js';
 import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
 import { WorkService } from './work.js';
-import { HttpError, Router, sendJson, type Handler } from './http.js';
+import { HttpError, Router } from './http.js';
 
 export interface RoostConfig {
   host: string;
@@ -26,13 +23,6 @@ export interface RoostConfig {
   maxBufferedBytes: number;
   maxReplay: number;
   minFlushIntervalMs: number;
-  /** Shared mode even before any account exists (docs/security.md). */
-  shared: boolean;
-  /** Origins besides the server's own from which a signed-in browser may write. */
-  origins: string[];
-  /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
-  requestsPerMinute: number;
-  streamsPerCaller: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -45,10 +35,6 @@ export const DEFAULTS: RoostConfig = {
   maxBufferedBytes: 4 * 1024 * 1024,
   maxReplay: 200_000,
   minFlushIntervalMs: 5,
-  shared: false,
-  origins: [],
-  requestsPerMinute: 1200,
-  streamsPerCaller: 32,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -97,11 +83,6 @@ export interface Roost {
   floor: FloorService;
   approvals: ApprovalService;
   sessions: SessionsService;
-  /** Every project's floor and approvals (`floor` and `approvals` above are the default project's). */
-  floors: PerProject<FloorService>;
-  approvalsByProject: PerProject<ApprovalService>;
-  identity: IdentityService;
-  access: Access;
   work: WorkService;
   store: EventStore;
   url: string;
@@ -110,55 +91,21 @@ export interface Roost {
 
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
   const cfg: RoostConfig = { ...DEFAULTS, ...partial };
-  // Who is calling, and what may they do (docs/security.md): local mode until
-  // accounts exist (or `shared`), then people, tokens, projects and roles.
-  const identity = new IdentityService(store);
-  await identity.start();
-  const access = new SharedAccess(identity, {
-    forced: cfg.shared,
-    origins: cfg.origins,
-    requestsPerMinute: cfg.requestsPerMinute,
-    streamsPerCaller: cfg.streamsPerCaller,
+  const floor = new FloorService(store, {
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    sweepEveryMs: cfg.sweepEveryMs,
+    snapshotEvery: cfg.snapshotEvery,
+    maxReplay: cfg.maxReplay,
+    version: VERSION,
   });
-  // Every project has its own floor and approvals; the default project's are started now.
-  const floors = new PerProject(
-    (project) =>
-      new FloorService(store, {
-        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
-        sweepEveryMs: cfg.sweepEveryMs,
-        snapshotEvery: cfg.snapshotEvery,
-        maxReplay: cfg.maxReplay,
-        version: VERSION,
-        stream: floorStream(project),
-      }),
-  );
-  const floor = await floors.get('default');
+  await floor.start();
   // Approvals and agent hooks (docs/integrations.md).
-  const approvalsByProject = new PerProject(
-    (project) =>
-      new ApprovalService(store, {
-        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
-        maxReplay: cfg.maxReplay,
-        stream: approvalsStream(project),
-      }),
-  );
-  const approvals = await approvalsByProject.get('default');
-  const hooks = new HookService(store, floors, approvalsByProject);
-  const ids = new IdentityRoutes(identity, access);
-  /**
-   * The one permission check of the floor, the board, approvals and hooks:
-   * resolve the request's project (a token's own, or `?project=` /
-   * `Roost-Project`, else `default`), require `min` there, then run the
-   * handler, which reads the grant (`grantOf(req)`) for identity and project.
-   * The minimum role of every route is in docs/security.md.
-   */
-  const as =
-    (min: Role, h: Handler): Handler =>
-    async (req, res, url, params) => {
-      const p = await access.principal(req);
-      await access.require(req, projectOf(req, url, p), min);
-      await h(req, res, url, params);
-    };
+  const approvals = new ApprovalService(store, {
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    maxReplay: cfg.maxReplay,
+  });
+  await approvals.start();
+  const hooks = new HookService(store, floor, approvals);
   // The fleet board: one sessions stream per thread (docs/sessions.md).
   const sessions = new SessionsService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
@@ -166,6 +113,12 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     maxReplay: cfg.maxReplay,
   });
   sessions.start();
+  // Work: conversations, Spaces' agents, commands and results (docs/work.md).
+  const work = new WorkService(store, {
+    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    maxReplay: cfg.maxReplay,
+  });
+  await work.start();
 
   const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
@@ -223,17 +176,12 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     floor,
     approvals,
     sessions,
-    floors,
-    approvalsByProject,
-    identity,
-    access,
     work,
     store,
     url: `http://${host}:${port}`,
     async close() {
-      await floors.stopAll();
-      await approvalsByProject.stopAll();
-      await identity.stop();
+      await floor.stop();
+      await approvals.stop();
       await sessions.stop();
       await work.stop();
       server.closeAllConnections();
