@@ -713,12 +713,10 @@ export class WorkService {
       return r.changes.length > 0;
     });
     const project = (book.scope as { project: string }).project;
-    if (real.length === 0) {
-      sendJson(res, 200, { project, stored: 0, agents: this.spaceAgents(book, sp.id) });
-      return;
-    }
-    const stored = await this.commit(book, real, this.key(req, book.stream, p.uid), null);
-    sendJson(res, 200, { project, stored: stored.length, agents: this.spaceAgents(book, sp.id) });
+    // The answer is the Space's agents as the project now sees them, so a
+    // retry (which finds nothing left to change) answers the same.
+    if (real.length) await this.commit(book, real, this.key(req, book.stream, p.uid), null);
+    sendJson(res, 200, { project, agents: this.spaceAgents(book, sp.id) });
   };
 
   private spaceAgents(book: Book, space: string): { id: string; session: string; state: string }[] {

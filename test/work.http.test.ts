@@ -1,0 +1,386 @@
+// Work over HTTP: every endpoint, roles, FIFO under concurrency, idempotency,
+// restart, exact replay, private chat, Space reconciliation and the feed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TestAccess, client, workServer, type WorkServer } from './support/work-server.js';
+import { openSse } from './support/sse.js';
+import { inProcess } from './support/server.js';
+
+function people(): TestAccess {
+  const a = new TestAccess().person('ann', 'Ann').person('bob', 'Bob').person('vic', 'Vic').person('eve', 'Eve');
+  a.setRole('alpha', 'ann', 'owner');
+  a.setRole('alpha', 'bob', 'editor');
+  a.setRole('alpha', 'vic', 'viewer');
+  a.setRole('beta', 'eve', 'owner');
+  return a;
+}
+
+/** Ann registers a Space, contributes it to alpha, and reports one bridge agent. */
+async function setup(s: WorkServer) {
+  const ann = client(s.url, 'ann');
+  const sp = await ann.post('/api/v2/spaces', { name: "Ann's laptop" });
+  assert.equal(sp.status, 200, JSON.stringify(sp.json));
+  const space = sp.json.id as string;
+  assert.equal((await ann.post('/api/v2/projects/alpha/spaces', { space })).status, 200);
+  const r = await ann.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'sess-1', label: 'fix-tests', pane: 'w1:p1', origin: 'bridge', mode: 'acceptEdits' }] });
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  return { space, agent: `${space}:sess-1` };
+}
+
+test('the whole path: Space → agent chat → command → feed → execution → result, read by a teammate', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    const feed = await openSse(`${s.url}/api/v2/spaces/${space}/commands`, ann.auth);
+    await feed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 0);
+    const cmd = await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'make the tests pass' });
+    assert.equal(cmd.status, 200, JSON.stringify(cmd.json));
+    const due = await feed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 1);
+    const c = JSON.parse(due.data).commands[0];
+    assert.deepEqual([c.id, c.session, c.text, c.by.name, c.project], [cmd.json.id, 'sess-1', 'make the tests pass', 'Bob', 'alpha']);
+    for (const [event, extra] of [['started', {}], ['blocked', { reason: 'Bash: npm test' }], ['resumed', {}], ['output', { text: 'running npm test' }], ['finished', { result: '42 tests pass' }]] as const) {
+      const r = await ann.post(`/api/v2/spaces/${space}/executions`, { command: c.id, event, ...extra });
+      assert.equal(r.status, 200, `${event}: ${JSON.stringify(r.json)}`);
+    }
+    await feed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 0, 5000, feed.frames.indexOf(due) + 1);
+    feed.close();
+    const snap = (await bob.get('/api/v2/snapshot?project=alpha')).json;
+    assert.equal(snap.role, 'editor');
+    assert.equal(snap.results.length, 1);
+    assert.equal(snap.results[0].text, '42 tests pass');
+    assert.equal(snap.results[0].command, cmd.json.id);
+    const chat = (await bob.get(`/api/v2/conversations/${encodeURIComponent('agent:' + agent)}?project=alpha`)).json.item;
+    assert.deepEqual(chat.messages.map((m: any) => m.kind), ['system', 'prompt', 'system', 'agent', 'result']);
+    assert.equal(chat.messages[1].by.name, 'Bob', 'a command keeps its author');
+    const ag = (await bob.get(`/api/v2/agents/${encodeURIComponent(agent)}?project=alpha`)).json;
+    assert.equal(ag.item.state, 'idle');
+    assert.equal(ag.item.mode, 'acceptEdits');
+    const x = (await bob.get(`/api/v2/executions/x-${cmd.json.id}?project=alpha`)).json;
+    assert.equal(x.item.state, 'done');
+    assert.equal(x.command.text, 'make the tests pass');
+    assert.equal((await bob.get(`/api/v2/results/r-${cmd.json.id}?project=alpha`)).json.item.status, 'done');
+    assert.equal((await bob.get('/api/v2/results/r-nope?project=alpha')).status, 404);
+    // Lossy terminal: delivered to whoever watches that agent, never stored.
+    const live = await openSse(`${s.url}/api/v2/live?project=alpha&agent=${encodeURIComponent(agent)}`, bob.auth);
+    await live.waitFor((f) => f.event === 'role' && JSON.parse(f.data).role === 'editor');
+    const head = await s.store.head('work:alpha');
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/terminal`, { session: 'sess-1', data: '$ npm test\r\n' })).json.delivered, 1);
+    assert.equal(JSON.parse((await live.waitFor((f) => f.event === 'terminal')).data).data, '$ npm test\r\n');
+    assert.equal(await s.store.head('work:alpha'), head, 'terminal output is not logged');
+    live.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('roles: viewers read and cannot write; strangers and the anonymous are refused with a message', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const vic = client(s.url, 'vic');
+    const eve = client(s.url, 'eve');
+    const anon = client(s.url, null);
+    assert.equal((await vic.get('/api/v2/snapshot?project=alpha')).status, 200);
+    const writes: [string, unknown][] = [
+      ['/api/v2/commands', { project: 'alpha', agent, text: 'x' }],
+      ['/api/v2/conversations', { project: 'alpha', title: 'x' }],
+      ['/api/v2/general/link', { project: 'alpha', message: 1 }],
+      ['/api/v2/projects/alpha/spaces', { space }],
+      [`/api/v2/agents/${encodeURIComponent(agent)}/callable?project=alpha`, { callable: true }],
+    ];
+    for (const [path, body] of writes) {
+      const r = await vic.post(path, body);
+      assert.equal(r.status, 403, path);
+      assert.match(r.json.message, /needs the editor role/);
+      assert.equal((await anon.post(path, body)).status, 401, path);
+    }
+    for (const path of ['/api/v2/snapshot?project=alpha', `/api/v2/agents/${encodeURIComponent(agent)}?project=alpha`, '/api/v2/live?project=alpha']) {
+      const r = await eve.get(path);
+      assert.equal(r.status, 403, path);
+      assert.match(r.json.message, /not a member of project "alpha"/);
+    }
+    const ev = await fetch(`${s.url}/api/v2/events?project=alpha`, { headers: eve.auth });
+    assert.equal(ev.status, 403);
+    await ev.body?.cancel();
+    assert.equal((await anon.get('/api/v2/snapshot?scope=private')).status, 401);
+    assert.equal((await eve.get('/api/v2/snapshot?project=nope')).status, 404);
+    // Space endpoints answer only their owner's bridge.
+    const bob = client(s.url, 'bob');
+    for (const path of [`/api/v2/spaces/${space}/agents`, `/api/v2/spaces/${space}/executions`, `/api/v2/spaces/${space}/terminal`]) {
+      const r = await bob.post(path, { agents: [], command: 'k', session: 's', data: 'x' });
+      assert.equal(r.status, 403, path);
+      assert.match(r.json.message, /belongs to Ann/);
+    }
+    assert.equal((await bob.post('/api/v2/projects/alpha/spaces/' + space + '/revoke')).status, 403, 'an editor cannot revoke another person\'s Space');
+    // Bob's own Space cannot be contributed by Ann.
+    const bs = (await bob.post('/api/v2/spaces', { name: 'Bob box' })).json.id;
+    assert.equal((await client(s.url, 'ann').post('/api/v2/projects/alpha/spaces', { space: bs })).status, 403);
+    // Projects list shows only memberships.
+    assert.deepEqual((await eve.get('/api/v2/projects')).json.projects.map((p: any) => [p.id, p.role]), [['beta', 'owner']]);
+    assert.deepEqual((await vic.get('/api/v2/projects')).json.projects.map((p: any) => [p.id, p.role]), [['alpha', 'viewer']]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('trusted-local agents are read-only to teammates until the Space owner makes them callable', async () => {
+  const s = await workServer(people());
+  try {
+    const { space } = await setup(s);
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    await ann.post(`/api/v2/spaces/${space}/agents`, { agents: [{ session: 'by-hand', origin: 'hook', label: 'vim side' }] });
+    const agent = `${space}:by-hand`;
+    const r = await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'hi' });
+    assert.equal(r.status, 409);
+    assert.match(r.json.message, /trusted local/);
+    assert.equal((await bob.post(`/api/v2/agents/${encodeURIComponent(agent)}/callable?project=alpha`, { callable: true })).status, 403);
+    assert.equal((await ann.post(`/api/v2/agents/${encodeURIComponent(agent)}/callable?project=alpha`, { callable: true })).status, 200);
+    assert.equal((await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'hi' })).status, 200);
+  } finally {
+    await s.close();
+  }
+});
+
+test('FIFO: concurrent commands queue in log order; only the head starts; one at a time', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    const sent = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? ann : bob).post('/api/v2/commands', { project: 'alpha', agent, text: `job ${i}` })));
+    for (const r of sent) assert.equal(r.status, 200);
+    const byPos = [...sent].sort((a, b) => a.json.position - b.json.position).map((r) => r.json.id);
+    const ag = (await bob.get(`/api/v2/agents/${encodeURIComponent(agent)}?project=alpha`)).json;
+    assert.deepEqual(ag.item.queue, byPos, 'queue order is log order');
+    assert.deepEqual(ag.queue.map((c: any) => c.id), byPos);
+    const second = await ann.post(`/api/v2/spaces/${space}/executions`, { command: byPos[1], event: 'started' });
+    assert.equal(second.status, 409);
+    assert.match(second.json.message, /queue order/);
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/executions`, { command: byPos[0], event: 'started' })).status, 200);
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/executions`, { command: byPos[1], event: 'started' })).status, 409, 'busy: one at a time');
+    // Cancel a waiting one; the rest keep their order.
+    assert.equal((await bob.post(`/api/v2/commands/${byPos[2]}/cancel?project=alpha`)).status, 200);
+    assert.equal((await bob.post(`/api/v2/commands/${byPos[0]}/cancel?project=alpha`)).status, 409, 'a running command is not cancelled');
+    const after = (await bob.get(`/api/v2/agents/${encodeURIComponent(agent)}?project=alpha`)).json;
+    assert.deepEqual(after.item.queue, byPos.filter((_, i) => i !== 0 && i !== 2));
+    assert.equal(after.running.command, byPos[0]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('idempotency: every mutation repeated with its key returns the same result and stores nothing twice', async () => {
+  const s = await workServer(people());
+  try {
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    const heads = async () => [await s.store.head('work:alpha'), await s.store.head('work:private:ann'), await s.store.head('work:spaces')];
+    const twice = async (who: ReturnType<typeof client>, path: string, body: unknown, key: string) => {
+      const a = await who.post(path, body, key);
+      const h = await heads();
+      const b = await who.post(path, body, key);
+      assert.deepEqual(await heads(), h, `${path}: nothing stored by the retry`);
+      const strip = (j: any) => ({ ...j, duplicate: undefined, position: undefined });
+      assert.equal(b.status, a.status, path);
+      assert.deepEqual(strip(b.json), strip(a.json), path);
+      return a;
+    };
+    const space = (await twice(ann, '/api/v2/spaces', { name: 'lap' }, 'k-space')).json.id;
+    await twice(ann, '/api/v2/projects/alpha/spaces', { space }, 'k-contrib');
+    await twice(ann, `/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'a1', origin: 'bridge' }] }, 'k-agents');
+    const agent = `${space}:a1`;
+    const conv = (await twice(bob, '/api/v2/conversations', { project: 'alpha', title: 'room' }, 'k-conv')).json.id;
+    await twice(bob, `/api/v2/conversations/${conv}/messages`, { project: 'alpha', text: 'hello' }, 'k-msg');
+    await twice(ann, '/api/v2/conversations/general/messages', { text: 'private' }, 'k-gmsg');
+    await twice(ann, '/api/v2/general/link', { project: 'alpha', message: 1 }, 'k-link');
+    const cmd = (await twice(bob, '/api/v2/commands', { project: 'alpha', agent, text: 'go' }, 'k-cmd')).json.id;
+    const cmd2 = (await twice(bob, '/api/v2/commands', { project: 'alpha', agent, text: 'go again' }, 'k-cmd2')).json.id;
+    assert.notEqual(cmd, cmd2);
+    await twice(ann, `/api/v2/spaces/${space}/executions`, { command: cmd, event: 'started' }, 'k-x1');
+    await twice(ann, `/api/v2/spaces/${space}/executions`, { command: cmd, event: 'finished', result: 'ok' }, 'k-x2');
+    await twice(bob, `/api/v2/commands/${cmd2}/cancel?project=alpha`, {}, 'k-cancel');
+    await twice(ann, `/api/v2/agents/${encodeURIComponent(agent)}/callable?project=alpha`, { callable: false }, 'k-callable');
+    await twice(ann, `/api/v2/projects/alpha/spaces/${space}/revoke`, {}, 'k-revoke');
+    // A refusal repeats as the same refusal.
+    const refused = await twice(bob, '/api/v2/commands', { project: 'alpha', agent, text: 'after revoke' }, 'k-refused');
+    assert.equal(refused.status, 409);
+    const snap = (await bob.get('/api/v2/snapshot?project=alpha')).json;
+    assert.equal(snap.commands.length, 2);
+    assert.equal(snap.results.length, 1);
+    assert.equal(snap.conversations.filter((c: any) => c.kind === 'human').length, 2);
+    assert.equal(snap.conversations.find((c: any) => c.id === conv).messages.length, 1);
+    // The same key from another person is another request.
+    const other = await ann.post('/api/v2/conversations', { project: 'alpha', title: 'room' }, 'k-conv');
+    assert.notEqual(other.json.id, conv);
+  } finally {
+    await s.close();
+  }
+});
+
+test('General Chat is private; linking moves only the request and a link, never the rest', async () => {
+  const s = await workServer(people());
+  try {
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    await ann.post('/api/v2/conversations/general/messages', { text: 'the secret launch code is 0000' });
+    const req = await ann.post('/api/v2/conversations/general/messages', { text: 'Please add a dark mode' });
+    assert.equal(req.json.seq, 2);
+    const projEvents = await openSse(`${s.url}/api/v2/events?project=alpha`, bob.auth);
+    await projEvents.waitFor((f) => f.event === 'snapshot');
+    const link = await ann.post('/api/v2/general/link', { project: 'alpha', message: 2, title: 'Dark mode' });
+    assert.equal(link.status, 200, JSON.stringify(link.json));
+    await projEvents.waitFor((f) => f.event === 'conversation.changed' && JSON.parse(f.data).id === link.json.conversation);
+    projEvents.close();
+    const conv = (await bob.get(`/api/v2/conversations/${link.json.conversation}?project=alpha`)).json.item;
+    assert.deepEqual(conv.messages.map((m: any) => [m.text, m.by.name]), [['Please add a dark mode', 'Ann']]);
+    const all = JSON.stringify((await s.store.read('work:alpha', 0)).map((e) => e.body));
+    assert.ok(!all.includes('launch code'), 'nothing else of the private chat is in the project log');
+    const mine = (await ann.get('/api/v2/snapshot?scope=private')).json;
+    const general = mine.conversations.find((c: any) => c.id === 'general');
+    assert.deepEqual(general.links.map((l: any) => [l.project, l.conversation, l.title]), [['alpha', link.json.conversation, 'Dark mode']]);
+    assert.equal(general.messages.length, 2);
+    // Bob's private scope is his own: none of Ann's chat.
+    const his = (await bob.get('/api/v2/snapshot?scope=private')).json;
+    assert.deepEqual(his.conversations, []);
+    assert.ok(!JSON.stringify((await bob.get('/api/v2/snapshot?project=alpha')).json).includes('launch code'));
+    // Only one's own message can be linked, and only into a project one may write to.
+    assert.equal((await bob.post('/api/v2/general/link', { project: 'alpha', message: 2 })).status, 404);
+    assert.equal((await client(s.url, 'vic').post('/api/v2/general/link', { project: 'alpha', message: 1 })).status, 403);
+  } finally {
+    await s.close();
+  }
+});
+
+test('Space reconnect reconciles: a full snapshot ends missing agents (kept, not deleted) and stores nothing when unchanged', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const ann = client(s.url, 'ann');
+    await ann.post(`/api/v2/spaces/${space}/agents`, { agents: [{ session: 'sess-2', origin: 'bridge', pane: 'w1:p2' }] });
+    const head = await s.store.head('work:alpha');
+    const same = await ann.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'sess-1', label: 'fix-tests', pane: 'w1:p1', origin: 'bridge', mode: 'acceptEdits' }, { session: 'sess-2', pane: 'w1:p2' }] });
+    assert.equal(same.status, 200);
+    assert.equal(await s.store.head('work:alpha'), head);
+    // Reconnect: sess-2 is gone, sess-1 moved.
+    const r = await ann.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'sess-1', pane: 'w3:p9' }] });
+    assert.deepEqual(r.json.agents.map((a: any) => [a.session, a.state]), [['sess-1', 'idle'], ['sess-2', 'ended']]);
+    const snap = (await ann.get('/api/v2/snapshot?project=alpha')).json;
+    assert.equal(snap.agents.length, 2);
+    assert.equal(snap.conversations.filter((c: any) => c.kind === 'agent').length, 2, 'one chat per agent, none replaced');
+    const chat = snap.conversations.find((c: any) => c.agent === agent);
+    assert.ok(chat.messages.some((m: any) => m.text === 'moved from w1:p1 to w3:p9'));
+    // A report for an unknown project or a non-contributed Space is refused.
+    const other = (await ann.post('/api/v2/spaces', { name: 'idle box' })).json.id;
+    assert.equal((await ann.post(`/api/v2/spaces/${other}/agents`, { agents: [] })).status, 409);
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/agents`, { agents: [{ session: 'bad id!' }] })).status, 400);
+    // Revoked: reports are refused, chats and results stay.
+    await ann.post(`/api/v2/projects/alpha/spaces/${space}/revoke`);
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/agents`, { agents: [{ session: 'sess-1' }] })).status, 409);
+    assert.equal((await ann.get('/api/v2/snapshot?project=alpha')).json.agents.length, 2);
+  } finally {
+    await s.close();
+  }
+});
+
+test('live: frames carry identity and revision; Last-Event-ID replays exactly; a restart rebuilds from the log', async () => {
+  const access = people();
+  let s = await workServer(access);
+  const dataDir = s.dataDir;
+  try {
+    const { agent } = await setup(s);
+    const bob = client(s.url, 'bob');
+    const first = await openSse(`${s.url}/api/v2/events?project=alpha`, bob.auth);
+    const snapFrame = await first.waitFor((f) => f.event === 'snapshot');
+    const snap = JSON.parse(snapFrame.data);
+    assert.equal(snap.lastEventId, snapFrame.id);
+    for (let i = 0; i < 5; i++) await bob.post('/api/v2/commands', { project: 'alpha', agent, text: `t${i}` });
+    await first.waitFor((f) => f.event === 'agent.changed' && f.id!.endsWith(':' + (snap.position + 5)));
+    const live = first.frames.slice(1);
+    for (const f of live) {
+      const d = JSON.parse(f.data);
+      assert.deepEqual(Object.keys(d).sort(), ['id', 'rev'], 'identity and revision only');
+      assert.ok(['conversation.changed', 'agent.changed', 'execution.changed', 'result.changed', 'project.changed'].includes(f.event));
+    }
+    first.close();
+    // Replay from the snapshot's id: the same frames, byte for byte.
+    const again = await openSse(`${s.url}/api/v2/events?project=alpha`, { ...bob.auth, 'last-event-id': snapFrame.id! });
+    await again.waitFor((f) => f.id === live[live.length - 1].id && f.event === live[live.length - 1].event);
+    assert.deepEqual(again.frames, live);
+    again.close();
+    const before = (await bob.get('/api/v2/snapshot?project=alpha')).json;
+    await s.close();
+    s = await workServer(access, ['alpha', 'beta'], dataDir);
+    const after = (await client(s.url, 'bob').get('/api/v2/snapshot?project=alpha')).json;
+    assert.deepEqual(after, before, 'restart rebuilds the same state from the log');
+    // After the restart the ring is empty: replay comes from the log, still exact.
+    const fromLog = await openSse(`${s.url}/api/v2/events?project=alpha`, { ...bob.auth, 'last-event-id': snapFrame.id! });
+    await fromLog.waitFor((f) => f.id === live[live.length - 1].id && f.event === live[live.length - 1].event);
+    assert.deepEqual(fromLog.frames, live);
+    fromLog.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('role changes apply to open streams at once: a viewer\'s next write fails; a removed member\'s streams close', async () => {
+  const access = people();
+  const s = await workServer(access);
+  try {
+    const { agent } = await setup(s);
+    const bob = client(s.url, 'bob');
+    const events = await openSse(`${s.url}/api/v2/events?project=alpha`, bob.auth);
+    const live = await openSse(`${s.url}/api/v2/live?project=alpha`, client(s.url, 'ann').auth);
+    await live.waitFor((f) => f.event === 'presence' && JSON.parse(f.data).people.some((p: any) => p.name === 'Bob'));
+    const bobLive = await openSse(`${s.url}/api/v2/live?project=alpha`, bob.auth);
+    await bobLive.waitFor((f) => f.event === 'role');
+    assert.equal((await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'as editor' })).status, 200);
+    access.setRole('alpha', 'bob', 'viewer');
+    await bobLive.waitFor((f) => f.event === 'role' && JSON.parse(f.data).role === 'viewer');
+    const r = await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'as viewer' });
+    assert.equal(r.status, 403);
+    access.setRole('alpha', 'bob', null);
+    await Promise.race([events.ended, new Promise((_, no) => setTimeout(() => no(new Error('events stream stayed open')), 3000))]);
+    await Promise.race([bobLive.ended, new Promise((_, no) => setTimeout(() => no(new Error('live stream stayed open')), 3000))]);
+    await live.waitFor((f) => f.event === 'presence' && !JSON.parse(f.data).people.some((p: any) => p.name === 'Bob'));
+    assert.equal((await bob.get('/api/v2/snapshot?project=alpha')).status, 403);
+    // History keeps its attribution.
+    const chat = (await client(s.url, 'ann').get(`/api/v2/conversations/${encodeURIComponent('agent:' + agent)}?project=alpha`)).json.item;
+    assert.equal(chat.messages.find((m: any) => m.text === 'as editor').by.name, 'Bob');
+    live.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('local mode: the person at the machine owns the default project; bad input is a 4xx with a message', async () => {
+  const r = await inProcess();
+  try {
+    const me = client(r.url, null);
+    const p = await me.get('/api/v2/projects');
+    assert.equal(p.status, 200);
+    assert.deepEqual(p.json.projects.map((x: any) => [x.id, x.role]), [['default', 'owner']]);
+    const sp = await me.post('/api/v2/spaces', { name: 'here' });
+    assert.equal((await me.post('/api/v2/projects/default/spaces', { space: sp.json.id })).status, 200);
+    assert.equal((await me.post(`/api/v2/spaces/${sp.json.id}/agents`, { agents: [{ session: 'x1', origin: 'bridge' }] })).status, 200);
+    const snap = (await me.get('/api/v2/snapshot?project=default')).json;
+    assert.equal(snap.agents[0].id, `${sp.json.id}:x1`);
+    for (const [path, body, status] of [
+      ['/api/v2/commands', { project: 'default', agent: 'nope', text: 'x' }, 404],
+      ['/api/v2/commands', { project: 'default', agent: `${sp.json.id}:x1` }, 400],
+      ['/api/v2/commands', { project: 'default', agent: `${sp.json.id}:x1`, text: 'x'.repeat(20_001) }, 413],
+      ['/api/v2/conversations', { project: 'default' }, 400],
+      ['/api/v2/conversations/c-nope/messages', { project: 'default', text: 'x' }, 404],
+      ['/api/v2/spaces/s-nope/agents', { agents: [] }, 404],
+      ['/api/v2/spaces', [1, 2], 400],
+    ] as const) {
+      const res = await me.post(path, body);
+      assert.equal(res.status, status, `${path} ${JSON.stringify(body).slice(0, 60)}: ${JSON.stringify(res.json)}`);
+      assert.equal(typeof res.json.message, 'string');
+    }
+  } finally {
+    await r.close();
+  }
+});
