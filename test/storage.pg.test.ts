@@ -104,6 +104,21 @@ if (!reachable) {
       assert.deepEqual([...heard].sort((x, y) => x - y), heard, 'heads are announced in increasing order');
     });
 
+    test('a commit whose NOTIFY never came (its node died in between) is still announced', async () => {
+      const b = await PostgresStore.open(db2.url, { pollEveryMs: 100 });
+      stores.push(b);
+      const heard: number[] = [];
+      b.onCommit((stream, head) => {
+        if (stream === 'silent') heard.push(head);
+      });
+      // What a node that committed and was killed before its NOTIFY leaves behind.
+      await sql(`INSERT INTO "${db2.schema}".events (stream, position, type, body, at) VALUES ('silent', 1, 't', '{}', 0)`);
+      await sql(`INSERT INTO "${db2.schema}".streams (stream, head) VALUES ('silent', 1)`);
+      const deadline = Date.now() + 3000;
+      while (!heard.includes(1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(heard, [1]);
+    });
+
     test('one turn of appends is one transaction (group commit)', async () => {
       const a = await open();
       const before = a.stats.flushes;

@@ -98,6 +98,13 @@ export interface PostgresOptions {
   url: string;
   /** Connections for reads and writes (the LISTEN connection comes on top). */
   poolSize?: number;
+  /**
+   * How often the heads are read as a safety net, ms (0: never). A NOTIFY can be
+   * lost without the LISTEN connection dropping: a node that dies between its
+   * commit and its NOTIFY. Without this, other nodes would learn of that commit
+   * only with the stream's next one.
+   */
+  pollEveryMs?: number;
 }
 
 export class PostgresStore implements EventStore {
@@ -120,6 +127,8 @@ export class PostgresStore implements EventStore {
   private listenClient: pg.Client | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectDelay = 100;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private readonly pollEveryMs: number;
   private closed = false;
   /** Counters for tests and /health. */
   readonly stats = { flushes: 0, carefulFlushes: 0, retries: 0, listenReconnects: 0 };
@@ -129,6 +138,7 @@ export class PostgresStore implements EventStore {
     this.schema = schema;
     this.channel = schema === 'public' ? DEFAULT_CHANNEL : `${DEFAULT_CHANNEL}_${schema}`;
     this.config = config;
+    this.pollEveryMs = opts.pollEveryMs ?? 5_000;
     this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, application_name: `roost:${schema}` });
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
@@ -140,6 +150,7 @@ export class PostgresStore implements EventStore {
     try {
       await store.migrate();
       await store.listen();
+      store.startPolling();
     } catch (cause) {
       await store.pool.end().catch(() => {});
       throw new StoreError(`cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
@@ -525,6 +536,25 @@ export class PostgresStore implements EventStore {
     this.listenClient = c;
   }
 
+  /** Announces every stream's committed head; the listeners read whatever they have not folded. */
+  private async announceHeads(): Promise<void> {
+    const r = await this.pool.query<{ stream: string; head: string }>('SELECT stream, head FROM streams WHERE head > 0');
+    for (const row of r.rows) this.announce(row.stream, Number(row.head), null);
+  }
+
+  private startPolling(): void {
+    if (this.pollEveryMs <= 0) return;
+    let busy = false;
+    this.pollTimer = setInterval(() => {
+      if (busy || this.closed) return;
+      busy = true;
+      this.announceHeads()
+        .catch((e) => console.error('roost: reading the heads failed:', (e as Error).message))
+        .finally(() => (busy = false));
+    }, this.pollEveryMs);
+    this.pollTimer.unref();
+  }
+
   private scheduleReconnect(): void {
     if (this.reconnectTimer || this.closed) return;
     const delay = this.reconnectDelay;
@@ -538,8 +568,7 @@ export class PostgresStore implements EventStore {
         this.stats.listenReconnects++;
         // Listening again; whatever was committed while we were deaf shows in the
         // heads read now, and anything later arrives as a notification.
-        const r = await this.pool.query<{ stream: string; head: string }>('SELECT stream, head FROM streams WHERE head > 0');
-        for (const row of r.rows) this.announce(row.stream, Number(row.head), null);
+        await this.announceHeads();
       } catch (e) {
         console.error('roost: LISTEN reconnect failed:', (e as Error).message);
         if (this.listenClient) return; // listening, only the catch-up read failed: the next wake-up reads anyway
@@ -559,6 +588,7 @@ export class PostgresStore implements EventStore {
     if (this.notifying) await this.notifying;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
     const c = this.listenClient;
     this.listenClient = null;
     await c?.end().catch(() => {});
