@@ -33,10 +33,18 @@ test('click Allow in the inbox: the waiting Bash call runs and the inbox empties
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(roost.url + '/inbox');
     await page.getByTestId('inbox-empty').waitFor({ timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid=inbox-connection]')?.textContent?.includes('live'), null, { timeout: 10_000 });
 
     const running = runClaude(setup, model.url, 'write the marker');
     const item = page.getByTestId('inbox-item');
-    await item.waitFor({ timeout: 20_000 });
+    try {
+      await item.waitFor({ timeout: 30_000 });
+    } catch (e) {
+      // Say where it stuck: the server's view, and what the CLI did.
+      const pending = await (await fetch(roost.url + '/approvals')).json();
+      const run = await Promise.race([running, new Promise((r) => setTimeout(() => r('still running'), 100))]);
+      throw new Error(`no inbox item: server pending=${JSON.stringify(pending).slice(0, 500)}; model requests=${model.requests.length}; run=${JSON.stringify(run).slice(0, 1500)}`, { cause: e });
+    }
     assert.equal(await item.count(), 1);
     assert.match(await item.getByTestId('inbox-agent').innerText(), /^shop · [0-9a-f]{8}$/);
     assert.equal(await item.getByTestId('inbox-tool').innerText(), 'Bash');
