@@ -338,6 +338,33 @@ describe('in-process server', { timeout: 30_000 }, () => {
       await srv.close();
     }
   });
+
+  test('a slow subscriber cut during a replay from the log is cut once, and the server keeps serving', async () => {
+    const srv = await inProcess({ maxBufferedBytes: 32 * 1024, ringSize: 5 });
+    const port = Number(new URL(srv.url).port);
+    const slow = connect(port, '127.0.0.1');
+    const slowConnected = new Promise<void>((ok) => slow.once('connect', () => ok()));
+    try {
+      const activity = 'y'.repeat(4000);
+      for (let b = 0; b < 6; b++) {
+        const r = await post(srv.url, Array.from({ length: 200 }, (_, i) => ({ type: 'status', agent: `r${i % 20}`, activity })));
+        assert.equal(r.status, 200);
+      }
+      await slowConnected;
+      slow.write(`GET /stream HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\nlast-event-id: ${srv.store.epoch}:1\r\n\r\n`);
+      slow.pause();
+      await until('the slow replay to be cut', () => srv.floor.channel.stats.slowDisconnects > 0);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(srv.floor.channel.stats.slowDisconnects, 1);
+      assert.equal(srv.floor.channel.subscriberCount, 0);
+      const h = await (await fetch(srv.url + '/health')).json();
+      assert.equal(h.ok, true);
+      assert.equal((await post(srv.url, { type: 'join', agent: 'still-here' })).status, 200);
+    } finally {
+      slow.destroy();
+      await srv.close();
+    }
+  });
 });
 
 describe('child server restart', { timeout: 40_000 }, () => {
