@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
 import { InboxView, usePendingCount } from './approvals/InboxView.js';
 import { BoardView } from './board/BoardView.js';
+import { WorkView } from './work/WorkView.js';
 import './styles.css';
 
 interface Route {
@@ -26,7 +27,7 @@ function Soon(props: { what: string; issue: string }) {
 const ROUTES: Route[] = [
   { path: '/', label: 'Floor', view: () => <FloorView /> },
   { path: '/fleet', label: 'Fleet', view: () => <BoardView /> },
-  { path: '/work', label: 'Work', view: () => <Soon what="Work" issue="a later issue" /> },
+  { path: '/work', label: 'Work', view: () => <WorkView /> },
   { path: '/flock', label: 'Flock', view: () => <Soon what="Flock" issue="a later issue" /> },
   { path: '/inbox', label: 'Approvals', view: () => <InboxView /> },
 ];

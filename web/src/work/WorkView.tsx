@@ -1,0 +1,410 @@
+// Work: a project's conversations and its agents' chats, one transcript with a
+// role-aware composer, the selected agent's queue, execution, result and
+// live terminal; General Chat beside, private, outside the project selector.
+//
+// Per person, never shared: the selected chat, drafts, and what was read. A
+// new agent appearing changes the rail, never the selection.
+
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { Agent, Conversation } from '../../../src/core/work.js';
+import { post, useProjectLive, useWorkScope, type Conn, type WorkModel } from './client.js';
+import './work.css';
+
+interface ProjectRow {
+  id: string;
+  name: string;
+  role: string;
+}
+
+const PROJECT_KEY = 'roost.work.project';
+const READ_KEY = 'roost.work.read';
+
+function load<T>(key: string, fallback: T): T {
+  try {
+    const v = localStorage.getItem(key);
+    return v ? (JSON.parse(v) as T) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+function save(key: string, v: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(v));
+  } catch {}
+}
+
+function useProjects(): { me: { uid: string; name: string } | null; projects: ProjectRow[]; error: string | null } {
+  const [state, set] = useState<{ me: { uid: string; name: string } | null; projects: ProjectRow[]; error: string | null }>({ me: null, projects: [], error: null });
+  useEffect(() => {
+    fetch('/api/v2/projects').then(async (r) => {
+      const j = await r.json().catch(() => ({}));
+      if (!r.ok) set({ me: null, projects: [], error: j.message ?? `error ${r.status}` });
+      else set({ me: j.me, projects: j.projects, error: null });
+    });
+  }, []);
+  return state;
+}
+
+function ConnBadge({ conn }: { conn: Conn }) {
+  const label = { connecting: 'Connecting', live: 'Live', reconnecting: 'Reconnecting', closed: 'Closed' }[conn];
+  return (
+    <span class={`conn conn-${conn === 'closed' ? 'reconnecting' : conn}`} data-testid="work-conn">
+      <span class="dot" aria-hidden="true" />
+      {label}
+    </span>
+  );
+}
+
+type Selection = { kind: 'general' } | { kind: 'conv'; id: string } | null;
+
+export function WorkView() {
+  const { me, projects, error } = useProjects();
+  const [project, setProject] = useState<string | null>(null);
+  useEffect(() => {
+    if (!projects.length) return;
+    const saved = load<string | null>(PROJECT_KEY, null);
+    setProject((p) => p ?? (projects.find((x) => x.id === saved)?.id ?? projects[0].id));
+  }, [projects]);
+  const [sel, setSel] = useState<Selection>(null);
+  const proj = useWorkScope(project ? `project=${encodeURIComponent(project)}` : null);
+  const priv = useWorkScope(me ? 'scope=private' : null);
+  const selConv: Conversation | null = sel?.kind === 'conv' ? (proj.model.conversations[sel.id] ?? null) : sel?.kind === 'general' ? (priv.model.conversations.general ?? null) : null;
+  const selAgent: Agent | null = selConv?.agent ? (proj.model.agents[selConv.agent] ?? null) : null;
+  const initialRole = projects.find((p) => p.id === project)?.role ?? null;
+  const live = useProjectLive(project, selAgent && selAgent.state !== 'ended' ? selAgent.id : null, initialRole);
+  const role = live.role;
+  const canWrite = role === 'owner' || role === 'editor';
+
+  // What this person has read, per conversation (message count seen).
+  const [read, setRead] = useState<Record<string, number>>(() => load(READ_KEY, {}));
+  const seeded = useRef(new Set<string>());
+  useEffect(() => {
+    if (!proj.model.ready || !project || seeded.current.has(project)) return;
+    seeded.current.add(project);
+    // First time here: what exists now counts as read, unless a count was kept.
+    setRead((r) => {
+      const next = { ...r };
+      for (const c of Object.values(proj.model.conversations)) if (next[`${project}/${c.id}`] === undefined) next[`${project}/${c.id}`] = c.messages.length;
+      return next;
+    });
+  }, [proj.model.ready, project]);
+  const readKey = sel?.kind === 'general' ? 'private/general' : sel?.kind === 'conv' && project ? `${project}/${sel.id}` : null;
+  useEffect(() => {
+    if (readKey && selConv && read[readKey] !== selConv.messages.length) setRead((r) => ({ ...r, [readKey]: selConv.messages.length }));
+  }, [readKey, selConv?.messages.length]);
+  useEffect(() => save(READ_KEY, read), [read]);
+
+  if (error) return <div class="work-empty">Work needs you signed in: {error}</div>;
+  if (!me) return <div class="work-empty">Loading…</div>;
+
+  const unread = (key: string, c: Conversation) => c.messages.length > (read[key] ?? 0);
+  const humans = Object.values(proj.model.conversations).filter((c) => c.kind === 'human').sort((a, b) => a.createdAt - b.createdAt);
+  const agents = Object.values(proj.model.agents).sort((a, b) => a.firstSeen - b.firstSeen || a.id.localeCompare(b.id));
+  const general = priv.model.conversations.general ?? null;
+
+  return (
+    <div class="work" data-testid="work">
+      <div class="work-bar">
+        <label>
+          Project{' '}
+          <select
+            data-testid="work-project"
+            value={project ?? ''}
+            onChange={(e) => {
+              const v = (e.target as HTMLSelectElement).value;
+              setProject(v);
+              save(PROJECT_KEY, v);
+              if (sel?.kind === 'conv') setSel(null);
+            }}
+          >
+            {projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span class="work-role" data-testid="work-role">
+          {role ?? 'no access'}
+        </span>
+        <ul class="presence" data-testid="presence" aria-label="Here now">
+          {live.people.map((p) => (
+            <li key={p.uid} title={`${p.name} is here`} data-uid={p.uid}>
+              {p.name}
+            </li>
+          ))}
+        </ul>
+        <span class="work-me">you are {me.name}</span>
+        <ConnBadge conn={live.closed ? 'closed' : proj.conn} />
+      </div>
+      {live.closed && (
+        <p class="work-banner" data-testid="work-revoked" role="alert">
+          You no longer have access to this project.
+        </p>
+      )}
+      <div class="work-main">
+        <nav class="rail" data-testid="work-rail" aria-label="Chats">
+          <h2>Private</h2>
+          <button class={`rail-item ${sel?.kind === 'general' ? 'on' : ''}`} data-testid="chat-general" onClick={() => setSel({ kind: 'general' })}>
+            General Chat
+            {general && unread('private/general', general) && sel?.kind !== 'general' && <span class="unread" data-testid="unread" aria-label="unread" />}
+          </button>
+          <h2>
+            Conversations
+            {canWrite && !live.closed && <NewConversation project={project!} onMade={(id) => setSel({ kind: 'conv', id })} />}
+          </h2>
+          {humans.map((c) => (
+            <button key={c.id} class={`rail-item ${sel?.kind === 'conv' && sel.id === c.id ? 'on' : ''}`} data-testid={`chat-${c.id}`} data-chat-title={c.title} onClick={() => setSel({ kind: 'conv', id: c.id })}>
+              # {c.title}
+              {unread(`${project}/${c.id}`, c) && !(sel?.kind === 'conv' && sel.id === c.id) && <span class="unread" data-testid="unread" aria-label="unread" />}
+            </button>
+          ))}
+          <h2>Agents</h2>
+          {agents.length === 0 && <p class="muted small">No agent yet. Contribute a Space (roost bridge) to this project.</p>}
+          {agents.map((a) => {
+            const c = proj.model.conversations[a.conversation];
+            const on = sel?.kind === 'conv' && sel.id === a.conversation;
+            return (
+              <button key={a.id} class={`rail-item agent st-${a.state} ${on ? 'on' : ''}`} data-testid={`agent-${a.id}`} data-agent-label={a.label} data-state={a.state} onClick={() => setSel({ kind: 'conv', id: a.conversation })}>
+                <span class="st-dot" aria-hidden="true" />
+                <span class="rail-label">{a.label}</span>
+                <span class="tag">{a.state}</span>
+                {a.trustedLocal && <span class="tag local">trusted local</span>}
+                {a.queue.length > 0 && <span class="tag q">{a.queue.length} queued</span>}
+                {c && unread(`${project}/${c.id}`, c) && !on && <span class="unread" data-testid="unread" aria-label="unread" />}
+              </button>
+            );
+          })}
+        </nav>
+        <section class="transcript-pane" aria-label="Transcript">
+          {!selConv && <div class="work-empty">Pick a chat on the left.</div>}
+          {selConv && (
+            <Transcript
+              conv={selConv}
+              model={sel?.kind === 'general' ? priv.model : proj.model}
+              general={sel?.kind === 'general'}
+              me={me.uid}
+              project={project}
+              projectName={projects.find((p) => p.id === project)?.name ?? project ?? ''}
+              canLink={canWrite}
+              onOpen={(id) => setSel({ kind: 'conv', id })}
+            />
+          )}
+          {selConv && (
+            <Composer
+              key={`${project}/${selConv.id}`}
+              conv={selConv}
+              agent={selAgent}
+              project={project}
+              general={sel?.kind === 'general'}
+              canWrite={canWrite && !live.closed}
+              role={role}
+              me={me.uid}
+              model={proj.model}
+            />
+          )}
+        </section>
+        {selAgent && <AgentPanel agent={selAgent} model={proj.model} terminal={live.terminal} canWrite={canWrite} project={project!} />}
+      </div>
+    </div>
+  );
+}
+
+function NewConversation({ project, onMade }: { project: string; onMade: (id: string) => void }) {
+  return (
+    <button
+      class="mini"
+      data-testid="new-conversation"
+      title="New conversation"
+      onClick={async () => {
+        const title = prompt('Conversation title');
+        if (!title) return;
+        const r = await post('/api/v2/conversations', { project, title });
+        if (r.ok) onMade(r.json.id);
+      }}
+    >
+      +
+    </button>
+  );
+}
+
+function Transcript(props: { conv: Conversation; model: WorkModel; general: boolean; me: string; project: string | null; projectName: string; canLink: boolean; onOpen: (id: string) => void }) {
+  const { conv } = props;
+  const end = useRef<HTMLLIElement>(null);
+  useEffect(() => end.current?.scrollIntoView({ block: 'end' }), [conv.id, conv.messages.length]);
+  const [note, setNote] = useState<string | null>(null);
+  return (
+    <div class="transcript-wrap">
+      <h1 data-testid="transcript-title">{conv.kind === 'agent' ? conv.title : conv.kind === 'general' ? 'General Chat' : `# ${conv.title}`}</h1>
+      {props.general && conv.links.length > 0 && (
+        <ul class="links" data-testid="general-links">
+          {conv.links.map((l) => (
+            <li key={l.conversation}>
+              Moved to project <b>{l.project}</b>: {l.title}
+              {l.project === props.project && (
+                <button class="linkish" onClick={() => props.onOpen(l.conversation)}>
+                  open
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {conv.linkedFrom && <p class="muted small">Started from {conv.messages[0]?.by.name}'s General Chat; only the request moved here.</p>}
+      <ol class="transcript" data-testid="transcript">
+        {conv.messages.map((m) => (
+          <li key={m.seq} class={`msg msg-${m.kind}`} data-kind={m.kind} data-seq={m.seq}>
+            <span class="who">{m.by.name}</span>
+            <span class="text">{m.text}</span>
+            {m.command && m.kind === 'prompt' && <CommandMark id={m.command} model={props.model} />}
+            {props.general && m.kind === 'human' && m.by.uid === props.me && props.project && props.canLink && (
+              <button
+                class="linkish"
+                data-testid={`start-work-${m.seq}`}
+                onClick={async () => {
+                  const r = await post('/api/v2/general/link', { project: props.project, message: m.seq });
+                  setNote(r.ok ? `Started in ${props.projectName}` : r.json?.message ?? 'failed');
+                }}
+              >
+                Start in {props.projectName}
+              </button>
+            )}
+          </li>
+        ))}
+        <li ref={end} class="end" aria-hidden="true" />
+      </ol>
+      {note && <p class="muted small">{note}</p>}
+    </div>
+  );
+}
+
+function CommandMark({ id, model }: { id: string; model: WorkModel }) {
+  const c = model.commands[id];
+  if (!c) return null;
+  return (
+    <span class={`cmd-mark cmd-${c.status}`} data-testid={`cmd-${id}`} data-status={c.status}>
+      {c.status}
+    </span>
+  );
+}
+
+function Composer(props: { conv: Conversation; agent: Agent | null; project: string | null; general: boolean; canWrite: boolean; role: string | null; me: string; model: WorkModel }) {
+  const [text, setText] = useState('');
+  const [err, setErr] = useState<string | null>(null);
+  const { conv, agent } = props;
+  const space = agent ? props.model.spaces[agent.space] : null;
+  let blocked: string | null = null;
+  if (!props.general && !props.canWrite) blocked = props.role === 'viewer' ? 'Viewers can read, not write.' : 'You cannot write here.';
+  else if (agent && agent.state === 'ended') blocked = 'This agent has ended.';
+  else if (agent && space && !space.contributed) blocked = `${space.name} was revoked: no new commands.`;
+  else if (agent && !agent.callable && space && space.owner.uid !== props.me) blocked = `Trusted local: read-only unless ${space.owner.name} makes it callable.`;
+  const send = async () => {
+    const t = text.trim();
+    if (!t) return;
+    setErr(null);
+    const r = agent
+      ? await post('/api/v2/commands', { project: props.project, agent: agent.id, text: t })
+      : props.general
+        ? await post('/api/v2/conversations/general/messages', { text: t })
+        : await post(`/api/v2/conversations/${encodeURIComponent(conv.id)}/messages`, { project: props.project, text: t });
+    if (r.ok) setText('');
+    else setErr(r.json?.message ?? `failed (${r.status})`);
+  };
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      <textarea
+        data-testid="composer"
+        rows={2}
+        value={text}
+        disabled={blocked !== null}
+        placeholder={blocked ?? (agent ? `Command for ${agent.label} (queued; one at a time)` : 'Message')}
+        aria-label={agent ? 'Command' : 'Message'}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey) {
+            e.preventDefault();
+            void send();
+          }
+        }}
+      />
+      <button class="primary" data-testid="send" disabled={blocked !== null || !text.trim()}>
+        {agent ? 'Queue' : 'Send'}
+      </button>
+      {blocked && (
+        <p class="muted small" data-testid="composer-blocked">
+          {blocked}
+        </p>
+      )}
+      {err && (
+        <p class="error" data-testid="composer-error">
+          {err}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agent; model: WorkModel; terminal: string; canWrite: boolean; project: string }) {
+  const x = agent.running ? model.executions[agent.running] : null;
+  const running = x ? model.commands[x.command] : null;
+  const results = useMemo(() => Object.values(model.results).filter((r) => r.agent === agent.id).sort((a, b) => b.rev - a.rev), [model.results, agent.id]);
+  const space = model.spaces[agent.space];
+  return (
+    <aside class="agent-panel" data-testid="agent-panel" aria-label="Agent">
+      <h2>{agent.label}</h2>
+      <dl>
+        <dt>State</dt>
+        <dd data-testid="agent-state" data-state={agent.state}>
+          {agent.state}
+          {x?.state === 'blocked' && <span data-testid="agent-blocked"> (blocked: {x.blockedOn})</span>}
+        </dd>
+        <dt>Mode</dt>
+        <dd data-testid="agent-mode">
+          {agent.mode || 'default'}
+          {agent.trustedLocal ? ' · trusted local' : ' · bridge'}
+          {agent.trustedLocal && (agent.callable ? ' · callable' : ' · read-only to teammates')}
+        </dd>
+        <dt>Space</dt>
+        <dd>
+          {space?.name ?? agent.space}
+          {space && !space.contributed && ' (revoked)'}
+        </dd>
+        <dt>Pane</dt>
+        <dd data-testid="agent-pane">{agent.pane || '—'}</dd>
+      </dl>
+      <h3>Running</h3>
+      <p data-testid="running">{running ? running.text : <span class="muted">nothing</span>}</p>
+      <h3>Queue</h3>
+      <ol class="queue" data-testid="queue">
+        {agent.queue.map((id) => {
+          const c = model.commands[id];
+          return (
+            <li key={id} data-command={id}>
+              <span class="q-text">{c?.text ?? id}</span> <span class="muted small">by {c?.by.name}</span>
+              {canWrite && (
+                <button class="linkish" onClick={() => void post(`/api/v2/commands/${id}/cancel?project=${encodeURIComponent(project)}`, {})}>
+                  cancel
+                </button>
+              )}
+            </li>
+          );
+        })}
+        {agent.queue.length === 0 && <li class="muted">empty</li>}
+      </ol>
+      <h3>Result</h3>
+      <p data-testid="result" data-status={results[0]?.status ?? ''}>
+        {results[0] ? results[0].text : <span class="muted">none yet</span>}
+      </p>
+      <h3>Terminal</h3>
+      <pre class="terminal" data-testid="terminal">
+        {agent.state === 'ended' ? '(ended)' : terminal || '(no output yet)'}
+      </pre>
+    </aside>
+  );
+}
