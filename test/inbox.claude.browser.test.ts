@@ -1,7 +1,8 @@
 // The approvals inbox in a real browser, answering a real Claude Code session:
 // a Bash call waits, shows up in the inbox with the agent, the tool, a readable
 // digest and how long it has waited; clicking Allow lets it run, and the inbox
-// empties by itself (live stream, no reload).
+// empties by itself (live stream, no reload). The agent's card on the floor
+// shows the same request while it waits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -53,6 +54,16 @@ test('click Allow in the inbox: the waiting Bash call runs and the inbox empties
     assert.equal(await page.getByTestId('nav-pending').innerText(), '1', 'the nav says one approval waits');
     assert.equal(existsSync(join(setup.project, 'inbox-marker.txt')), false, 'nothing ran before the click');
 
+    // The same request on the agent's card on the floor.
+    const agentId = (await item.getAttribute('data-agent'))!;
+    const floor = await browser.context.newPage();
+    await floor.goto(roost.url + '/');
+    await floor.getByTestId(`agent-row-${agentId}`).locator('button').first().click();
+    const onCard = floor.getByTestId('agent-card').getByTestId('card-approvals');
+    await onCard.waitFor({ timeout: 5_000 });
+    assert.match(await onCard.innerText(), /Bash[\s\S]*\$ echo allowed > inbox-marker\.txt/);
+    assert.match(await floor.getByTestId('card-status').innerText(), /^Waiting/);
+
     await item.getByTestId('allow').click();
     const run = await running;
     assert.equal(run.code, 0, run.stderr);
@@ -64,6 +75,7 @@ test('click Allow in the inbox: the waiting Bash call runs and the inbox empties
     assert.equal(await page.getByTestId('inbox-count').innerText(), '0');
     assert.match(await page.getByTestId('inbox-recent').innerText(), /Allowed\s+Bash[\s\S]*by local owner/);
     assert.equal(await page.getByTestId('nav-pending').count(), 0);
+    await onCard.waitFor({ state: 'detached', timeout: 5_000 });
     assert.deepEqual(errors, []);
   } finally {
     await model.close();

@@ -9,6 +9,7 @@ import { STATUSES, countByStatus, type Agent, type FloorState, type Status } fro
 import { FloorClient, type Connection } from './live.js';
 import { FloorScene } from './scene.js';
 import { ATTENTION, POSE_TEXT, STATUS_COLOR, STATUS_LABEL } from './look.js';
+import { AgentApprovals } from '../approvals/InboxView.js';
 
 /** DOM refresh period: the canvas is live per frame, the words around it need not be. */
 const UI_EVERY_MS = 250;
@@ -287,6 +288,8 @@ function AgentCard(props: { agent: Agent; state: FloorState; onClose: () => void
           ×
         </button>
       </header>
+      {/* A tool call of this agent waiting for a decision: answerable right here. */}
+      <AgentApprovals agent={a.id} />
       <dl>
         {row('Status', <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>, 'status')}
         {row('Activity', a.activity || '—', 'activity')}
