@@ -567,3 +567,34 @@ describe('subagent hints on join', () => {
     assert.equal(s.agents.size, 2);
   });
 });
+
+describe('smaller decisions (docs/floor.md)', () => {
+  test('an explicit empty "to" sends no plane, not even to the parent', () => {
+    const { fx } = run([leadJoins, helperJoins, { type: 'message', agent: 'rev-1', to: [], text: 'note to self', ts: T0 + 2 }]);
+    assert.deepEqual(kinds(fx[2]), ['speech']);
+  });
+
+  test('an empty task clears the whiteboard', () => {
+    const { s, fx } = run([{ type: 'task', agent: 'a', team: 'T', task: 'Ship', ts: T0 }, { type: 'task', agent: 'a', task: '', ts: T0 + 1 }]);
+    assert.equal(s.teams.get('T')?.task, '');
+    assert.deepEqual(fx[1], [{ kind: 'whiteboard', team: 'T', task: '' }]);
+  });
+
+  test('a new helper desk whose id is taken gets a prime appended', () => {
+    const { s } = run([
+      leadJoins,
+      { type: 'join', agent: 'lead-1/planner-k', team: 'Elsewhere', ts: T0 },
+      { type: 'tool', agent: 'lead-1', subagent: { key: 'k', type: 'planner' }, tool: 'Read', ts: T0 + 1 },
+    ]);
+    assert.equal(agent(s, "lead-1/planner-k'").parent, 'lead-1');
+    assert.equal(agent(s, 'lead-1/planner-k').parent, null);
+  });
+
+  test('a removed parent takes its hint bindings with it', () => {
+    const { s } = run([leadJoins, { type: 'tool', agent: 'lead-1', subagent: { key: 'k', type: 'planner' }, ts: T0 }, { type: 'leave', agent: 'lead-1', ts: T0 }]);
+    assert.equal(s.hints.size, 1);
+    sweep(s, T0 + LIFETIMES.afterLeave);
+    assert.equal(s.hints.size, 0);
+    assert.ok(s.agents.has('lead-1/planner-k'), 'the helper itself stays until its own lifetime ends');
+  });
+});

@@ -113,6 +113,20 @@ describe('Idempotency-Key', () => {
     assert.equal((await state(srv)).position, head + 1);
   });
 
+  test('a retry with the same key but another body gets the first answer and stores nothing', async () => {
+    const first = await post(srv.url, { type: 'join', agent: 'first-body' }, { 'idempotency-key': 'req-5' });
+    const st = await state(srv);
+    const other = await post(srv.url, [{ type: 'join', agent: 'second-body' }, { type: 'join', agent: 'third' }], { 'idempotency-key': 'req-5' });
+    assert.deepEqual([other.json.first, other.json.last, other.json.duplicate], [first.json.first, first.json.last, true]);
+    assert.deepEqual(await state(srv), st);
+  });
+
+  test('an Idempotency-Key over 200 characters is refused', async () => {
+    const r = await post(srv.url, { type: 'join', agent: 'k' }, { 'idempotency-key': 'k'.repeat(201) });
+    assert.equal(r.status, 400);
+    assert.match(r.json.message, /Idempotency-Key is longer than 200/);
+  });
+
   test('different keys store separately; no key never deduplicates', async () => {
     const head = (await state(srv)).position;
     await post(srv.url, { type: 'join', agent: 'd' }, { 'idempotency-key': 'req-3' });
