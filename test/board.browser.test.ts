@@ -243,6 +243,50 @@ describe('the fleet board in the browser', () => {
     await page.close();
   });
 
+  test('a refused start request says why, to everyone', async (t: TestContext) => {
+    if (!need(t, HAVE, WHY)) return;
+    const th = 'refusals';
+    const page = await openBoard(anaB, server.url, th, 'Ana');
+    const other = await openBoard(bobB, server.url, th, 'Bob');
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('outside');
+    await page.getByLabel('Root', { exact: true }).fill('../../etc');
+    const answered = page.waitForResponse((r) => r.url().endsWith(`/threads/${th}/sessions/requests`));
+    await page.getByTestId('start-submit').click();
+    const { id } = (await (await answered).json()) as { id: string };
+    await page.getByTestId(`starting-${id}`).getByText('waiting for the workstation bridge').waitFor();
+    const r = await fetch(`${server.url}/threads/${th}/sessions/requests`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'roost-name': 'Claude' },
+      body: JSON.stringify({ type: 'request.refused', id, reason: 'the root is outside the bridge’s root' }),
+    });
+    assert.equal(r.status, 200);
+    for (const p of [page, other]) await p.getByTestId(`starting-${id}`).getByText('The bridge did not start “outside”: the root is outside the bridge’s root').waitFor();
+    await other.close();
+    await page.getByRole('button', { name: 'Dismiss “outside”' }).click();
+    await page.getByTestId(`starting-${id}`).waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  test('a long thread starts from its snapshot: the board is whole, the chat says older lines are not shown', async (t: TestContext) => {
+    if (!need(t, HAVE, WHY)) return;
+    const th = 'long';
+    await bridge(server.url, th, { type: 'session.spawn', id: 'l1', session: 'marathon', flavor: 'plain' });
+    const turns = 5_200;
+    for (let i = 0; i < turns; i += 200) {
+      const batch = Array.from({ length: Math.min(200, turns - i) }, (_, k) => ({ type: 'session.turn', id: 'l1', text: `turn ${i + k + 1}` }));
+      assert.equal((await bridge(server.url, th, batch)).status, 200);
+    }
+    const page = await openBoard(anaB, server.url, th, 'Ana');
+    await expectText(page, 'session-turns', 'l1', String(turns));
+    await page.getByText('Earlier messages are not shown.').waitFor();
+    assert.equal(await page.getByTestId('chat-line').count(), 0);
+    await bridge(server.url, th, { type: 'session.turn', id: 'l1', text: 'one more' });
+    assert.deepEqual(await waitChat(page, 1), ['Claude: [marathon] one more']);
+    await expectText(page, 'session-turns', 'l1', String(turns + 1));
+    await page.close();
+  });
+
   test('a screenshot of a busy board (docs/img/board.png)', async (t: TestContext) => {
     if (!need(t, HAVE, WHY)) return;
     const th = 'payments';
