@@ -81,10 +81,33 @@ export function checkFloorEvent(x: unknown): string | null {
 
 const KEEP = ['type', 'agent', 'name', 'role', 'team', 'parent', 'source', 'status', 'activity', 'tool', 'to', 'text', 'task', 'subagent', 'ts'] as const;
 
-/** The stored form of a checked event: known fields only, `ts` defaulted to `now`. */
+const KEEP_IN: Record<string, readonly string[]> = {
+  agent: ['id', 'name', 'role', 'source'],
+  team: ['id', 'name'],
+  subagent: ['key', 'type'],
+};
+
+/**
+ * The stored form of a checked event: known fields only, at every level, and
+ * `ts` defaulted to `now`. Unknown keys inside `agent`, `team` or `subagent`
+ * are dropped too: otherwise they would be stored and sent in every frame, and
+ * a deeply nested one would overflow the stack of JSON.stringify (a 500).
+ */
 export function normalizeFloorEvent(x: Record<string, unknown>, now: number): FloorEvent {
   const out: Record<string, unknown> = {};
-  for (const k of KEEP) if (x[k] !== undefined) out[k] = x[k];
+  for (const k of KEEP) {
+    const v = x[k];
+    if (v === undefined) continue;
+    const sub = KEEP_IN[k];
+    if (sub && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      const o = v as Record<string, unknown>;
+      const kept: Record<string, unknown> = {};
+      for (const f of sub) if (o[f] !== undefined) kept[f] = o[f];
+      out[k] = kept;
+    } else {
+      out[k] = v;
+    }
+  }
   if (out.ts === undefined) out.ts = now;
   return out as unknown as FloorEvent;
 }
