@@ -273,6 +273,36 @@ describe('bad input: a clear 4xx, nothing stored, the server still serving', () 
   });
 });
 
+describe('what is stored', () => {
+  test('unknown fields, at any level, are dropped; deeply nested ones do not break the server', async () => {
+    const srv = await inProcess();
+    try {
+      const stream = await openSse(srv.url + '/stream');
+      await stream.waitFor((f) => f.event === 'snapshot');
+      const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+      const bodies = [
+        `{"type":"join","agent":{"id":"a","role":"lead","x":${deep}},"color":"red"}`,
+        `{"type":"join","agent":"b","team":{"name":"T","x":${deep}}}`,
+        `{"type":"tool","agent":"a","subagent":{"key":"k","type":"planner","x":${deep}},"extra":${deep}}`,
+      ];
+      for (const b of bodies) assert.equal((await post(srv.url, b)).status, 200, b.slice(0, 60));
+      await stream.waitFor((f) => f.id?.endsWith(':3') ?? false);
+      stream.close();
+      const stored = stream.frames.filter((f) => f.event === 'event').map((f) => JSON.parse(f.data).event);
+      const ts = stored.map((e) => e.ts);
+      assert.deepEqual(stored, [
+        { type: 'join', agent: { id: 'a', role: 'lead' }, ts: ts[0] },
+        { type: 'join', agent: 'b', team: { name: 'T' }, ts: ts[1] },
+        { type: 'tool', agent: 'a', subagent: { key: 'k', type: 'planner' }, ts: ts[2] },
+      ]);
+      const st = await state(srv);
+      assert.deepEqual(agentIds(st), ['a', 'a/planner-k', 'b']);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe('lifetimes through the server', () => {
   test('due agents are swept: a removed frame, gone from /state, empty rooms gone too', async () => {
     const srv = await inProcess({ sweepEveryMs: 50 });
