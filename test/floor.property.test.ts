@@ -20,6 +20,7 @@ import {
   type FloorEvent,
   type FloorState,
 } from '../src/core/floor.js';
+import { checkFloorEvent, normalizeFloorEvent } from '../src/core/floor-wire.js';
 
 const RUNS = Number(process.env.ROOST_FC_RUNS ?? 300);
 const T0 = 1_700_000_000_000;
@@ -55,6 +56,22 @@ const wellFormed: fc.Arbitrary<FloorEvent> = fc.record(
     text: fc.string({ maxLength: 6 }),
     task: fc.string({ maxLength: 6 }),
     subagent: fc.record({ key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }), type: fc.option(roles, { nil: undefined }) }, { requiredKeys: [] }),
+  },
+  { requiredKeys: ['type', 'agent'] },
+) as fc.Arbitrary<FloorEvent>;
+
+/** Events the HTTP edge accepts: right types everywhere, ids that collide. */
+const valid: fc.Arbitrary<FloorEvent> = fc.record(
+  {
+    type: fc.constantFrom(...EVENT_TYPES),
+    agent: fc.oneof(ids, fc.record({ id: ids, role: roles }, { requiredKeys: ['id'] })),
+    team: fc.oneof(fc.constantFrom('T', 'U', ' T '), fc.record({ id: fc.constantFrom('t1', 'T'), name: fc.constantFrom('Payments', 'T') }, { requiredKeys: ['name'] })),
+    parent: ids,
+    status: fc.constantFrom(...STATUSES),
+    activity: fc.string({ maxLength: 300 }),
+    to: fc.oneof(ids, fc.array(ids, { maxLength: 3 })),
+    text: fc.string({ maxLength: 4 }),
+    subagent: fc.record({ key: fc.constantFrom('k1', 'k2'), type: roles }, { requiredKeys: [] }),
   },
   { requiredKeys: ['type', 'agent'] },
 ) as fc.Arbitrary<FloorEvent>;
@@ -209,4 +226,33 @@ test('sweeps interleaved with events at monotone now keep the invariants and lea
     }),
     { numRuns: RUNS },
   );
+});
+
+test('whatever the HTTP edge accepts, the fold puts on the floor (edge and fold agree)', () => {
+  let accepted = 0;
+  fc.assert(
+    fc.property(fc.array(fc.oneof(valid, valid, wellFormed, hostile), { maxLength: 20 }), (items) => {
+      const s = emptyFloor();
+      let t = T0;
+      for (const x of items) {
+        if (checkFloorEvent(x) !== null) continue;
+        accepted++;
+        const e = normalizeFloorEvent(JSON.parse(JSON.stringify(x)), (t += 1000));
+        // what is stored is what is folded, and it ships as JSON unchanged
+        assert.deepEqual(JSON.parse(JSON.stringify(e)), e);
+        applyEvent(s, e);
+        checkInvariants(s);
+        if (e.type === 'reset') {
+          assert.equal(s.agents.size, 0);
+          continue;
+        }
+        const raw = typeof e.agent === 'string' ? e.agent : (e.agent as { id: string }).id;
+        const id = raw.trim().slice(0, 128);
+        assert.ok(s.agents.has(id), `the agent ${JSON.stringify(id)} of an accepted ${e.type} is on the floor`);
+        assert.equal(s.agents.get(id)!.leftAt === null, e.type !== 'leave' || e.subagent !== undefined);
+      }
+    }),
+    { numRuns: RUNS },
+  );
+  assert.ok(accepted > RUNS * 2, `the generators produce events the edge accepts (${accepted})`);
 });
