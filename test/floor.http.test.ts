@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { inProcess, post } from './support/server.js';
 import { openSse } from './support/sse.js';
+import fc from 'fast-check';
 
 type Server = Awaited<ReturnType<typeof inProcess>>;
 
@@ -270,6 +271,42 @@ describe('bad input: a clear 4xx, nothing stored, the server still serving', () 
     assert.equal(st.agents.find((a: any) => a.id === 'resident').status, 'working');
     assert.equal(st.teams.find((t: any) => t.id === 'Home').task, 'Stay');
     assert.equal((await getJson(srv.url + '/health')).ok, true);
+  });
+});
+
+describe('fuzzed bodies', () => {
+  test('any JSON body gets 200 or a 4xx with the error shape, never a 5xx; the floor keeps its invariants', async () => {
+    const srv = await inProcess();
+    try {
+      const field = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 5 }), fc.constantFrom('join', 'status', 'a', 'lead', '__proto__'));
+      const eventish = fc.record(
+        { type: fc.oneof(fc.constantFrom('join', 'status', 'tool', 'message', 'task', 'leave', 'reset'), field), agent: fc.oneof(fc.constantFrom('a', 'b', '__proto__'), fc.record({ id: field, role: field }), field), team: field, status: field, to: field, subagent: field, ts: field, activity: field, parent: field },
+        { requiredKeys: [] },
+      );
+      const plausible = fc.record(
+        { type: fc.constantFrom('join', 'status', 'tool', 'message', 'task', 'leave'), agent: fc.constantFrom('a', 'b', '__proto__', 'constructor'), team: fc.constantFrom('T', '__proto__'), to: fc.constantFrom('b', 'toString'), status: fc.constantFrom('working', 'done') },
+        { requiredKeys: ['type', 'agent'] },
+      );
+      const body = fc.oneof(eventish, plausible, fc.array(fc.oneof(eventish, plausible), { maxLength: 5 }), fc.jsonValue({ maxDepth: 3 }));
+      let ok = 0;
+      await fc.assert(
+        fc.asyncProperty(body, async (b) => {
+          const r = await post(srv.url, JSON.stringify(b));
+          assert.ok(r.status === 200 || (r.status >= 400 && r.status < 500), `status ${r.status} for ${JSON.stringify(b).slice(0, 200)}`);
+          if (r.status === 200) ok++;
+          else assert.deepEqual(Object.keys(r.json).sort(), ['kind', 'message']);
+        }),
+        { numRuns: 150 },
+      );
+      assert.ok(ok > 5, `some fuzzed bodies were accepted (${ok})`);
+      const st = await state(srv);
+      const teams = new Set(st.teams.map((t: any) => t.id));
+      for (const a of st.agents) assert.ok(teams.has(a.team));
+      for (const t of teams) assert.ok(st.agents.some((a: any) => a.team === t));
+      assert.equal((await post(srv.url, { type: 'join', agent: 'after-fuzz' })).status, 200);
+    } finally {
+      await srv.close();
+    }
   });
 });
 
