@@ -162,16 +162,28 @@ describe('the fleet board in the browser', () => {
     assert.equal(late.status, 409);
     assert.match(((await late.json()) as { message: string }).message, /already allowed by Ana/);
 
-    // A race: the next request answered by both at once. The log decides, and both pages agree.
+    // Both answer the next request at nearly the same time: Bob's deny leaves first but
+    // reaches the server last (held on the way), so Ana's allow is first in the log.
     await bridge(server.url, thread, { type: 'session.approval', id, rid: 'a2', tool: 'Edit', digest: 'src/login.ts', state: 'pending' });
     await card(ana, id).getByTestId('approval-a2').waitFor();
     await card(bob, id).getByTestId('approval-a2').waitFor();
-    await Promise.all([card(ana, id).getByTestId('approval-a2').getByTestId('allow').click(), card(bob, id).getByTestId('approval-a2').getByTestId('deny').click()]);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await bob.route(`**/threads/${thread}/sessions`, async (route) => {
+      if (route.request().method() === 'POST') await held;
+      await route.continue();
+    });
+    await card(bob, id).getByTestId('approval-a2').getByTestId('deny').click();
+    await card(ana, id).getByTestId('approval-a2').getByTestId('allow').click();
     await card(ana, id).getByTestId('decided-a2').waitFor({ state: 'attached' });
+    release();
+    // Bob is told who was first, and his card shows Ana's decision, like hers.
+    await card(bob, id).getByRole('alert').getByText('approval "a2" was already allowed by Ana').waitFor();
+    await bob.unroute(`**/threads/${thread}/sessions`);
     await card(bob, id).getByTestId('decided-a2').waitFor({ state: 'attached' });
     const [da, db] = await Promise.all([card(ana, id).getByTestId('decided-a2').textContent(), card(bob, id).getByTestId('decided-a2').textContent()]);
     assert.equal(da, db, 'both members see the same decision');
-    assert.match(da ?? '', /(allowed by Ana|denied by Bob)/);
+    assert.match(da ?? '', /allowed by Ana/);
 
     // Result, then Ana closes it from the card.
     await bridge(server.url, thread, [
@@ -192,7 +204,6 @@ describe('the fleet board in the browser', () => {
     assert.equal((await bridge(server.url, thread, { type: 'session.status', id, state: 'running', activity: 'zombie' })).status, 409);
 
     // The chat: the same lines, in the same order, for both; prompts are lines of the chat, not copies.
-    const decision2 = da!.includes('allowed by Ana') ? 'Ana: allowed Edit in fix-login' : 'Bob: denied Edit in fix-login';
     const want = [
       'Claude: started session “fix-login” on messenger',
       'Bob: asked fix-login: “fix the flaky reminder test”',
@@ -200,7 +211,7 @@ describe('the fleet board in the browser', () => {
       'Claude: [fix-login] needs approval to run Bash: git push origin roost/fix-login',
       'Ana: allowed Bash in fix-login',
       'Claude: [fix-login] needs approval to run Edit: src/login.ts',
-      decision2,
+      'Ana: allowed Edit in fix-login',
       'Claude: [fix-login] ✅ 2 files changed, tests green',
       'Ana: closed session “fix-login”',
     ];

@@ -107,6 +107,10 @@ export class SessionsClient {
       if (r.ok) {
         const b = (await r.json()) as { epoch?: unknown; position?: unknown };
         if (typeof b.epoch === 'string' && typeof b.position === 'number' && b.position <= HISTORY_EVENTS) {
+          // Replaying from the first event rebuilds everything: start from nothing.
+          this.state = emptySessions();
+          this.chat = [];
+          this.requests.clear();
           this.epoch = b.epoch;
           this.position = 0;
           this.based = true;
