@@ -3,7 +3,8 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
-import { startRoost, VERSION } from '../server/index.js';
+import { loadIdentity, startRoost, VERSION } from '../server/index.js';
+import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
 import { bridgeCommand } from '../bridge/index.js';
@@ -12,6 +13,8 @@ const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
 usage:
   roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]
+              [--shared] [--origin https://roost.example.com]   (shared mode: docs/security.md)
+  roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin]   (the first account)
   roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
@@ -20,7 +23,7 @@ usage:
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
-environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER
+environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS
 `;
 
 function isLoopback(host: string): boolean {
@@ -36,6 +39,8 @@ async function serve(argv: string[]): Promise<void> {
       data: { type: 'string' },
       db: { type: 'string' },
       demo: { type: 'boolean' },
+      shared: { type: 'boolean' },
+      origin: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,16 +54,24 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = resolve(values.data ?? env.ROOST_DATA ?? '.roost');
   const db = values.db ?? env.ROOST_DB;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got ${values.port ?? env.ROOST_PORT}`);
-  if (!isLoopback(host)) {
+  const store = await openStore({ db, dataDir });
+  // Beyond loopback every request must be authenticated: without an account
+  // nobody could sign in, so refuse and say how to make the first one.
+  const shared = values.shared === true || env.ROOST_SHARED === '1' || !isLoopback(host);
+  if (shared && (await loadIdentity(store)).users.size === 0) {
+    await store.close();
     throw new Error(
-      `refusing to listen on ${host}: beyond loopback Roost runs in shared mode, which needs accounts, and none exist yet.\n` +
-        'Listen on 127.0.0.1 (the default) and put an authenticating proxy in front, or wait for shared mode.',
+      `refusing to start in shared mode${isLoopback(host) ? '' : ` on ${host}`}: no account exists yet, so nobody could sign in.\n` +
+        `Create the first owner, then start again:\n  roost admin create-owner --login NAME${values.data ? ` --data ${values.data}` : ''}${values.db ? ' --db ...' : ''}\n` +
+        'Or listen on 127.0.0.1 (the default) for local mode, where the person at the machine is the owner.',
     );
   }
-  const store = await openStore({ db, dataDir });
+  const origins = [...(values.origin ?? []), ...(env.ROOST_ORIGINS ? env.ROOST_ORIGINS.split(',').map((s) => s.trim()) : [])].filter(Boolean);
   const roost = await startRoost(store, {
     host,
     port,
+    shared,
+    origins,
     heartbeatMs: env.ROOST_HEARTBEAT_MS ? Number(env.ROOST_HEARTBEAT_MS) : undefined,
     sweepEveryMs: env.ROOST_SWEEP_MS ? Number(env.ROOST_SWEEP_MS) : undefined,
     snapshotEvery: env.ROOST_SNAPSHOT_EVERY ? Number(env.ROOST_SNAPSHOT_EVERY) : undefined,
@@ -122,9 +135,11 @@ async function emit(argv: string[]): Promise<void> {
   if (values.to !== undefined) event.to = values.to.includes(',') ? values.to.split(',').map((s) => s.trim()) : values.to;
   if (event.type === undefined) event.type = 'status';
   if (event.source === undefined) event.source = 'cli';
+  // Shared mode: a token scoped to a project (docs/security.md).
+  const token = process.env.ROOST_TOKEN;
   const res = await fetch(new URL('/events', server), {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(event),
   });
   const text = await res.text();
@@ -161,6 +176,8 @@ export async function main(argv: string[]): Promise<void> {
     case 'hooks':
       await hooksCommand(rest);
       return;
+    case 'admin':
+      return adminCommand(rest);
     case 'bridge':
       return bridgeCommand(rest);
     case '--version':

@@ -33,6 +33,10 @@ export interface Principal {
   name: string;
   /** A token is scoped to one project and at most one role. */
   scope?: { project: string; role: Role };
+  /** The token's id, for a token (its streams close when it is revoked). */
+  token?: string;
+  /** The sign-in's hash, for a person (their streams close when they sign out). */
+  session?: string;
 }
 
 export interface Grant extends Principal {
@@ -52,6 +56,22 @@ export interface Access {
   onChange(listener: (project: string, uid: string) => void): () => void;
 }
 
+const grants = new WeakMap<IncomingMessage, Grant>();
+
+/**
+ * The grant the access layer gave this request (set by `require`). Services
+ * read the caller's identity and project from here, so the transport decides
+ * who posted, never the payload.
+ */
+export function grantOf(req: IncomingMessage): Grant | undefined {
+  return grants.get(req);
+}
+
+export function rememberGrant(req: IncomingMessage, g: Grant): Grant {
+  grants.set(req, g);
+  return g;
+}
+
 export const LOCAL_OWNER: Principal = { kind: 'local', uid: 'local', name: 'local owner' };
 
 /** Local mode: loopback only, no accounts; the person at the machine owns everything. */
@@ -66,13 +86,33 @@ export class LocalAccess implements Access {
     return 'owner';
   }
 
-  async require(_req: IncomingMessage, project: string): Promise<Grant> {
-    return { ...LOCAL_OWNER, project, role: 'owner' };
+  async require(req: IncomingMessage, project: string): Promise<Grant> {
+    return rememberGrant(req, { ...LOCAL_OWNER, project, role: 'owner' });
   }
 
   onChange(): () => void {
     return () => {};
   }
+}
+
+export const DEFAULT_PROJECT = 'default';
+const PROJECT_PARAM = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/**
+ * The project a request is about, decided once for every app: a token names
+ * its own project (asking for another one is refused); a person (or local
+ * mode) names it with `?project=` or the `Roost-Project` header, and without
+ * either it is the `default` project, so local mode's URLs keep working.
+ */
+export function projectOf(req: IncomingMessage, url: URL, p: Principal | null): string {
+  const header = req.headers['roost-project'];
+  const asked = url.searchParams.get('project') ?? (typeof header === 'string' ? header : null);
+  if (asked !== null && !PROJECT_PARAM.test(asked)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
+  if (p?.scope) {
+    if (asked !== null && asked !== p.scope.project) throw new HttpError(403, 'forbidden', `this token is scoped to project "${p.scope.project}", not "${asked}"`);
+    return p.scope.project;
+  }
+  return asked ?? DEFAULT_PROJECT;
 }
 
 /** Shared helper for implementations: the 401/403 decision with readable messages. */

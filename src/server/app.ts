@@ -6,12 +6,15 @@ import { readFileSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
-import { FloorService } from './floor.js';
-import { ApprovalService } from './approvals.js';
+import { FloorService, floorStream } from './floor.js';
+import { ApprovalService, approvalsStream } from './approvals.js';
+import { projectOf, type Access, type Role } from './access.js';
+import { IdentityRoutes, IdentityService, SharedAccess } from './identity.js';
+import { PerProject } from './scoped.js';
 import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
 import { WorkService } from './work.js';
-import { HttpError, Router } from './http.js';
+import { HttpError, Router, sendJson, type Handler } from './http.js';
 
 export interface RoostConfig {
   host: string;
@@ -23,6 +26,13 @@ export interface RoostConfig {
   maxBufferedBytes: number;
   maxReplay: number;
   minFlushIntervalMs: number;
+  /** Shared mode even before any account exists (docs/security.md). */
+  shared: boolean;
+  /** Origins besides the server's own from which a signed-in browser may write. */
+  origins: string[];
+  /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
+  requestsPerMinute: number;
+  streamsPerCaller: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -35,6 +45,10 @@ export const DEFAULTS: RoostConfig = {
   maxBufferedBytes: 4 * 1024 * 1024,
   maxReplay: 200_000,
   minFlushIntervalMs: 5,
+  shared: false,
+  origins: [],
+  requestsPerMinute: 1200,
+  streamsPerCaller: 32,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -83,6 +97,11 @@ export interface Roost {
   floor: FloorService;
   approvals: ApprovalService;
   sessions: SessionsService;
+  /** Every project's floor and approvals (`floor` and `approvals` above are the default project's). */
+  floors: PerProject<FloorService>;
+  approvalsByProject: PerProject<ApprovalService>;
+  identity: IdentityService;
+  access: Access;
   work: WorkService;
   store: EventStore;
   url: string;
@@ -91,21 +110,56 @@ export interface Roost {
 
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
   const cfg: RoostConfig = { ...DEFAULTS, ...partial };
-  const floor = new FloorService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
-    sweepEveryMs: cfg.sweepEveryMs,
-    snapshotEvery: cfg.snapshotEvery,
-    maxReplay: cfg.maxReplay,
-    version: VERSION,
+  // Who is calling, and what may they do (docs/security.md): local mode until
+  // accounts exist (or `shared`), then people, tokens, projects and roles.
+  const identity = new IdentityService(store);
+  await identity.start();
+  const access = new SharedAccess(identity, {
+    forced: cfg.shared,
+    origins: cfg.origins,
+    requestsPerMinute: cfg.requestsPerMinute,
+    streamsPerCaller: cfg.streamsPerCaller,
   });
-  await floor.start();
+  // Every project has its own floor and approvals; the default project's are started now.
+  const floors = new PerProject(
+    (project) =>
+      new FloorService(store, {
+        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        sweepEveryMs: cfg.sweepEveryMs,
+        snapshotEvery: cfg.snapshotEvery,
+        maxReplay: cfg.maxReplay,
+        version: VERSION,
+        stream: floorStream(project),
+      }),
+  );
+  const floor = await floors.get('default');
   // Approvals and agent hooks (docs/integrations.md).
-  const approvals = new ApprovalService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
-    maxReplay: cfg.maxReplay,
-  });
-  await approvals.start();
-  const hooks = new HookService(store, floor, approvals);
+  const approvalsByProject = new PerProject(
+    (project) =>
+      new ApprovalService(store, {
+        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        maxReplay: cfg.maxReplay,
+        stream: approvalsStream(project),
+        access,
+      }),
+  );
+  const approvals = await approvalsByProject.get('default');
+  const hooks = new HookService(store, floors, approvalsByProject);
+  const ids = new IdentityRoutes(identity, access);
+  /**
+   * The one permission check of the floor, the board, approvals and hooks:
+   * resolve the request's project (a token's own, or `?project=` /
+   * `Roost-Project`, else `default`), require `min` there, then run the
+   * handler, which reads the grant (`grantOf(req)`) for identity and project.
+   * The minimum role of every route is in docs/security.md.
+   */
+  const as =
+    (min: Role, h: Handler): Handler =>
+    async (req, res, url, params) => {
+      const p = await access.principal(req);
+      await access.require(req, projectOf(req, url, p), min);
+      await h(req, res, url, params);
+    };
   // The fleet board: one sessions stream per thread (docs/sessions.md).
   const sessions = new SessionsService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
@@ -117,26 +171,48 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const work = new WorkService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
     maxReplay: cfg.maxReplay,
+    access,
+    // Every project of the identity state; `default` always (local mode has no project events).
+    projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
   });
   await work.start();
 
   const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
-    .on('POST', '/events', floor.postEvents)
-    .on('GET', '/stream', floor.getStream)
-    .on('GET', '/state', floor.getState)
-    .on('GET', '/health', floor.getHealth)
-    .on('POST', '/reset', floor.postReset)
-    .on('GET', '/approvals', approvals.getApprovals)
-    .on('GET', '/approvals/stream', approvals.getStream)
-    .on('GET', '/approvals/:id', approvals.getApproval)
-    .on('POST', '/approvals/:id/decision', approvals.postDecision)
-    .on('GET', '/threads/:thread/sessions', sessions.getState)
-    .on('POST', '/threads/:thread/sessions', sessions.post)
-    .on('GET', '/threads/:thread/sessions/stream', sessions.getStream)
-    .on('POST', '/threads/:thread/sessions/requests', sessions.postRequest)
-    .on('POST', '/threads/:thread/sessions/live', sessions.postLive)
-    .on('POST', '/hooks/:tool', hooks.post)
+    .on('POST', '/events', as('editor', async (req, res) => (await floors.of(req)).postEvents(req, res)))
+    .on('GET', '/stream', as('viewer', async (req, res, url) => (await floors.of(req)).getStream(req, res, url)))
+    .on('GET', '/state', as('viewer', async (req, res) => (await floors.of(req)).getState(req, res)))
+    .on('GET', '/health', (req, res) => {
+      // Public (load balancers, `roost` itself); in shared mode it says nothing about a project.
+      if (access.mode === 'local') return floor.getHealth(req, res);
+      sendJson(res, 200, { ok: true, version: VERSION, protocol: 1, store: store.kind, mode: 'shared' });
+    })
+    .on('POST', '/reset', as('owner', async (req, res) => (await floors.of(req)).postReset(req, res)))
+    .on('GET', '/approvals', as('viewer', async (req, res, url) => (await approvalsByProject.of(req)).getApprovals(req, res, url)))
+    .on('GET', '/approvals/stream', as('viewer', async (req, res, url) => (await approvalsByProject.of(req)).getStream(req, res, url)))
+    .on('GET', '/approvals/:id', as('viewer', async (req, res, url, params) => (await approvalsByProject.of(req)).getApproval(req, res, url, params)))
+    .on('POST', '/approvals/:id/decision', as('editor', async (req, res, url, params) => (await approvalsByProject.of(req)).postDecision(req, res, url, params)))
+    .on('GET', '/threads/:thread/sessions', as('viewer', sessions.getState))
+    .on('POST', '/threads/:thread/sessions', as('editor', sessions.post))
+    .on('GET', '/threads/:thread/sessions/stream', as('viewer', sessions.getStream))
+    .on('POST', '/auth/login', ids.login)
+    .on('POST', '/auth/logout', ids.logout)
+    .on('GET', '/auth/me', ids.me)
+    .on('POST', '/auth/invites', ids.createInvite)
+    .on('POST', '/auth/invites/:code/accept', ids.acceptInvite)
+    .on('POST', '/users', ids.createUser)
+    .on('GET', '/projects', ids.listProjects)
+    .on('POST', '/projects', ids.createProject)
+    .on('GET', '/projects/:id/members', ids.listMembers)
+    .on('GET', '/projects/:id/members/:uid', ids.getMember)
+    .on('PUT', '/projects/:id/members/:uid', ids.putMember)
+    .on('DELETE', '/projects/:id/members/:uid', ids.deleteMember)
+    .on('GET', '/tokens', ids.listTokens)
+    .on('POST', '/tokens', ids.createToken)
+    .on('DELETE', '/tokens/:id', ids.revokeToken)
+    .on('POST', '/threads/:thread/sessions/requests', as('editor', sessions.postRequest))
+    .on('POST', '/threads/:thread/sessions/live', as('editor', sessions.postLive))
+    .on('POST', '/hooks/:tool', as('editor', hooks.post))
     .otherwise(async (_req, res, url) => {
       const lib = LIB_FILES[url.pathname];
       if (lib) {
@@ -176,12 +252,17 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     floor,
     approvals,
     sessions,
+    floors,
+    approvalsByProject,
+    identity,
+    access,
     work,
     store,
     url: `http://${host}:${port}`,
     async close() {
-      await floor.stop();
-      await approvals.stop();
+      await floors.stopAll();
+      await approvalsByProject.stopAll();
+      await identity.stop();
       await sessions.stop();
       await work.stop();
       server.closeAllConnections();

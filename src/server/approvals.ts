@@ -39,6 +39,11 @@ import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { LocalAccess, type Access } from './access.js';
 
 export const APPROVALS_STREAM = 'approvals';
+
+/** Each project has its own approvals; the default project's keep the stream they always had. */
+export function approvalsStream(project: string): string {
+  return project === 'default' ? APPROVALS_STREAM : `${APPROVALS_STREAM}:${project}`;
+}
 export const LOCAL_OWNER = 'local owner';
 
 export interface ApprovalOptions {
@@ -47,6 +52,8 @@ export interface ApprovalOptions {
   maxReplay: number;
   /** Who is calling (defaults to local mode: the person at the machine). */
   access?: Access;
+  /** The log stream (default: the default project's, `approvals`). */
+  stream?: string;
 }
 
 export interface NewApproval {
@@ -79,11 +86,14 @@ export class ApprovalService {
   private unlisten: (() => void) | null = null;
   private stopped = false;
   channel!: LiveChannel;
+  readonly stream: string;
 
   constructor(
     private store: EventStore,
     private opts: ApprovalOptions,
-  ) {}
+  ) {
+    this.stream = opts.stream ?? APPROVALS_STREAM;
+  }
 
   get position(): number {
     return this.pos;
@@ -99,7 +109,7 @@ export class ApprovalService {
       { ...this.opts.live, epoch: this.store.epoch },
     );
     this.unlisten = this.store.onCommit((stream, head, entries) => {
-      if (stream !== APPROVALS_STREAM || head <= this.pos) return;
+      if (stream !== this.stream || head <= this.pos) return;
       if (!this.reading && entries && entries[0].position === this.pos + 1) {
         for (const e of entries) this.applyEntry(e);
         this.afterFold();
@@ -129,7 +139,7 @@ export class ApprovalService {
         do {
           this.readAgain = false;
           for (;;) {
-            const batch = await this.store.read(APPROVALS_STREAM, this.pos, 5000);
+            const batch = await this.store.read(this.stream, this.pos, 5000);
             for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
             if (batch.length < 5000) break;
           }
@@ -190,7 +200,7 @@ export class ApprovalService {
     try {
       if (due.length) {
         await this.store.append(
-          APPROVALS_STREAM,
+          this.stream,
           due.map((id) => ({ type: 'approval.expired', body: JSON.stringify({ type: 'approval.expired', id, ts: now }) })),
         );
       }
@@ -231,7 +241,7 @@ export class ApprovalService {
       window: clampWindow(n.window),
       ts: Date.now(),
     };
-    const r = await this.store.append(APPROVALS_STREAM, [{ type: body.type, body: JSON.stringify(body) }]);
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
     await this.folded(r.last);
     const a = this.state.byId.get(id);
     if (!a) throw new HttpError(400, 'bad_request', 'the approval request was not acceptable (agent and tool are required)');
@@ -253,7 +263,7 @@ export class ApprovalService {
   async withdraw(id: string, reason: string): Promise<void> {
     const a = this.state.byId.get(id);
     if (!a || a.status !== 'pending') return;
-    await this.store.append(APPROVALS_STREAM, [
+    await this.store.append(this.stream, [
       { type: 'approval.withdrawn', body: JSON.stringify({ type: 'approval.withdrawn', id, reason, ts: Date.now() }) },
     ]);
   }
@@ -269,7 +279,7 @@ export class ApprovalService {
       throw new HttpError(409, 'conflict', a ? `approval ${id} is already ${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}` : `approval ${id} is already closed`);
     }
     const body = { type: 'approval.decided', id, decision, by, reason: opts.reason, ts: Date.now() };
-    const r = await this.store.append(APPROVALS_STREAM, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;
     return { approval: now, won: now.closedAt === r.last, duplicate: r.duplicate };
@@ -298,7 +308,7 @@ export class ApprovalService {
     const frames: Frame[] = [];
     let pos = 0;
     while (pos < upTo) {
-      const batch = await this.store.read(APPROVALS_STREAM, pos, Math.min(5000, upTo - pos));
+      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
       if (batch.length === 0) break;
       for (const e of batch) {
         const data = fold(state, e);
@@ -343,7 +353,7 @@ export class ApprovalService {
     const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by as string | undefined);
     const r = await this.decide(params.id ?? '', b.decision, by, {
       reason: (b.reason as string | undefined)?.slice(0, APPROVAL_LIMITS.reason),
-      idempotencyKey: typeof key === 'string' && key ? `approval:${key}` : undefined,
+      idempotencyKey: typeof key === 'string' && key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
     });
     if (!r.won && !r.duplicate) {
       const a = r.approval;

@@ -28,6 +28,11 @@ import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 
 export const FLOOR_STREAM = 'floor';
 
+/** Each project has its own floor; the default project's keeps the stream it always had. */
+export function floorStream(project: string): string {
+  return project === 'default' ? FLOOR_STREAM : `${FLOOR_STREAM}:${project}`;
+}
+
 export interface FloorOptions {
   live: Omit<LiveOptions, 'epoch'>;
   /** How often lifetimes are checked, ms. */
@@ -37,6 +42,8 @@ export interface FloorOptions {
   /** Replays from the log longer than this get a reset snapshot instead. */
   maxReplay: number;
   version: string;
+  /** The log stream of this floor (default: the default project's, `floor`). */
+  stream?: string;
 }
 
 interface SnapshotBody {
@@ -66,11 +73,14 @@ export class FloorService {
   private readDone: Promise<void> = Promise.resolve();
   private unlisten: (() => void) | null = null;
   channel!: LiveChannel;
+  readonly stream: string;
 
   constructor(
     private store: EventStore,
     private opts: FloorOptions,
-  ) {}
+  ) {
+    this.stream = opts.stream ?? FLOOR_STREAM;
+  }
 
   get position(): number {
     return this.pos;
@@ -87,11 +97,11 @@ export class FloorService {
       },
       { ...this.opts.live, epoch },
     );
-    const head = await this.store.head(FLOOR_STREAM);
+    const head = await this.store.head(this.stream);
     // Prefer a snapshot old enough that the ring can be refilled behind it.
     const snap =
-      (await this.store.getSnapshot(FLOOR_STREAM, Math.max(0, head - this.opts.live.ringSize))) ??
-      (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(FLOOR_STREAM) : null);
+      (await this.store.getSnapshot(this.stream, Math.max(0, head - this.opts.live.ringSize))) ??
+      (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(this.stream) : null);
     if (snap) {
       const body = JSON.parse(snap.state) as SnapshotBody;
       this.state = floorFromJSON(body.floor);
@@ -99,7 +109,7 @@ export class FloorService {
       this.lastSnapshot = body.position;
     }
     this.unlisten = this.store.onCommit((stream, h, entries) => {
-      if (stream === FLOOR_STREAM) this.onCommit(h, entries);
+      if (stream === this.stream) this.onCommit(h, entries);
     });
     await this.catchUp();
     this.sweepTimer = setInterval(() => void this.sweepIfDue(), this.opts.sweepEveryMs);
@@ -145,7 +155,7 @@ export class FloorService {
 
   private async readAll(): Promise<void> {
     for (;;) {
-      const batch = await this.store.read(FLOOR_STREAM, this.pos, 5000);
+      const batch = await this.store.read(this.stream, this.pos, 5000);
       for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
       if (batch.length < 5000) return;
     }
@@ -162,7 +172,7 @@ export class FloorService {
     const position = this.pos;
     this.lastSnapshot = position;
     const body = JSON.stringify({ position, floor: floorToJSON(this.state) });
-    this.store.putSnapshot(FLOOR_STREAM, position, body).catch((e) => console.error('roost: snapshot failed', e));
+    this.store.putSnapshot(this.stream, position, body).catch((e) => console.error('roost: snapshot failed', e));
   }
 
   private snapshotFrame(reset: boolean): Frame {
@@ -179,7 +189,7 @@ export class FloorService {
   /** Rebuilds frames (after, upTo] from the nearest snapshot at or before `after`. */
   private async replay(after: number, upTo: number): Promise<Frame[] | null> {
     if (upTo - after > this.opts.maxReplay) return null;
-    const snap = await this.store.getSnapshot(FLOOR_STREAM, after);
+    const snap = await this.store.getSnapshot(this.stream, after);
     let state = emptyFloor();
     let pos = 0;
     if (snap) {
@@ -190,7 +200,7 @@ export class FloorService {
     if (after - pos > this.opts.maxReplay) return null;
     const frames: Frame[] = [];
     while (pos < upTo) {
-      const batch = await this.store.read(FLOOR_STREAM, pos, Math.min(5000, upTo - pos));
+      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
       if (batch.length === 0) break;
       for (const e of batch) {
         const { name, data } = fold(state, e);
@@ -207,7 +217,7 @@ export class FloorService {
     if (dueForSweep(this.state, now).length === 0) return;
     this.sweeping = true;
     try {
-      await this.store.append(FLOOR_STREAM, [{ type: SWEEP, body: JSON.stringify({ type: SWEEP, ts: now }) }]);
+      await this.store.append(this.stream, [{ type: SWEEP, body: JSON.stringify({ type: SWEEP, ts: now }) }]);
     } catch (e) {
       console.error('roost: sweep failed', e);
     } finally {
@@ -232,13 +242,13 @@ export class FloorService {
     }
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-    const r = await this.store.append(FLOOR_STREAM, events, { idempotencyKey: typeof key === 'string' && key ? `floor:${key}` : undefined });
+    const r = await this.store.append(this.stream, events, { idempotencyKey: typeof key === 'string' && key ? `${this.stream}:${key}` : undefined });
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
 
   postReset = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
     _req.resume();
-    const r = await this.store.append(FLOOR_STREAM, [{ type: 'reset', body: JSON.stringify({ type: 'reset', ts: Date.now() }) }]);
+    const r = await this.store.append(this.stream, [{ type: 'reset', body: JSON.stringify({ type: 'reset', ts: Date.now() }) }]);
     sendJson(res, 200, { ok: true, position: r.last });
   };
 

@@ -32,8 +32,9 @@ import {
 import type { FloorEvent } from '../core/floor.js';
 import type { EventStore } from '../storage/types.js';
 import type { ApprovalService } from './approvals.js';
-import { FLOOR_STREAM, type FloorService } from './floor.js';
+import type { FloorService } from './floor.js';
 import { HttpError, readJson, sendJson } from './http.js';
+import type { PerProject } from './scoped.js';
 
 /** Parses `600000`, `90s`, `10m`, `1h` into ms; undefined when absent or unreadable. */
 export function parseWindow(v: string | null | undefined): number | undefined {
@@ -63,18 +64,22 @@ export function floorView(s: FloorState): FloorView {
   };
 }
 
+/**
+ * A hook reports to the floor and the approvals of the project its caller is
+ * granted (a token's own project; the default project in local mode).
+ */
 export class HookService {
   constructor(
     private store: EventStore,
-    private floor: FloorService,
-    private approvals: ApprovalService,
+    private floors: PerProject<FloorService>,
+    private approvalsOf: PerProject<ApprovalService>,
   ) {}
 
-  private async appendFloor(events: FloorEvent[]): Promise<void> {
+  private async appendFloor(floor: FloorService, events: FloorEvent[]): Promise<void> {
     if (events.length === 0) return;
     const now = Date.now();
     await this.store.append(
-      FLOOR_STREAM,
+      floor.stream,
       events.map((e) => {
         const n = normalizeFloorEvent(e as unknown as Record<string, unknown>, now);
         return { type: n.type, body: JSON.stringify(n) };
@@ -88,22 +93,25 @@ export class HookService {
     const payload = await readJson(req);
     if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new HttpError(400, 'bad_request', 'a hook payload must be a JSON object');
     const team = url.searchParams.get('team')?.slice(0, LIMITS.teamName) || undefined;
-    const m = mapHook(tool, payload, { team, view: floorView(this.floor.state) });
+    const floor = await this.floors.of(req);
+    const m = mapHook(tool, payload, { team, view: floorView(floor.state) });
     const rules = url.searchParams.get('approvals');
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
       // observation hook sees the same call and leaves the floor to it.
-      if (url.searchParams.get('hold') === '1') await this.holdForApproval(req, res, tool, payload, m, parseWindow(url.searchParams.get('window')));
+      if (url.searchParams.get('hold') === '1') await this.holdForApproval(req, res, floor, await this.approvalsOf.of(req), tool, payload, m, parseWindow(url.searchParams.get('window')));
       else sendJson(res, 200, {});
       return;
     }
-    await this.appendFloor(m.events);
+    await this.appendFloor(floor, m.events);
     sendJson(res, 200, {});
   };
 
   private async holdForApproval(
     req: IncomingMessage,
     res: ServerResponse,
+    floor: FloorService,
+    approvals: ApprovalService,
     tool: AgentTool,
     payload: object,
     m: ReturnType<typeof mapHook>,
@@ -113,8 +121,8 @@ export class HookService {
     // The mapped event carries the agent's identity (name, team, parent): keep it, show "waiting".
     const identity = m.events[0] ?? { type: 'tool', agent: m.agent };
     const withIdentity = (e: FloorEvent): FloorEvent => ({ ...identity, ...e, agent: identity.agent });
-    await this.appendFloor([withIdentity(waitingEvent(m))]);
-    const approval = await this.approvals.request({
+    await this.appendFloor(floor, [withIdentity(waitingEvent(m))]);
+    const approval = await approvals.request({
       agent: m.agent,
       agentName: m.agentName,
       team: m.team,
@@ -129,13 +137,13 @@ export class HookService {
     // The hook went away before an answer (the agent was interrupted, or its
     // own timeout fired): nobody is waiting any more, so close the request.
     res.on('close', () => {
-      if (!answered) void this.approvals.withdraw(approval.id, 'the agent stopped waiting').catch(() => {});
+      if (!answered) void approvals.withdraw(approval.id, 'the agent stopped waiting').catch(() => {});
     });
-    const closed = await this.approvals.wait(approval.id);
+    const closed = await approvals.wait(approval.id);
     const { allowed, reason } = explain(closed);
     if (res.destroyed) return;
     answered = true;
-    await this.appendFloor([withIdentity(outcomeEvent(m, allowed, reason))]).catch((e) => console.error('roost: floor append failed', e));
+    await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason))]).catch((e) => console.error('roost: floor append failed', e));
     sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
   }
 }

@@ -4,3 +4,5 @@ export { HttpError, type ErrorKind } from './http.js';
 export { LiveChannel, type Frame, type LiveSource } from './live.js';
 export { FloorService, FLOOR_STREAM } from './floor.js';
 export { SessionsService, SESSIONS_STREAM_PREFIX, localCaller, type Caller, type SessionsOptions } from './sessions.js';
+export { LocalAccess, projectOf, grantOf, DEFAULT_PROJECT, type Access, type Principal, type Grant, type Role } from './access.js';
+export { SharedAccess, IdentityService, createOwner, loadIdentity, hashPassword, verifyPassword } from './identity.js';

@@ -14,6 +14,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { HttpError } from './http.js';
 
 export interface Frame {
   position: number;
@@ -52,9 +53,83 @@ export interface LiveOptions {
 interface Subscriber {
   /** Frames go straight to the socket: the response is unframed (no chunked encoding, ends with the connection). */
   sock: Socket;
+  /** Who holds this stream, when access is enforced (see `StreamHub`). */
+  owner: StreamOwner | null;
   lastSent: number;
   /** Non-null while the subscriber is being replayed from the log. */
   queue: Frame[] | null;
+}
+
+/**
+ * Who holds a live stream: enough for the access layer to decide, when a role
+ * changes, a member is removed, a token is revoked or a person signs out,
+ * whether the stream may stay open.
+ */
+export interface StreamOwner {
+  /** The caller, for the per-caller stream limit. */
+  caller: string;
+  uid: string;
+  project: string;
+  token?: string;
+  session?: string;
+}
+
+interface Held {
+  owner: StreamOwner;
+  close(reason: string): void;
+}
+
+/**
+ * Every live stream held by an authenticated caller, across every channel of
+ * every app. The access layer claims a request (`claimStream`) when it grants
+ * it; `LiveChannel.subscribe` then registers the stream here, so a change of
+ * access closes exactly the streams it concerns, whatever app serves them.
+ */
+export class StreamHub {
+  private held = new Set<Held>();
+  private perCaller = new Map<string, number>();
+
+  constructor(private maxPerCaller: number) {}
+
+  /** Registers a stream; throws 429 when its caller holds too many already. Returns the release function. */
+  add(owner: StreamOwner, close: (reason: string) => void): () => void {
+    const n = this.perCaller.get(owner.caller) ?? 0;
+    if (n >= this.maxPerCaller) throw new HttpError(429, 'too_many', `too many open streams: at most ${this.maxPerCaller} per caller; close one first`);
+    this.perCaller.set(owner.caller, n + 1);
+    const h: Held = { owner, close };
+    this.held.add(h);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held.delete(h);
+      const left = (this.perCaller.get(owner.caller) ?? 1) - 1;
+      if (left > 0) this.perCaller.set(owner.caller, left);
+      else this.perCaller.delete(owner.caller);
+    };
+  }
+
+  /** Closes every stream whose owner matches, with an `error` frame giving the reason. */
+  closeWhere(pred: (o: StreamOwner) => boolean, reason: string): number {
+    let n = 0;
+    for (const h of [...this.held]) {
+      if (!pred(h.owner)) continue;
+      h.close(reason);
+      n++;
+    }
+    return n;
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+}
+
+const claims = new WeakMap<IncomingMessage, { hub: StreamHub; owner: StreamOwner }>();
+
+/** Marks a request as held by `owner`: if it becomes a live stream, `hub` tracks it. */
+export function claimStream(req: IncomingMessage, hub: StreamHub, owner: StreamOwner): void {
+  claims.set(req, { hub, owner });
 }
 
 export function sseFrame(epoch: string, position: number, event: string, data: string): Buffer {
@@ -161,7 +236,7 @@ export class LiveChannel {
   }
 
   private write(s: Subscriber, bytes: Buffer): void {
-    if (s.sock.destroyed) return;
+    if (s.sock.destroyed || s.sock.writableEnded) return;
     if (s.sock.writableLength > this.opts.maxBufferedBytes) {
       this.disconnect(s, `slow consumer: more than ${this.opts.maxBufferedBytes} bytes unsent; reconnect with Last-Event-ID to resume`);
       return;
@@ -170,9 +245,15 @@ export class LiveChannel {
   }
 
   private disconnect(s: Subscriber, reason: string): void {
-    this.subs.delete(s);
     this.stats.slowDisconnects++;
+    this.end(s, reason);
+  }
+
+  /** Ends one stream with an `error` frame giving the reason (slow consumer, access revoked). */
+  private end(s: Subscriber, reason: string): void {
+    this.subs.delete(s);
     const sock = s.sock;
+    if (sock.destroyed || sock.writableEnded) return;
     sock.end(`event: error\ndata: ${JSON.stringify({ reason })}\n\n`);
     // A peer that reads nothing would keep the socket forever: cut it.
     setTimeout(() => sock.destroy(), 1000).unref();
@@ -201,6 +282,12 @@ export class LiveChannel {
   subscribe(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const raw = (req.headers['last-event-id'] as string | undefined) ?? url.searchParams.get('lastEventId');
     const id = LiveChannel.parseId(raw);
+    // A stream granted by the access layer is registered with its hub before
+    // anything is written, so the per-caller limit can still answer 429.
+    const claim = claims.get(req);
+    let release: (() => void) | null = null;
+    let s: Subscriber | null = null;
+    if (claim) release = claim.hub.add(claim.owner, (reason) => s && this.end(s, reason));
     // No chunked framing: the stream ends with its connection, so frames can be
     // written to the socket as they are, the same bytes for every subscriber.
     res.useChunkedEncodingByDefault = false;
@@ -212,9 +299,18 @@ export class LiveChannel {
     res.write('retry: 1000\n\n');
     const head = this.source.position();
     const sock = req.socket;
-    const s: Subscriber = { sock, lastSent: head, queue: null };
+    s = { sock, lastSent: head, queue: null, owner: claim?.owner ?? null };
     sock.setNoDelay(true);
-    res.on('close', () => this.subs.delete(s));
+    const sub = s;
+    res.on('close', () => {
+      this.subs.delete(sub);
+      release?.();
+    });
+    this.start(sub, id, head);
+  }
+
+  private start(s: Subscriber, id: ReturnType<typeof LiveChannel.parseId>, head: number): void {
+    const sock = s.sock;
 
     if (id === null) {
       this.startWithSnapshot(s, false);
@@ -247,7 +343,7 @@ export class LiveChannel {
     this.subs.add(s);
     this.source.replay(id.position, head).then(
       (frames) => {
-        if (sock.destroyed) return;
+        if (sock.destroyed || !this.subs.has(s)) return;
         const queued = s.queue!;
         s.queue = null;
         if (frames === null) {

@@ -34,6 +34,7 @@ import {
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { DEFAULT_PROJECT, grantOf } from './access.js';
 import { randomBytes } from 'node:crypto';
 import { checkLive, checkRequest } from '../core/session-requests.js';
 
@@ -74,6 +75,9 @@ export const LOCAL_OWNER_UID = 'local';
  * owner's own clients apart on the board and in the chat.
  */
 export function localCaller(req: IncomingMessage): Caller {
+  // Shared mode: the authenticated member or token, whatever the request says.
+  const g = grantOf(req);
+  if (g && g.kind !== 'local') return { name: g.name, uid: g.uid };
   const raw = req.headers['roost-name'];
   const label = typeof raw === 'string' ? raw.replace(/\s+/g, ' ').trim().slice(0, SESSION_LIMITS.by) : '';
   return { name: label || LOCAL_OWNER_NAME, uid: LOCAL_OWNER_UID };
@@ -290,30 +294,35 @@ export class SessionsService {
     await Promise.allSettled([...this.boards.values()]);
   }
 
-  /** The board of a thread, loaded from the log on first use. */
-  board(thread: string): Promise<Board> {
-    let p = this.boards.get(thread);
+  /**
+   * The board of a thread of a project, loaded from the log on first use.
+   * Threads belong to a project: the default project's keep their streams
+   * (`sessions:<thread>`), another project's are `sessions:<project>:<thread>`.
+   */
+  board(thread: string, project: string = DEFAULT_PROJECT): Promise<Board> {
+    const key = project === DEFAULT_PROJECT ? thread : `${project}:${thread}`;
+    let p = this.boards.get(key);
     if (!p) {
-      const b = new Board(thread, SESSIONS_STREAM_PREFIX + thread, this.store, this.opts);
+      const b = new Board(thread, SESSIONS_STREAM_PREFIX + key, this.store, this.opts);
       // Registered before it reads, so no commit falls between its read and its first wake-up.
-      this.loaded.set(thread, b);
+      this.loaded.set(key, b);
       p = b.start().then(
         () => b,
         (e) => {
-          this.loaded.delete(thread);
-          this.boards.delete(thread);
+          this.loaded.delete(key);
+          this.boards.delete(key);
           b.channel.stop();
           throw e;
         },
       );
-      this.boards.set(thread, p);
+      this.boards.set(key, p);
     }
     return p;
   }
 
   /** The state of a thread's board as this node has folded it (for tests and other apps). */
-  async stateOf(thread: string): Promise<SessionsState> {
-    return (await this.board(thread)).state;
+  async stateOf(thread: string, project: string = DEFAULT_PROJECT): Promise<SessionsState> {
+    return (await this.board(thread, project)).state;
   }
 
   // ------------------------------------------------------------ endpoints
@@ -332,9 +341,8 @@ export class SessionsService {
     }
     const rawKey = req.headers['idempotency-key'];
     if (typeof rawKey === 'string' && rawKey.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-    const key = typeof rawKey === 'string' && rawKey ? `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}` : undefined;
-
-    const board = await this.board(thread);
+    const board = await this.board(thread, projectFor(req));
+    const key = typeof rawKey === 'string' && rawKey ? `${board.stream}:${rawKey}` : undefined;
     await board.fresh();
     const now = Date.now();
     const events: NewEvent[] = [];
@@ -412,14 +420,14 @@ export class SessionsService {
     sendJson(res, 200, { ok: true, relayed: board.channel.subscriberCount });
   };
 
-  getState = async (_req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const board = await this.board(threadOf(params));
+  getState = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+    const board = await this.board(threadOf(params), projectFor(req));
     await board.fresh();
     sendJson(res, 200, { protocol: SESSIONS_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, ...board.state });
   };
 
   getStream = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
-    const board = await this.board(threadOf(params));
+    const board = await this.board(threadOf(params), projectFor(req));
     board.channel.subscribe(req, res, url);
   };
 }
