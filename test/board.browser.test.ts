@@ -108,6 +108,8 @@ describe('the fleet board in the browser', () => {
     assert.equal(sent.root, 'messenger');
     const id = ((await res.json()) as { id: string }).id;
     assert.equal(id, sent.id);
+    // The form closes and the keyboard is back on its button.
+    await ana.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'new-session');
 
     // Both see the request waiting for the bridge (it is on the thread's stream), named by who asked.
     for (const p of [ana, bob]) await p.getByTestId(`starting-${id}`).getByText('Ana asked to start “fix-login”').waitFor();

@@ -51,6 +51,12 @@ export function BoardView() {
   // Requests this tab stopped watching (a refusal read, or a bridge that is not coming).
   const [dismissed, setDismissed] = useState<ReadonlySet<string>>(() => new Set());
   const [showStart, setShowStart] = useState(false);
+  const newRef = useRef<HTMLButtonElement>(null);
+  // Closing the start form (started, Escape) gives the focus back to its button.
+  const closeStart = () => {
+    setShowStart(false);
+    newRef.current?.focus();
+  };
 
   const sessions = client.state.sessions;
   const open = sessions.filter((s) => s.state !== 'ended');
@@ -91,14 +97,14 @@ export function BoardView() {
         <section class="sessions" aria-labelledby="sessions-h">
           <div class="sessions-head">
             <h1 id="sessions-h">Sessions</h1>
-            <button class="primary" aria-expanded={showStart} aria-controls="start-form" onClick={() => setShowStart(!showStart)} data-testid="new-session">
+            <button class="primary" ref={newRef} aria-expanded={showStart} aria-controls="start-form" onClick={() => setShowStart(!showStart)} data-testid="new-session">
               {showStart ? 'Cancel' : 'New session'}
             </button>
           </div>
           {showStart && (
             <StartForm
               thread={thread}
-              onStarted={() => setShowStart(false)}
+              onDone={closeStart}
             />
           )}
           {unsettled.length > 0 && (
@@ -187,7 +193,7 @@ function NameField() {
   );
 }
 
-function StartForm(props: { thread: string; onStarted: () => void }) {
+function StartForm(props: { thread: string; onDone: () => void }) {
   const [name, setName] = useState('');
   const [flavor, setFlavor] = useState<SessionFlavor>('scoped');
   const [root, setRoot] = useState('');
@@ -212,10 +218,22 @@ function StartForm(props: { thread: string; onStarted: () => void }) {
       setError(r.message);
       return;
     }
-    props.onStarted();
+    props.onDone();
   };
   return (
-    <form id="start-form" class="start-form" aria-label="Start a session" onSubmit={submit} data-testid="start-form">
+    <form
+      id="start-form"
+      class="start-form"
+      aria-label="Start a session"
+      onSubmit={submit}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.preventDefault();
+          props.onDone();
+        }
+      }}
+      data-testid="start-form"
+    >
       <div class="field">
         <label for="start-name">Name</label>
         <input id="start-name" ref={nameRef} value={name} maxLength={SESSION_LIMITS.name} required placeholder="fix-login" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
