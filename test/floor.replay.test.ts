@@ -103,10 +103,10 @@ describe('in-process server', { timeout: 30_000 }, () => {
     const srv = await inProcess();
     const sockets: Socket[] = [];
     srv.server.on('request', (req) => {
-      if (req.url?.startsWith('/stream')) sockets.push(req.socket);
+      if (req.url?.startsWith('/stream?who=cut')) sockets.push(req.socket);
     });
     const gf = gatedFetch();
-    const es = new EventSource(srv.url + '/stream', { fetch: gf.fetch });
+    const es = new EventSource(srv.url + '/stream?who=cut', { fetch: gf.fetch });
     const ref = new EventSource(srv.url + '/stream'); // never cut: the reference
     const got = collect(es);
     const refGot = collect(ref);
