@@ -38,7 +38,7 @@ if (!reachable) {
       const nodes = await Promise.all(Array.from({ length: 6 }, open));
       assert.equal(new Set(nodes.map((s) => s.epoch)).size, 1, 'one epoch for all');
       const rows = await sql<{ value: string }>(`SELECT value FROM "${db2.schema}".meta WHERE key = 'schema'`);
-      assert.deepEqual(rows, [{ value: '1' }]);
+      assert.deepEqual(rows, [{ value: '2' }], 'every migration ran, once');
       const tables = await sql<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1', [db2.schema]);
       assert.equal(Number(tables[0].n), 5, 'meta, streams, events, idempotency, snapshots');
       await nodes[0].append('s', [{ type: 't', body: '{}' }]);

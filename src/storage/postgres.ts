@@ -79,10 +79,18 @@ const MIGRATIONS = [
      at bigint NOT NULL,
      PRIMARY KEY (stream, position)
    );`,
+  // Lets one statement fail as a whole on a condition (see fastWrite).
+  `CREATE FUNCTION roost_assert(ok boolean, message text) RETURNS boolean LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NOT ok THEN RAISE EXCEPTION '%', message; END IF;
+     RETURN ok;
+   END $$;`,
 ];
 
-/** Thrown inside a flush when another node committed one of our keys first: redo the batch. */
-class KeyRace extends Error {}
+/** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */
+function isKeyRace(e: unknown): boolean {
+  return e instanceof Error && e.message.includes('roost: key race');
+}
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
 
@@ -270,21 +278,24 @@ export class PostgresStore implements EventStore {
     })();
   }
 
-  /** Runs the batch's transaction, redoing it on races and deadlocks, and per request after a failure. */
+  /** Writes the batch, redoing it on races and deadlocks, and per request after a failure. */
   private async writeBatch(batch: Pending[]): Promise<Outcome[]> {
     let careful = false;
     for (let tries = 0; ; tries++) {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
-        const outcomes = careful ? await this.carefulTx(client, batch) : await this.fastTx(client, batch);
+        if (!careful) return await this.fastWrite(client, batch);
+        const outcomes = await this.carefulTx(client, batch);
         await client.query('COMMIT');
         return outcomes;
       } catch (e) {
-        await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+        // The fast path is one autocommit statement: a failure there left nothing to roll back.
+        if (careful) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+        else if (isConnectionError(e)) broken = e as Error;
         if (isConnectionError(e) || tries >= 8) throw e;
         this.stats.retries++;
-        if (e instanceof KeyRace || RETRYABLE.has((e as { code?: string }).code ?? '')) continue;
+        if (isKeyRace(e) || RETRYABLE.has((e as { code?: string }).code ?? '')) continue;
         if (careful || batch.length === 1) throw e;
         // One of the requests is bad: redo with a savepoint per request.
         careful = true;
@@ -315,62 +326,98 @@ export class PostgresStore implements EventStore {
     return { heads, prior };
   }
 
-  /** The whole batch in one statement after the lock; throws if any request is bad. */
-  private async fastTx(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+  /**
+   * The whole batch as one autocommit statement, so a stream's row lock is held
+   * only while that statement runs and commits: it moves the heads (locking the
+   * rows, in sorted order), inserts the events and keys at positions counted
+   * from the locked heads, and fails as a whole if another node committed one of
+   * the keys meanwhile. Throws if any request is bad (the batch is then redone
+   * per request).
+   */
+  private async fastWrite(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
     const at = Date.now();
-    const { heads, prior } = await this.begin(client, batch);
-    const outcomes: Outcome[] = [];
-    const ev = { stream: [] as string[], position: [] as number[], type: [] as string[], body: [] as string[] };
-    const keys = { key: [] as string[], stream: [] as string[], first: [] as number[], last: [] as number[] };
-    const changed = new Set<string>();
-    for (const p of batch) {
+    const keys = [...new Set(batch.filter((p) => p.key !== undefined).map((p) => p.key!))];
+    const prior = new Map<string, AppendResult>();
+    if (keys.length) {
+      const r = await client.query<{ key: string; first: string; last: string }>('SELECT key, first, last FROM idempotency WHERE key = ANY($1::text[])', [
+        keys,
+      ]);
+      for (const row of r.rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
+    }
+    // Plan: positions relative to each stream's head (1, 2, ...), fixed once the heads are known.
+    const count = new Map<string, number>();
+    const plans: ({ dup: AppendResult } | { dupOf: number } | { stream: string; rel: number; n: number })[] = [];
+    const ownKey = new Map<string, number>();
+    const ev = { stream: [] as string[], rel: [] as number[], type: [] as string[], body: [] as string[] };
+    const k = { key: [] as string[], stream: [] as string[], first: [] as number[], last: [] as number[] };
+    for (let i = 0; i < batch.length; i++) {
+      const p = batch[i];
       const dup = p.key !== undefined ? prior.get(p.key) : undefined;
       if (dup) {
-        outcomes.push({ ok: true, result: { ...dup }, entries: null });
+        plans.push({ dup });
         continue;
       }
-      const first = heads.get(p.stream)! + 1;
-      const entries: LogEntry[] = new Array(p.events.length);
-      for (let i = 0; i < p.events.length; i++) {
-        const e = p.events[i];
+      if (p.key !== undefined && ownKey.has(p.key)) {
+        plans.push({ dupOf: ownKey.get(p.key)! });
+        continue;
+      }
+      const rel = (count.get(p.stream) ?? 0) + 1;
+      count.set(p.stream, rel + p.events.length - 1);
+      for (let j = 0; j < p.events.length; j++) {
         ev.stream.push(p.stream);
-        ev.position.push(first + i);
-        ev.type.push(e.type);
-        ev.body.push(e.body);
-        entries[i] = { stream: p.stream, position: first + i, type: e.type, body: e.body, at };
+        ev.rel.push(rel + j);
+        ev.type.push(p.events[j].type);
+        ev.body.push(p.events[j].body);
       }
-      const last = first + p.events.length - 1;
-      heads.set(p.stream, last);
-      changed.add(p.stream);
-      const result = { first, last, duplicate: false };
       if (p.key !== undefined) {
-        keys.key.push(p.key);
-        keys.stream.push(p.stream);
-        keys.first.push(first);
-        keys.last.push(last);
-        // A second request with the same key in this batch is a duplicate of this one.
-        prior.set(p.key, { ...result, duplicate: true });
+        ownKey.set(p.key, i);
+        k.key.push(p.key);
+        k.stream.push(p.stream);
+        k.first.push(rel);
+        k.last.push(rel + p.events.length - 1);
       }
-      outcomes.push({ ok: true, result, entries });
+      plans.push({ stream: p.stream, rel, n: p.events.length });
     }
-    if (changed.size === 0) return outcomes;
-    const streams = [...changed];
-    const r = await client.query<{ n: string }>(
-      `WITH k AS (
-         INSERT INTO idempotency (key, stream, first, last, at)
-           SELECT k, s, f, l, $9 FROM unnest($5::text[], $6::text[], $7::bigint[], $8::bigint[]) AS u(k, s, f, l)
-         ON CONFLICT (key) DO NOTHING
-         RETURNING key
-       ), e AS (
-         INSERT INTO events (stream, position, type, body, at)
-           SELECT s, p, t, b, $9 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS u(s, p, t, b)
-       ), h AS (
-         UPDATE streams AS st SET head = u.h FROM unnest($10::text[], $11::bigint[]) AS u(s, h) WHERE st.stream = u.s
-       )
-       SELECT count(*) AS n FROM k`,
-      [ev.stream, ev.position, ev.type, ev.body, keys.key, keys.stream, keys.first, keys.last, at, streams, streams.map((s) => heads.get(s)!)],
-    );
-    if (Number(r.rows[0].n) !== keys.key.length) throw new KeyRace('an idempotency key was committed by another node meanwhile');
+    const base = new Map<string, number>();
+    if (count.size) {
+      const streams = [...count.keys()].sort();
+      const r = await client.query<{ stream: string; base: string }>(
+        `WITH c AS (
+           SELECT * FROM unnest($1::text[], $2::bigint[]) AS c(stream, n)
+         ), h AS (
+           INSERT INTO streams AS s (stream, head) SELECT stream, n FROM c ORDER BY stream
+           ON CONFLICT (stream) DO UPDATE SET head = s.head + EXCLUDED.head
+           RETURNING stream, head
+         ), b AS (
+           SELECT h.stream, h.head - c.n AS base FROM h JOIN c USING (stream)
+         ), e AS (
+           INSERT INTO events (stream, position, type, body, at)
+             SELECT u.s, b.base + u.r, u.t, u.b, $7 FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(s, r, t, b) JOIN b ON b.stream = u.s
+         ), k AS (
+           INSERT INTO idempotency (key, stream, first, last, at)
+             SELECT u.k, u.s, b.base + u.f, b.base + u.l, $7 FROM unnest($8::text[], $9::text[], $10::bigint[], $11::bigint[]) AS u(k, s, f, l) JOIN b ON b.stream = u.s
+           ON CONFLICT (key) DO NOTHING
+           RETURNING key
+         )
+         SELECT b.stream, b.base FROM b WHERE roost_assert((SELECT count(*) FROM k) = $12, 'roost: key race')`,
+        [streams, streams.map((st) => count.get(st)!), ev.stream, ev.rel, ev.type, ev.body, at, k.key, k.stream, k.first, k.last, k.key.length],
+      );
+      for (const row of r.rows) base.set(row.stream, Number(row.base));
+    }
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const plan = plans[i];
+      if ('dup' in plan) outcomes.push({ ok: true, result: { ...plan.dup }, entries: null });
+      else if ('dupOf' in plan) {
+        const o = outcomes[plan.dupOf] as { result: AppendResult };
+        outcomes.push({ ok: true, result: { ...o.result, duplicate: true }, entries: null });
+      } else {
+        const first = base.get(plan.stream)! + plan.rel;
+        const p = batch[i];
+        const entries = p.events.map((e, j) => ({ stream: p.stream, position: first + j, type: e.type, body: e.body, at }));
+        outcomes.push({ ok: true, result: { first, last: first + plan.n - 1, duplicate: false }, entries });
+      }
+    }
     return outcomes;
   }
 
@@ -488,7 +535,8 @@ export class PostgresStore implements EventStore {
 
   /** Calls the listeners unless they already heard of this head (or a later one) from this node. */
   private announce(stream: string, head: number, entries: LogEntry[] | null): void {
-    if (head <= (this.announced.get(stream) ?? 0)) return;
+    // A closed store calls no one: its listeners' owners are gone or going.
+    if (this.closed || head <= (this.announced.get(stream) ?? 0)) return;
     this.announced.set(stream, head);
     for (const l of this.listeners) {
       try {
