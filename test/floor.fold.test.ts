@@ -598,3 +598,22 @@ describe('smaller decisions (docs/floor.md)', () => {
     assert.ok(s.agents.has('lead-1/planner-k'), 'the helper itself stays until its own lifetime ends');
   });
 });
+
+describe('caps: the fold clamps what the edge let through', () => {
+  test('every string is clamped to its cap in the state', () => {
+    const big = (c: string) => c.repeat(70_000);
+    const { s } = run([
+      { type: 'task', agent: { id: big('i'), name: big('n'), role: big('r'), source: big('s') }, team: { id: big('t'), name: big('m') }, task: big('w'), activity: big('a'), ts: T0 },
+      { type: 'tool', agent: big('i'), tool: big('o'), ts: T0 },
+      { type: 'message', agent: big('i'), to: Array.from({ length: 60 }, (_, i) => `r${i}`), text: big('x'), ts: T0 },
+    ]);
+    const a = agent(s, 'i'.repeat(LIMITS.id));
+    assert.deepEqual(
+      [a.name.length, a.role.length, a.source.length, a.activity.length, a.tool.length, a.said.length, a.team.length],
+      [LIMITS.name, LIMITS.role, LIMITS.source, LIMITS.activity, LIMITS.tool, LIMITS.text, LIMITS.id],
+    );
+    const t = s.teams.get(a.team)!;
+    assert.deepEqual([t.name.length, t.task.length], [LIMITS.teamName, LIMITS.task]);
+    assert.equal(s.agents.size, 1 + LIMITS.recipients, 'at most 50 recipients per message');
+  });
+});
