@@ -1,30 +1,33 @@
 // The scale-out store: one PostgreSQL database shared by several Roost nodes.
 //
-// Positions. Every stream has a row in `streams(stream, head)`. A writing
-// transaction first locks the rows of every stream it touches (in sorted order,
-// so two nodes never wait on each other in a cycle), assigns positions from the
-// locked heads, inserts the events and moves the heads, and commits. The row
-// lock is held until commit, so writers of one stream on any node are
-// serialized: positions are gap-free, and a reader never sees position n+1
-// committed without n.
+// Positions. Every stream has a row in `streams(stream, head)`. A write moves
+// the heads of the streams it touches (locking their rows, in sorted order, so
+// two nodes never wait on each other in a cycle), inserts the events at
+// positions counted from the locked heads, and commits. The row lock is held
+// until commit, so writers of one stream on any node are serialized: positions
+// are gap-free, and a reader never sees position n+1 committed without n.
 //
-// Group commit. `append` only queues. One flush writes every queued request in
-// one transaction and commits once; flushes are pipelined: while one is in
-// flight, the appends of later turns queue for the next. The fast path writes a
-// whole batch in a handful of round trips; if it fails, the batch is redone with
-// one savepoint per request, so one bad request is rejected alone.
+// Group commit. `append` only queues. One flush writes every queued request and
+// commits once; flushes are pipelined: while one is in flight, the appends of
+// later turns queue for the next. The fast path is one autocommit statement
+// for the whole batch (plus a key lookup when keys are given), so the lock is
+// held for as short a time as a commit allows; if it fails, the batch is redone
+// in a transaction with one savepoint per request, so one bad request is
+// rejected alone.
 //
 // Idempotency. Keys are a unique column. A key already committed is found
 // before anything is written; a key being written at the same moment by another
-// node makes our insert wait for that node's commit and then conflict, and the
-// batch is redone, this time finding the winner's positions.
+// node makes our insert wait for that node's commit and then conflict, the
+// statement fails as a whole, and the batch is redone, this time finding the
+// winner's positions.
 //
 // Wake-ups. After commit (never inside the transaction) the node sends
 // `NOTIFY <channel>, '<stream>:<head>'`. A dedicated LISTEN connection turns
 // other nodes' notifications into `listener(stream, head, null)`; the listener
 // reads what it missed by position. NOTIFY is only a hint: when the LISTEN
 // connection drops, it is reopened with backoff and every stream's current head
-// is announced, so whatever was committed meanwhile is read, nothing skipped.
+// is announced, so whatever was committed meanwhile is read, nothing skipped;
+// the heads are also read every few seconds, for a NOTIFY lost with its node.
 
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
