@@ -240,8 +240,15 @@ describe('the floor under prefers-reduced-motion, and its screenshot', () => {
         { type: 'message', agent: 'payments-lead', to: ['payments-otto', 'payments-rhea'], text: 'Refunds first, then the PDF' },
       ]);
       const shot = await open(lively, server.url);
-      await post(server.url, { type: 'message', agent: 'mobile-lead', to: 'mobile-nils', text: 'Can you take the crash on resume?' });
-      await shot.waitForTimeout(650);
+      await post(server.url, [
+        { type: 'message', agent: 'payments-lead', to: ['payments-bram', 'payments-rhea'], text: 'Refunds first, then the PDF' },
+        { type: 'message', agent: 'mobile-lead', to: 'mobile-iris', text: 'Can you take the crash on resume?' },
+        { type: 'join', agent: { id: 'infra-scout', name: 'Scout', role: 'explorer', source: 'claude-code' }, parent: 'infra-lead', status: 'thinking', activity: 'Mapping the runners' },
+      ]);
+      // Catch the planes mid-flight (the picture is better for it; the test does not depend on it).
+      await shot
+        .waitForFunction(() => window.__roost!.scene.planes.filter((p) => !p.brief && Date.now() - p.t0 > 600).length >= 2, null, { timeout: 5_000, polling: 16 })
+        .catch(() => {});
       mkdirSync(join(PACKAGE_ROOT, 'docs', 'img'), { recursive: true });
       await shot.screenshot({ path: join(PACKAGE_ROOT, 'docs', 'img', 'floor.png') });
       const seen = await shot.evaluate(() => ({ rooms: window.__roost!.scene.rooms.size, agents: window.__roost!.state.agents.size }));

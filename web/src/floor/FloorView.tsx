@@ -32,6 +32,9 @@ export interface RoostHook {
   /** Per-frame work (fold + draw) in ms, a ring of the last 4096 frames. */
   frameWork: Float64Array;
   frameCount: number;
+  /** The same, for the frames that drew (the others only folded). */
+  drawWork: Float64Array;
+  drawCount: number;
 }
 
 function ago(ms: number): string {
@@ -87,6 +90,8 @@ export function FloorView() {
       afterDraw: null,
       frameWork: new Float64Array(4096),
       frameCount: 0,
+      drawWork: new Float64Array(4096),
+      drawCount: 0,
     };
     window.__roost = hook;
 
@@ -119,10 +124,13 @@ export function FloorView() {
       // A big floor is redrawn at most 30 times a second: without a GPU, rasterizing
       // the whole canvas is the main cost, and walking at 30 fps reads as smooth.
       const big = client.state.agents.size > 60;
+      let drew = false;
       if (!big || t0 - lastDraw >= 30 || scene.pendingInput) {
-        if (scene.draw(client.state, now)) lastDraw = t0;
+        if ((drew = scene.draw(client.state, now))) lastDraw = t0;
       }
-      hook.frameWork[hook.frameCount++ % 4096] = performance.now() - t0;
+      const work = performance.now() - t0;
+      hook.frameWork[hook.frameCount++ % 4096] = work;
+      if (drew) hook.drawWork[hook.drawCount++ % 4096] = work;
       if (hook.afterDraw && d.events.length) hook.afterDraw(d.events, Date.now());
       if (uiDirty && t0 - lastUi >= UI_EVERY_MS) {
         uiDirty = false;

@@ -65,9 +65,13 @@ export class FloorClient {
 
   constructor(private base = '') {}
 
+  /** The last frame applied. */
   get lastEventId(): string {
     return this.epoch ? `${this.epoch}:${this.position}` : '';
   }
+
+  /** The last frame received (queued frames are applied before any frame of a new stream). */
+  private lastReceived = '';
 
   start(): void {
     this.closed = false;
@@ -89,7 +93,7 @@ export class FloorClient {
   }
 
   private open(): void {
-    const last = this.lastEventId;
+    const last = this.lastReceived || this.lastEventId;
     // A fresh EventSource does not know our last id; the query carries it.
     const url = `${this.base}/stream${last ? `?lastEventId=${encodeURIComponent(last)}` : ''}`;
     const es = new EventSource(url);
@@ -146,6 +150,7 @@ export class FloorClient {
       return;
     }
     this.queue.push({ kind, id: e.lastEventId, data } as Queued);
+    if (e.lastEventId) this.lastReceived = e.lastEventId;
     if (this.connection === 'replaying') this.armQuiet();
   }
 

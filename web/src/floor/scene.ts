@@ -27,7 +27,7 @@ const BOARD_FLASH_MS = 1600;
 const MAX_PLANES = 60;
 const MAX_SPRITE_BUILDS_PER_FRAME = 12;
 /** Seated animations (typing, waving, thought dots) loop once a second in this many cached frames. */
-const ANIM_FRAMES = 8;
+const ANIM_FRAMES = 4;
 const ANIM_STEP_MS = 1000 / ANIM_FRAMES;
 /** A character sprite's box around the anchor. */
 const CHAR_W = 76;
@@ -63,6 +63,7 @@ interface View {
   chars: Map<string, HTMLCanvasElement>;
   /** The last character sprite drawn and what it showed (the common case: unchanged). */
   charLast: { status: string; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
+  charK: number;
 }
 
 interface Plane {
@@ -269,11 +270,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = this.doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0 };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0 };
   }
 
   // ------------------------------------------------------------ effects
@@ -554,9 +555,14 @@ export class FloorScene {
           // Keyed by what the sprite shows; a string is built only when the look changes.
           const key = `${a.status}|${a.role}|${f}|${k}`;
           sprite = v.chars.get(key) ?? null;
+          if (v.charK !== k) {
+            v.chars.clear();
+            v.charK = k;
+          }
           if (!sprite && builds < MAX_SPRITE_BUILDS_PER_FRAME * 2) {
             sprite = this.buildCharSprite(v, a, f, k, !pulses);
-            if (v.chars.size >= 40) v.chars.delete(v.chars.keys().next().value!);
+            // A few looks per agent at most (the oldest goes first): canvases are not free.
+            if (v.chars.size >= 10) v.chars.delete(v.chars.keys().next().value!);
             v.chars.set(key, sprite);
             builds++;
           }
