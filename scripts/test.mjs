@@ -27,7 +27,7 @@ if (files.length === 0) {
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);
