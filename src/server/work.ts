@@ -489,6 +489,11 @@ export class WorkService {
         extra.running = a.running ? s.executions[a.running] : null;
         extra.runningCommand = a.running ? s.commands[s.executions[a.running].command] : null;
       }
+      if (family === 'conversations') {
+        // The commands its prompts refer to, so a reader sees their status (queued, cancelled, done) change with the chat.
+        const ids = new Set(s.conversations[params.id].messages.map((m) => m.command).filter((c): c is string => !!c));
+        extra.commands = [...ids].map((c) => s.commands[c]).filter(Boolean);
+      }
       if (family === 'executions') extra.command = s.commands[s.executions[params.id].command];
       sendJson(res, 200, { position: book.pos, item, ...extra });
     };
@@ -621,6 +626,8 @@ export class WorkService {
     const r = await this.store.append(SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }], { idempotencyKey: key });
     await this.readSpaces();
     const stored = r.duplicate ? parse((await this.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
+    // The owner's open Work views list their Spaces: tell them (lossy; they refetch).
+    for (const w of this.watchers) if (!w.present && w.p.uid === p.uid) w.res.write(lossy('spaces', { space: stored.id }));
     sendJson(res, 200, { id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate });
   };
 

@@ -55,6 +55,9 @@ function ConnBadge({ conn }: { conn: Conn }) {
   );
 }
 
+/** General Chat before its first message: empty, ready to write in. */
+const EMPTY_GENERAL: Conversation = { id: 'general', kind: 'general', title: 'General Chat', createdBy: { uid: '', name: '' }, createdAt: 0, messages: [], links: [], rev: 0 };
+
 type Selection = { kind: 'general' } | { kind: 'conv'; id: string } | null;
 
 export function WorkView() {
@@ -68,7 +71,7 @@ export function WorkView() {
   const [sel, setSel] = useState<Selection>(null);
   const proj = useWorkScope(project ? `project=${encodeURIComponent(project)}` : null);
   const priv = useWorkScope(me ? 'scope=private' : null);
-  const selConv: Conversation | null = sel?.kind === 'conv' ? (proj.model.conversations[sel.id] ?? null) : sel?.kind === 'general' ? (priv.model.conversations.general ?? null) : null;
+  const selConv: Conversation | null = sel?.kind === 'conv' ? (proj.model.conversations[sel.id] ?? null) : sel?.kind === 'general' ? (priv.model.conversations.general ?? (priv.model.ready ? EMPTY_GENERAL : null)) : null;
   const selAgent: Agent | null = selConv?.agent ? (proj.model.agents[selConv.agent] ?? null) : null;
   const initialRole = projects.find((p) => p.id === project)?.role ?? null;
   const live = useProjectLive(project, selAgent && selAgent.state !== 'ended' ? selAgent.id : null, initialRole);
@@ -175,6 +178,7 @@ export function WorkView() {
               </button>
             );
           })}
+          <SpacesBox project={project!} model={proj.model} me={me.uid} role={role} tick={live.spacesTick} />
         </nav>
         <section class="transcript-pane" aria-label="Transcript">
           {!selConv && <div class="work-empty">Pick a chat on the left.</div>}
@@ -406,5 +410,55 @@ function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agen
         {agent.state === 'ended' ? '(ended)' : terminal || '(no output yet)'}
       </pre>
     </aside>
+  );
+}
+
+/**
+ * Spaces: my workstations (registered by `roost bridge`) and the ones
+ * contributed to this project. Only a Space's owner contributes it; its owner
+ * or a project owner revokes it (future execution stops; chats stay).
+ */
+function SpacesBox({ project, model, me, role, tick }: { project: string; model: WorkModel; me: string; role: string | null; tick: number }) {
+  const [mine, setMine] = useState<{ id: string; name: string }[]>([]);
+  const [err, setErr] = useState<string | null>(null);
+  const contributedRevs = Object.values(model.spaces)
+    .map((s) => s.rev)
+    .join(',');
+  useEffect(() => {
+    fetch('/api/v2/spaces').then(async (r) => r.ok && setMine((await r.json()).spaces));
+  }, [project, contributedRevs, tick]);
+  const rows = new Map<string, { id: string; name: string; owner: string; ownerUid: string; contributed: boolean }>();
+  for (const s of Object.values(model.spaces)) rows.set(s.id, { id: s.id, name: s.name, owner: s.owner.name, ownerUid: s.owner.uid, contributed: s.contributed });
+  for (const s of mine) if (!rows.has(s.id)) rows.set(s.id, { id: s.id, name: s.name, owner: 'you', ownerUid: me, contributed: false });
+  const canWrite = role === 'owner' || role === 'editor';
+  const act = async (path: string, body: unknown) => {
+    setErr(null);
+    const r = await post(path, body);
+    if (!r.ok) setErr(r.json?.message ?? `failed (${r.status})`);
+  };
+  return (
+    <div class="spaces" data-testid="spaces">
+      <h2>Spaces</h2>
+      {rows.size === 0 && <p class="muted small">Run roost bridge on your machine to add your Space.</p>}
+      {[...rows.values()].map((s) => (
+        <div class="space-row" key={s.id} data-testid={`space-${s.id}`} data-contributed={String(s.contributed)}>
+          <span class="rail-label">
+            {s.name} <span class="muted small">({s.ownerUid === me ? 'yours' : s.owner})</span>
+          </span>
+          {s.contributed ? <span class="tag">contributed</span> : <span class="tag">not contributed</span>}
+          {!s.contributed && s.ownerUid === me && canWrite && (
+            <button class="mini" data-testid={`contribute-${s.id}`} onClick={() => act(`/api/v2/projects/${encodeURIComponent(project)}/spaces`, { space: s.id })}>
+              Contribute
+            </button>
+          )}
+          {s.contributed && (s.ownerUid === me || role === 'owner') && (
+            <button class="mini" data-testid={`revoke-${s.id}`} onClick={() => act(`/api/v2/projects/${encodeURIComponent(project)}/spaces/${encodeURIComponent(s.id)}/revoke`, {})}>
+              Revoke
+            </button>
+          )}
+        </div>
+      ))}
+      {err && <p class="error">{err}</p>}
+    </div>
   );
 }

@@ -55,8 +55,11 @@ function put<T extends { id: string; rev: number }>(map: Record<string, T>, item
 export function merge(m: WorkModel, family: Family, body: any): WorkModel {
   const item = body.item;
   switch (family) {
-    case 'conversation':
-      return { ...m, conversations: put(m.conversations, item) };
+    case 'conversation': {
+      let commands = m.commands;
+      for (const c of body.commands ?? []) commands = put(commands, c);
+      return { ...m, conversations: put(m.conversations, item), commands };
+    }
     case 'agent': {
       let commands = m.commands;
       for (const c of body.queue ?? []) commands = put(commands, c);
@@ -134,11 +137,13 @@ export interface LiveInfo {
   role: string | null;
   terminal: string;
   closed: boolean;
+  /** Bumped when one of my Spaces registers (the Spaces box refetches). */
+  spacesTick: number;
 }
 
 /** The lossy stream of a project: presence, my role as it changes, and the selected agent's terminal. */
 export function useProjectLive(project: string | null, agent: string | null, initialRole: string | null): LiveInfo {
-  const [info, setInfo] = useState<LiveInfo>({ people: [], role: initialRole, terminal: '', closed: false });
+  const [info, setInfo] = useState<LiveInfo>({ people: [], role: initialRole, terminal: '', closed: false, spacesTick: 0 });
   useEffect(() => {
     setInfo((i) => ({ ...i, role: initialRole }));
   }, [initialRole]);
@@ -148,6 +153,7 @@ export function useProjectLive(project: string | null, agent: string | null, ini
     const es = new EventSource(`/api/v2/live?project=${encodeURIComponent(project)}${agent ? `&agent=${encodeURIComponent(agent)}` : ''}`);
     es.addEventListener('presence', (e) => setInfo((i) => ({ ...i, people: JSON.parse((e as MessageEvent).data).people })));
     es.addEventListener('role', (e) => setInfo((i) => ({ ...i, role: JSON.parse((e as MessageEvent).data).role })));
+    es.addEventListener('spaces', () => setInfo((i) => ({ ...i, spacesTick: i.spacesTick + 1 })));
     es.addEventListener('terminal', (e) => setInfo((i) => ({ ...i, terminal: (i.terminal + JSON.parse((e as MessageEvent).data).data).slice(-20_000) })));
     es.addEventListener('error', (e) => {
       if ((e as MessageEvent).data) setInfo((i) => ({ ...i, closed: true, role: null }));
