@@ -4,6 +4,7 @@
 //
 //   roost-hook.js <claude-code|codex|gemini-cli|cursor> --server URL
 //                 [--approvals RULES] [--window 10m] [--team NAME] [--observe] [--skip-observe]
+//                 [--token-env NAME]   (shared mode: send $NAME as a bearer token; default ROOST_TOKEN)
 //
 // Reads the hook payload on stdin and:
 // - for a tool call that needs approval under RULES: posts it to the server,
@@ -63,7 +64,7 @@ function denyAnswer(tool, payload, reason) {
 function post(url, body, timeoutMs) {
   const http = require(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((ok, fail) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...authHeader() } }, (res) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...authHeader(tokenEnv) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => ok({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
@@ -75,8 +76,11 @@ function post(url, body, timeoutMs) {
   });
 }
 
-function authHeader() {
-  const token = process.env.ROOST_TOKEN;
+let tokenEnv = 'ROOST_TOKEN';
+
+/** Shared mode: the agent's token, from the variable `--token-env` names (default ROOST_TOKEN). */
+function authHeader(name) {
+  const token = process.env[name];
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
@@ -87,6 +91,7 @@ function out(obj) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const server = (o.server || process.env.ROOST_SERVER || 'http://127.0.0.1:4319').replace(/\/+$/, '');
+  if (o['token-env']) tokenEnv = o['token-env'];
   const raw = await readStdin();
   let payload = null;
   try {

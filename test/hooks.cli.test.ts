@@ -140,3 +140,40 @@ test('roost emit: the common fields as flags, the rest as JSON, errors said plai
     await server.close();
   }
 });
+
+test('shared mode: the token comes from an environment variable, is sent by every hook, and never lands in the file', async () => {
+  const { createServer } = await import('node:http');
+  const { spawn } = await import('node:child_process');
+  const seen: (string | undefined)[] = [];
+  const stub = createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((ok) => stub.listen(0, '127.0.0.1', ok));
+  const url = `http://127.0.0.1:${(stub.address() as { port: number }).port}`;
+  try {
+    const project = tempDir();
+    const r = await roost(['hooks', 'install', '--project', project, '--server', url, '--token-env', 'ROOST_TOKEN', '--approvals', 'Bash']);
+    assert.equal(r.code, 0, r.err);
+    const text = readFileSync(join(project, '.claude', 'settings.json'), 'utf8');
+    const s = JSON.parse(text);
+    assert.deepEqual(s.hooks.Stop[0].hooks[0].headers, { Authorization: 'Bearer $ROOST_TOKEN' });
+    assert.deepEqual(s.hooks.Stop[0].hooks[0].allowedEnvVars, ['ROOST_TOKEN']);
+    assert.match(s.hooks.SessionStart[0].hooks[0].command, /--token-env ROOST_TOKEN/);
+    assert.match(s.hooks.PreToolUse[1].hooks[0].command, /--token-env ROOST_TOKEN/);
+    // The command hook sends the variable's value as a bearer token.
+    const cmd = s.hooks.SessionStart[0].hooks[0].command as string;
+    await new Promise<void>((ok) => {
+      const c = spawn('sh', ['-c', cmd], { env: { ...process.env, ROOST_TOKEN: 'tok_abc' }, stdio: ['pipe', 'ignore', 'ignore'] });
+      c.on('exit', () => ok());
+      c.stdin.end(JSON.stringify({ hook_event_name: 'SessionStart', session_id: 's1', cwd: '/w/x' }));
+    });
+    assert.deepEqual(seen, ['Bearer tok_abc']);
+    assert.ok(!text.includes('tok_abc'));
+    const bad = await roost(['hooks', 'install', '--project', project, '--token-env', 'not a name']);
+    assert.match(bad.err, /--token-env must be an environment variable name/);
+  } finally {
+    stub.close();
+  }
+});

@@ -34,6 +34,14 @@ export interface HookOptions {
   approvals?: string;
   window: number;
   team?: string;
+  /**
+   * Shared mode: the name of an environment variable that holds the agent's
+   * token. The token itself never goes into the settings file (which a
+   * project may commit): http hooks send `Authorization: Bearer $NAME`
+   * (Claude Code resolves only variables listed in `allowedEnvVars`), and
+   * the command hook reads the same variable.
+   */
+  tokenEnv?: string;
   /** How the command hook is run: node's path and the script's. */
   node: string;
   script: string;
@@ -47,7 +55,7 @@ export function shq(s: string): string {
 }
 
 function hookCommand(o: HookOptions, extra: string[]): string {
-  const args = [o.node, o.script, o.tool, '--server', o.server, ...(o.team ? ['--team', o.team] : []), ...extra];
+  const args = [o.node, o.script, o.tool, '--server', o.server, ...(o.team ? ['--team', o.team] : []), ...(o.tokenEnv ? ['--token-env', o.tokenEnv] : []), ...extra];
   return args.map(shq).join(' ');
 }
 
@@ -77,7 +85,8 @@ export function roostHandlers(o: HookOptions): [string, string | undefined, Json
   const approvalMatcher = o.approvals === 'all' || o.approvals === '*' ? '*' : o.approvals;
   switch (o.tool) {
     case 'claude-code': {
-      for (const e of OBSERVED_EVENTS) out.push([e, '*', { type: 'http', url: hookUrl(o), timeout: 5 }]);
+      const auth = o.tokenEnv ? { headers: { Authorization: `Bearer $${o.tokenEnv}` }, allowedEnvVars: [o.tokenEnv] } : {};
+      for (const e of OBSERVED_EVENTS) out.push([e, '*', { type: 'http', url: hookUrl(o), timeout: 5, ...auth }]);
       for (const e of COMMAND_ONLY_EVENTS) out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
       if (o.approvals) {
         out.push(['PreToolUse', approvalMatcher, { type: 'command', command: hookCommand(o, ['--skip-observe', ...approvalArgs(o)]), timeout: approvalTimeoutSeconds(o.window) }]);
@@ -210,6 +219,7 @@ function writeSettings(path: string, settings: Json): void {
 const USAGE = `usage:
   roost hooks install   [--tool claude-code|codex|gemini-cli|cursor] [--user | --project DIR]
                         [--server URL] [--approvals all|RULES] [--window 10m] [--team NAME]
+                        [--token-env NAME]   (shared mode: the variable holding the agent's token)
   roost hooks uninstall [--tool T] [--user | --project DIR]
   roost hooks status    [--tool T] [--user | --project DIR]
 
@@ -229,6 +239,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       approvals: { type: 'string' },
       window: { type: 'string' },
       team: { type: 'string' },
+      'token-env': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -265,8 +276,11 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
           throw new Error(`--approvals "${approvals}" is not a valid pattern: ${(e as Error).message}`);
         }
       }
+      const tokenEnv = values['token-env'];
+      if (tokenEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) throw new Error(`--token-env must be an environment variable name like ROOST_TOKEN, got ${tokenEnv}`);
       const settings = readSettings(path);
       addRoostHooks(settings, {
+        tokenEnv,
         tool,
         server,
         approvals,
@@ -280,6 +294,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       say(`  server:    ${server}`);
       say(`  approvals: ${approvals ? `${approvals} (window ${formatWindow(window)}; unanswered means deny)` : 'off (observe only)'}`);
       if (values.team) say(`  team:      ${values.team}`);
+      if (tokenEnv) say(`  token:     from $${tokenEnv} in the agent's environment (never written to the file)`);
       break;
     }
     case 'uninstall': {
