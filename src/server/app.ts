@@ -11,6 +11,7 @@ import { ApprovalService, approvalsStream } from './approvals.js';
 import { projectOf, type Access, type Role } from './access.js';
 import { IdentityRoutes, IdentityService, SharedAccess } from './identity.js';
 import { PerProject } from './scoped.js';
+import { invitePage, signInPage } from './signin.js';
 import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
 import { WorkService } from './work.js';
@@ -195,6 +196,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/threads/:thread/sessions', as('viewer', sessions.getState))
     .on('POST', '/threads/:thread/sessions', as('editor', sessions.post))
     .on('GET', '/threads/:thread/sessions/stream', as('viewer', sessions.getStream))
+    .on('GET', '/signin', signInPage)
+    .on('GET', '/invite/:code', invitePage)
     .on('POST', '/auth/login', ids.login)
     .on('POST', '/auth/logout', ids.logout)
     .on('GET', '/auth/me', ids.me)
@@ -225,6 +228,12 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       const immutable = rel.startsWith('assets' + sep) || rel.startsWith('assets/');
       if (rel && (await serveFile(res, file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache'))) return;
       if (extname(rel)) throw new HttpError(404, 'not_found', `no such file: ${url.pathname}`);
+      // Shared mode: a browser that is not signed in is sent to the sign-in page first.
+      if (access.mode === 'shared' && !(await access.principal(_req))) {
+        res.writeHead(302, { location: `/signin?next=${encodeURIComponent(url.pathname + url.search)}`, 'cache-control': 'no-cache' });
+        res.end();
+        return;
+      }
       // App routes fall back to the single page.
       if (await serveFile(res, join(webRoot, 'index.html'), 'no-cache')) return;
       throw new HttpError(404, 'not_found', 'the web app is not built; run npm run build');

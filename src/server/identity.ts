@@ -620,7 +620,7 @@ export class IdentityRoutes {
     const e = r.events[0];
     const body = r.duplicate
       ? { ok: true, duplicate: true, project: e.project, role: e.role, expires: e.expires, message: 'this invite was made by an earlier request with this key; its code was shown then' }
-      : { ok: true, code, accept: `/auth/invites/${code}/accept`, project, role, expires };
+      : { ok: true, code, link: `/invite/${code}`, accept: `/auth/invites/${code}/accept`, project, role, expires };
     if (!r.duplicate) this.secrets.put(key, body);
     sendJson(res, 201, body);
   };
