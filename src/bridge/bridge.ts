@@ -197,10 +197,16 @@ export class Bridge {
     await this.saveState();
   }
 
-  private async saveState(): Promise<void> {
+  /** Saves are chained: one temp file, one rename at a time, the last state wins. */
+  private saving: Promise<void> = Promise.resolve();
+  private saveState(): Promise<void> {
     const file = join(this.stateDir, 'state.json');
-    await writeFile(file + '.tmp', JSON.stringify(this.state, null, 2));
-    await rename(file + '.tmp', file);
+    const write = async () => {
+      await writeFile(file + '.tmp', JSON.stringify(this.state, null, 2));
+      await rename(file + '.tmp', file);
+    };
+    this.saving = this.saving.then(write, write);
+    return this.saving;
   }
 
   private scheduleSave(): void {
