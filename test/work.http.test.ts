@@ -298,7 +298,8 @@ test('live: frames carry identity and revision; Last-Event-ID replays exactly; a
     assert.equal(snap.lastEventId, snapFrame.id);
     for (let i = 0; i < 5; i++) await bob.post('/api/v2/commands', { project: 'alpha', agent, text: `t${i}` });
     await first.waitFor((f) => f.event === 'agent.changed' && f.id!.endsWith(':' + (snap.position + 5)));
-    const live = first.frames.slice(1);
+    const durable = (fs: typeof first.frames) => fs.filter((f) => f.id !== undefined && f.event !== 'snapshot');
+    const live = durable(first.frames);
     for (const f of live) {
       const d = JSON.parse(f.data);
       assert.deepEqual(Object.keys(d).sort(), ['id', 'rev'], 'identity and revision only');
@@ -308,7 +309,7 @@ test('live: frames carry identity and revision; Last-Event-ID replays exactly; a
     // Replay from the snapshot's id: the same frames, byte for byte.
     const again = await openSse(`${s.url}/api/v2/events?project=alpha`, { ...bob.auth, 'last-event-id': snapFrame.id! });
     await again.waitFor((f) => f.id === live[live.length - 1].id && f.event === live[live.length - 1].event);
-    assert.deepEqual(again.frames, live);
+    assert.deepEqual(durable(again.frames), live);
     again.close();
     const before = (await bob.get('/api/v2/snapshot?project=alpha')).json;
     await s.close();
@@ -318,7 +319,7 @@ test('live: frames carry identity and revision; Last-Event-ID replays exactly; a
     // After the restart the ring is empty: replay comes from the log, still exact.
     const fromLog = await openSse(`${s.url}/api/v2/events?project=alpha`, { ...bob.auth, 'last-event-id': snapFrame.id! });
     await fromLog.waitFor((f) => f.id === live[live.length - 1].id && f.event === live[live.length - 1].event);
-    assert.deepEqual(fromLog.frames, live);
+    assert.deepEqual(durable(fromLog.frames), live);
     fromLog.close();
   } finally {
     await s.close();
@@ -382,5 +383,33 @@ test('local mode: the person at the machine owns the default project; bad input 
     }
   } finally {
     await r.close();
+  }
+});
+
+test('one connection per tab: the events stream also carries presence, role, terminal and private.changed, none with an id', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const ann = client(s.url, 'ann');
+    const es = await openSse(`${s.url}/api/v2/events?project=alpha&agent=${encodeURIComponent(agent)}`, ann.auth);
+    await es.waitFor((f) => f.event === 'snapshot');
+    assert.equal(JSON.parse((await es.waitFor((f) => f.event === 'role')).data).role, 'owner');
+    await es.waitFor((f) => f.event === 'presence' && JSON.parse(f.data).people.some((p: any) => p.uid === 'ann'));
+    await ann.post(`/api/v2/spaces/${space}/terminal`, { session: 'sess-1', data: 'hello\n' });
+    assert.equal(JSON.parse((await es.waitFor((f) => f.event === 'terminal')).data).data, 'hello\n');
+    await ann.post('/api/v2/conversations/general/messages', { text: 'note to self' });
+    const pc = await es.waitFor((f) => f.event === 'private.changed');
+    assert.equal(JSON.parse(pc.data).id, 'general');
+    for (const f of es.frames) if (['role', 'presence', 'terminal', 'private.changed'].includes(f.event)) assert.equal(f.id, undefined, 'lossy frames carry no id');
+    // Bob's stream hears nothing of Ann's private chat.
+    const bob = await openSse(`${s.url}/api/v2/events?project=alpha`, client(s.url, 'bob').auth);
+    await bob.waitFor((f) => f.event === 'snapshot');
+    await ann.post('/api/v2/conversations/general/messages', { text: 'another note' });
+    await es.waitFor((f) => f.event === 'private.changed', 5000, es.frames.indexOf(pc) + 1);
+    assert.ok(!bob.frames.some((f) => f.event === 'private.changed'));
+    es.close();
+    bob.close();
+  } finally {
+    await s.close();
   }
 });

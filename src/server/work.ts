@@ -226,6 +226,8 @@ interface Watcher {
   agent: string | null;
   /** Counts toward presence (an events stream), or only watches (the live stream). */
   present: boolean;
+  /** Writes a lossy frame (events streams write to the socket, as their LiveChannel does). */
+  write: (frame: string) => void;
 }
 
 function lossy(event: string, data: unknown): string {
@@ -299,7 +301,7 @@ export class WorkService {
     for (const p of this.projectList()) await this.book(p.id);
     this.unaccess = this.access.onChange((project, uid) => this.roleChanged(project, uid));
     this.heartbeat = setInterval(() => {
-      for (const w of this.watchers) if (!w.present) w.res.write(':\n\n');
+      for (const w of this.watchers) if (!w.present) w.write(':\n\n');
       for (const f of this.feeds) f.res.write(':\n\n');
     }, this.opts.live.heartbeatMs);
     this.heartbeat.unref();
@@ -349,6 +351,13 @@ export class WorkService {
       const b = new Book(stream, scope, this.store, this.opts);
       this.loaded.set(stream, b);
       if ('project' in scope) b.listeners.add(() => this.pushFeeds());
+      else {
+        const uid = scope.private;
+        b.listeners.add((changes) => {
+          const frames = changes.map((c) => lossy('private.changed', { id: c.id, rev: b.pos })).join('');
+          for (const w of this.watchers) if (w.p.uid === uid && w.project) w.write(frames);
+        });
+      }
       p = b.start().then(
         () => b,
         (e) => {
@@ -464,16 +473,26 @@ export class WorkService {
   };
 
   getEvents = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const { book, p } = await this.readable(req, url);
+    const { book, p, role } = await this.readable(req, url);
     const project = 'project' in book.scope ? book.scope.project : null;
-    const w: Watcher = { res, p, project, agent: null, present: true };
+    // One connection per tab: the project's durable frames, and on the same
+    // socket the lossy ones (presence, my role, my Spaces, the terminal of
+    // `?agent=`, and `private.changed` for my General Chat).
+    const sock = req.socket;
+    const write = (frame: string) => {
+      if (!sock.destroyed && sock.writable) sock.write(frame);
+    };
+    const w: Watcher = { res, p, project, agent: url.searchParams.get('agent'), present: true, write };
     this.watchers.add(w);
     res.on('close', () => {
       this.watchers.delete(w);
       if (project) this.pushPresence(project);
     });
     book.channel.subscribe(req, res, url);
-    if (project) this.pushPresence(project);
+    if (project) {
+      write(lossy('role', { project, role }));
+      this.pushPresence(project);
+    }
   };
 
   private aggregate(family: 'conversations' | 'agents' | 'executions' | 'results') {
@@ -627,7 +646,7 @@ export class WorkService {
     await this.readSpaces();
     const stored = r.duplicate ? parse((await this.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
     // The owner's open Work views list their Spaces: tell them (lossy; they refetch).
-    for (const w of this.watchers) if (!w.present && w.p.uid === p.uid) w.res.write(lossy('spaces', { space: stored.id }));
+    for (const w of this.watchers) if (w.p.uid === p.uid && w.project) w.write(lossy('spaces', { space: stored.id }));
     sendJson(res, 200, { id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate });
   };
 
@@ -776,9 +795,9 @@ export class WorkService {
     const agent = agentIdOf(sp.id, session);
     let sent = 0;
     for (const w of this.watchers) {
-      if (w.present || w.agent !== agent || !w.project) continue;
+      if (w.agent !== agent || !w.project) continue;
       if (!this.loaded.get(WORK_PREFIX + w.project)?.state.agents[agent]) continue;
-      w.res.write(lossy('terminal', { agent, data }));
+      w.write(lossy('terminal', { agent, data }));
       sent++;
     }
     sendJson(res, 200, { delivered: sent });
@@ -835,7 +854,7 @@ export class WorkService {
 
   private pushPresence(project: string): void {
     const frame = lossy('presence', { project, people: this.presence(project) });
-    for (const w of this.watchers) if (!w.present && w.project === project) w.res.write(frame);
+    for (const w of this.watchers) if (w.project === project) w.write(frame);
   }
 
   /**
@@ -848,7 +867,7 @@ export class WorkService {
     const agent = url.searchParams.get('agent');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
     res.write('retry: 1000\n\n');
-    const w: Watcher = { res, p: g, project, agent, present: false };
+    const w: Watcher = { res, p: g, project, agent, present: false, write: (f) => void res.write(f) };
     this.watchers.add(w);
     res.on('close', () => this.watchers.delete(w));
     res.write(lossy('presence', { project, people: this.presence(project) }));
@@ -866,7 +885,7 @@ export class WorkService {
         if (!sock || sock.destroyed) continue;
         sock.end(`event: error\ndata: ${JSON.stringify({ reason: `you are no longer a member of project "${project}"` })}\n\n`);
         setTimeout(() => sock.destroy(), 200).unref();
-      } else if (!w.present) w.res.write(lossy('role', { project, role }));
+      } else w.write(lossy('role', { project, role }));
     }
     this.pushPresence(project);
   }

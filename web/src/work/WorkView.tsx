@@ -7,7 +7,7 @@
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Agent, Conversation } from '../../../src/core/work.js';
-import { post, useProjectLive, useWorkScope, type Conn, type WorkModel } from './client.js';
+import { post, useWork, type Conn, type WorkModel } from './client.js';
 import './work.css';
 
 interface ProjectRow {
@@ -69,13 +69,16 @@ export function WorkView() {
     setProject((p) => p ?? (projects.find((x) => x.id === saved)?.id ?? projects[0].id));
   }, [projects]);
   const [sel, setSel] = useState<Selection>(null);
-  const proj = useWorkScope(project ? `project=${encodeURIComponent(project)}` : null);
-  const priv = useWorkScope(me ? 'scope=private' : null);
+  // The agent whose terminal this tab watches: the selected one while it runs.
+  const [watchAgent, setWatchAgent] = useState<string | null>(null);
+  const live = useWork(project, watchAgent);
+  const proj = { model: live.model, conn: live.conn };
+  const priv = { model: live.priv };
   const selConv: Conversation | null = sel?.kind === 'conv' ? (proj.model.conversations[sel.id] ?? null) : sel?.kind === 'general' ? (priv.model.conversations.general ?? (priv.model.ready ? EMPTY_GENERAL : null)) : null;
   const selAgent: Agent | null = selConv?.agent ? (proj.model.agents[selConv.agent] ?? null) : null;
-  const initialRole = projects.find((p) => p.id === project)?.role ?? null;
-  const live = useProjectLive(project, selAgent && selAgent.state !== 'ended' ? selAgent.id : null, initialRole);
-  const role = live.role;
+  const want = selAgent && selAgent.state !== 'ended' ? selAgent.id : null;
+  useEffect(() => setWatchAgent(want), [want]);
+  const role = live.closed ? null : (live.role ?? projects.find((p) => p.id === project)?.role ?? null);
   const canWrite = role === 'owner' || role === 'editor';
 
   // What this person has read, per conversation (message count seen).

@@ -79,91 +79,121 @@ export type Conn = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
 const FAMILIES: Family[] = ['conversation', 'agent', 'execution', 'result', 'project'];
 
-/** One scope's model, live: `query` is `project=P` or `scope=private`. */
-export function useWorkScope(query: string | null): { model: WorkModel; conn: Conn } {
-  const [model, setModel] = useState<WorkModel>(EMPTY);
-  const [conn, setConn] = useState<Conn>('connecting');
-  const ref = useRef(model);
-  ref.current = model;
-  useEffect(() => {
-    if (!query) return;
-    setModel(EMPTY);
-    ref.current = EMPTY;
-    setConn('connecting');
-    let stopped = false;
-    const es = new EventSource(`/api/v2/events?${query}`);
-    const apply = (f: (m: WorkModel) => WorkModel) => {
-      if (stopped) return;
-      ref.current = f(ref.current);
-      setModel(ref.current);
-    };
-    const fetchOne = async (family: Family, id: string, rev: number) => {
-      if (revOf(ref.current, family, id) >= rev) return;
-      if (family === 'project') {
-        const r = await fetch(`/api/v2/snapshot?${query}`);
-        if (r.ok) {
-          const s = fromSnapshot(await r.json());
-          apply((m) => ({ ...m, spaces: s.spaces }));
-        }
-        return;
-      }
-      const r = await fetch(`/api/v2/${family}s/${encodeURIComponent(id)}?${query}`);
-      if (r.ok) {
-        const body = await r.json();
-        apply((m) => merge(m, family, body));
-      }
-    };
-    es.addEventListener('snapshot', (e) => {
-      apply(() => fromSnapshot(JSON.parse((e as MessageEvent).data)));
-      setConn('live');
-    });
-    for (const fam of FAMILIES)
-      es.addEventListener(`${fam}.changed`, (e) => {
-        const d = JSON.parse((e as MessageEvent).data) as { id: string; rev: number };
-        void fetchOne(fam, d.id, d.rev);
-      });
-    es.onopen = () => setConn('live');
-    es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting');
-    return () => {
-      stopped = true;
-      es.close();
-    };
-  }, [query]);
-  return { model, conn };
-}
-
-export interface LiveInfo {
+export interface WorkLive {
+  /** The project's model. */
+  model: WorkModel;
+  /** My private scope (General Chat). */
+  priv: WorkModel;
+  conn: Conn;
   people: { uid: string; name: string }[];
   role: string | null;
   terminal: string;
+  /** The server closed my stream: I am no longer a member. */
   closed: boolean;
   /** Bumped when one of my Spaces registers (the Spaces box refetches). */
   spacesTick: number;
 }
 
-/** The lossy stream of a project: presence, my role as it changes, and the selected agent's terminal. */
-export function useProjectLive(project: string | null, agent: string | null, initialRole: string | null): LiveInfo {
-  const [info, setInfo] = useState<LiveInfo>({ people: [], role: initialRole, terminal: '', closed: false, spacesTick: 0 });
-  useEffect(() => {
-    setInfo((i) => ({ ...i, role: initialRole }));
-  }, [initialRole]);
+/**
+ * One connection per tab: `/api/v2/events?project=P&agent=A` carries the
+ * project's durable frames (snapshot, then `<family>.changed`, resumed with
+ * Last-Event-ID) and, on the same socket, lossy frames: presence, my role, my
+ * Spaces, the selected agent's terminal, and `private.changed` for my General
+ * Chat (whose snapshot is fetched on every (re)connect, so nothing missed while
+ * away stays missing). Selecting another agent reconnects with the last id
+ * seen: a replay from memory, not a new snapshot.
+ */
+export function useWork(project: string | null, agent: string | null): WorkLive {
+  const [live, setLive] = useState<WorkLive>({ model: EMPTY, priv: EMPTY, conn: 'connecting', people: [], role: null, terminal: '', closed: false, spacesTick: 0 });
+  const ref = useRef(live);
+  ref.current = live;
+  const lastId = useRef<{ project: string | null; id: string | null }>({ project: null, id: null });
   useEffect(() => {
     if (!project) return;
-    setInfo((i) => ({ ...i, terminal: '', closed: false }));
-    const es = new EventSource(`/api/v2/live?project=${encodeURIComponent(project)}${agent ? `&agent=${encodeURIComponent(agent)}` : ''}`);
-    es.addEventListener('presence', (e) => setInfo((i) => ({ ...i, people: JSON.parse((e as MessageEvent).data).people })));
-    es.addEventListener('role', (e) => setInfo((i) => ({ ...i, role: JSON.parse((e as MessageEvent).data).role })));
-    es.addEventListener('spaces', () => setInfo((i) => ({ ...i, spacesTick: i.spacesTick + 1 })));
-    es.addEventListener('terminal', (e) => setInfo((i) => ({ ...i, terminal: (i.terminal + JSON.parse((e as MessageEvent).data).data).slice(-20_000) })));
-    es.addEventListener('error', (e) => {
-      if ((e as MessageEvent).data) setInfo((i) => ({ ...i, closed: true, role: null }));
-    });
-    es.onerror = () => {
-      if (es.readyState === EventSource.CLOSED) setInfo((i) => ({ ...i, closed: true }));
+    const resume = lastId.current.project === project ? lastId.current.id : null;
+    if (!resume) {
+      lastId.current = { project, id: null };
+      ref.current = { ...ref.current, model: EMPTY, conn: 'connecting', people: [], terminal: '', closed: false };
+      setLive(ref.current);
+    } else {
+      ref.current = { ...ref.current, terminal: '' };
+      setLive(ref.current);
+    }
+    let stopped = false;
+    const q = `project=${encodeURIComponent(project)}`;
+    const es = new EventSource(`/api/v2/events?${q}${agent ? `&agent=${encodeURIComponent(agent)}` : ''}${resume ? `&lastEventId=${encodeURIComponent(resume)}` : ''}`);
+    const apply = (f: (l: WorkLive) => WorkLive) => {
+      if (stopped) return;
+      ref.current = f(ref.current);
+      setLive(ref.current);
     };
-    return () => es.close();
+    const seen = (e: Event) => {
+      const id = (e as MessageEvent).lastEventId;
+      if (id) lastId.current = { project, id };
+    };
+    const fetchOne = async (family: Family, id: string, rev: number) => {
+      if (revOf(ref.current.model, family, id) >= rev) return;
+      if (family === 'project') {
+        const r = await fetch(`/api/v2/snapshot?${q}`);
+        if (r.ok) {
+          const s = fromSnapshot(await r.json());
+          apply((l) => ({ ...l, model: { ...l.model, spaces: s.spaces } }));
+        }
+        return;
+      }
+      const r = await fetch(`/api/v2/${family}s/${encodeURIComponent(id)}?${q}`);
+      if (r.ok) {
+        const body = await r.json();
+        apply((l) => ({ ...l, model: merge(l.model, family, body) }));
+      }
+    };
+    const fetchPrivate = async () => {
+      const r = await fetch('/api/v2/snapshot?scope=private');
+      if (r.ok) {
+        const s = fromSnapshot(await r.json());
+        apply((l) => ({ ...l, priv: s }));
+      }
+    };
+    const data = (e: Event) => JSON.parse((e as MessageEvent).data);
+    es.addEventListener('snapshot', (e) => {
+      seen(e);
+      apply((l) => ({ ...l, model: fromSnapshot(data(e)), conn: 'live' }));
+    });
+    for (const fam of FAMILIES)
+      es.addEventListener(`${fam}.changed`, (e) => {
+        seen(e);
+        const d = data(e) as { id: string; rev: number };
+        void fetchOne(fam, d.id, d.rev);
+      });
+    es.addEventListener('presence', (e) => apply((l) => ({ ...l, people: data(e).people })));
+    es.addEventListener('role', (e) => apply((l) => ({ ...l, role: data(e).role })));
+    es.addEventListener('spaces', () => apply((l) => ({ ...l, spacesTick: l.spacesTick + 1 })));
+    es.addEventListener('terminal', (e) => apply((l) => ({ ...l, terminal: (l.terminal + data(e).data).slice(-20_000) })));
+    es.addEventListener('private.changed', (e) => {
+      const d = data(e) as { id: string; rev: number };
+      if ((ref.current.priv.conversations[d.id]?.rev ?? 0) >= d.rev) return;
+      void fetch(`/api/v2/conversations/${encodeURIComponent(d.id)}?scope=private`).then(async (r) => {
+        if (r.ok) {
+          const body = await r.json();
+          apply((l) => ({ ...l, priv: merge(l.priv, 'conversation', body) }));
+        }
+      });
+    });
+    es.addEventListener('error', (e) => {
+      // The server's own `error` frame: my access ended (or the server stops).
+      if ((e as MessageEvent).data) apply((l) => ({ ...l, closed: /no longer a member/.test((e as MessageEvent).data), conn: 'reconnecting' }));
+    });
+    es.onopen = () => {
+      apply((l) => ({ ...l, conn: 'live' }));
+      void fetchPrivate();
+    };
+    es.onerror = () => apply((l) => ({ ...l, conn: es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting' }));
+    return () => {
+      stopped = true;
+      es.close();
+    };
   }, [project, agent]);
-  return info;
+  return live;
 }
 
 function randomKey(): string {
