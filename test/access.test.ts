@@ -256,6 +256,34 @@ describe('shared mode: every endpoint of the floor, the board, approvals and hoo
   });
 });
 
+describe('shared mode: changing a password', () => {
+  test('needs the current one; the old password and the other sign-ins stop working', async () => {
+    const srv = await sharedServer();
+    try {
+      const bob = await makeUser(srv, 'bob', 'default', 'viewer');
+      const elsewhere = await login(srv.url, 'bob', 'bob-password');
+      const s = await stream(srv.url, elsewhere, '/stream');
+      await s.waitFor((f) => f.event === 'snapshot');
+      const wrong = await call(srv.url, bob, 'POST', '/auth/password', { current: 'nope-nope', password: 'new-bob-password' });
+      assert.equal(wrong.status, 403);
+      assert.equal((await call(srv.url, bob, 'POST', '/auth/password', { current: 'bob-password', password: 'short' })).status, 400);
+      const body = { current: 'bob-password', password: 'new-bob-password' };
+      const ok = await call(srv.url, bob, 'POST', '/auth/password', body, { 'idempotency-key': 'pw1' });
+      assert.deepEqual([ok.status, ok.json.signedOut], [200, 1]);
+      const again = await call(srv.url, bob, 'POST', '/auth/password', body, { 'idempotency-key': 'pw1' });
+      assert.deepEqual([again.status, again.json.duplicate], [200, true], 'a retry of a change that went through is not "wrong password"');
+      const err = await s.waitFor((f) => f.event === 'error', 2000);
+      assert.match(JSON.parse(err.data).reason, /signed out/);
+      assert.equal((await call(srv.url, elsewhere, 'GET', '/state')).status, 401);
+      assert.equal((await call(srv.url, bob, 'GET', '/state')).status, 200, 'the session that changed it stays signed in');
+      assert.equal((await call(srv.url, ANON, 'POST', '/auth/login', { login: 'bob', password: 'bob-password' })).status, 401);
+      await login(srv.url, 'bob', 'new-bob-password');
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe('shared mode: role changes reach open streams at once; history keeps its names', () => {
   let srv: Roost & { owner: Caller };
   let bob: Caller;

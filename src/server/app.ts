@@ -200,6 +200,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/invite/:code', invitePage)
     .on('POST', '/auth/login', ids.login)
     .on('POST', '/auth/logout', ids.logout)
+    .on('POST', '/auth/password', ids.changePassword)
     .on('GET', '/auth/me', ids.me)
     .on('POST', '/auth/invites', ids.createInvite)
     .on('POST', '/auth/invites/:code/accept', ids.acceptInvite)

@@ -558,6 +558,29 @@ export class IdentityRoutes {
     this.send(res, 200, { ok: true }, this.sessionCookie(req, null));
   };
 
+  // POST /auth/password {current, password}: a person changes their own; their other sign-ins end.
+  changePassword = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (this.access.mode === 'local') throw localOnly('passwords');
+    const p = await this.person(req);
+    const b = await objectBody(req);
+    const why = checkPassword(b.password);
+    if (why) throw new HttpError(400, 'bad_request', why);
+    const key = idempotencyKey(req, `password:${p.uid}`);
+    const u = this.s.users.get(p.uid)!;
+    const ok = typeof b.current === 'string' && (await verifyPassword(b.current, u.passwordHash));
+    const events: Record<string, unknown>[] = [{ type: 'user.password', uid: p.uid, passwordHash: await hashPassword(b.password as string) }];
+    for (const l of this.s.logins.values()) if (l.uid === p.uid && l.sessionHash !== p.session) events.push({ type: 'login.closed', sessionHash: l.sessionHash });
+    if (!ok) {
+      // A retry of a change that went through no longer knows the old password: the key says so.
+      if (!key) throw new HttpError(403, 'forbidden', 'the current password is wrong');
+      const r = await this.id.append([{ type: 'request.refused' }], key);
+      if (!r.duplicate) throw new HttpError(403, 'forbidden', 'the current password is wrong');
+      return sendJson(res, 200, { ok: true, duplicate: true });
+    }
+    const r = await this.id.append(events, key);
+    sendJson(res, 200, { ok: true, signedOut: r.events.filter((e) => e.type === 'login.closed').length, duplicate: r.duplicate });
+  };
+
   // GET /auth/me
   me = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const p = await this.access.principal(req);
