@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { inProcess } from './support/server.js';
+import { inProcess, tempDir } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
-import { PACKAGE_ROOT, type Roost } from '../src/server/index.js';
+import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
+import { SqliteStore } from '../src/storage/index.js';
 
 const HAVE = chromiumPath() !== null;
 const WHY = 'chromium is not installed (apt-get install chromium, or set ROOST_CHROMIUM)';
@@ -344,5 +345,56 @@ describe('the fleet board in the browser', () => {
     const st = (await r.json()) as { sessions: { id: string; approvals: { rid: string; state: string; by: string }[] }[] };
     assert.deepEqual(st.sessions.find((s) => s.id === 'ledger')!.approvals, [{ rid: 'q1', tool: 'Bash', digest: 'psql -f migrations/042_drop_ledger_v1.sql', state: 'denied', by: 'Ana' }]);
     await page.close();
+  });
+  // Last: the sign-in cookies it sets are per host, not per port.
+  test('shared mode: the board names the signed-in member, ignores a typed label, and says when it is closed to you', async (t: TestContext) => {
+    if (!need(t, HAVE, WHY)) return;
+    const PASSWORD = 'correct horse battery';
+    const store = new SqliteStore({ path: join(tempDir(), 'roost.db') });
+    await createOwner(store, 'ann', PASSWORD, 'Ann');
+    const shared = await startRoost(store, { port: 0 });
+    try {
+      const base = shared.url;
+      const annReq = anaB.context.request;
+      assert.equal((await annReq.post(base + '/auth/login', { data: { login: 'ann', password: PASSWORD }, headers: { origin: base } })).status(), 200);
+      const made = await annReq.post(base + '/users', { data: { login: 'bob', name: 'Bob', password: PASSWORD }, headers: { origin: base } });
+      assert.equal(made.status(), 201, await made.text());
+      const tok = await annReq.post(base + '/tokens', { data: { label: 'bridge' }, headers: { origin: base } });
+      assert.equal(tok.status(), 201, await tok.text());
+      const secret = ((await tok.json()) as { secret: string }).secret;
+
+      // Bob signs in; he is a member of no project yet: the board says it is closed to him, and why.
+      const bobReq = bobB.context.request;
+      assert.equal((await bobReq.post(base + '/auth/login', { data: { login: 'bob', password: PASSWORD }, headers: { origin: base } })).status(), 200);
+      // A label typed in an earlier local session is not who he is now.
+      const bob = await bobB.context.newPage();
+      await bob.goto(`${base}/fleet/default`);
+      await bob.evaluate(() => localStorage.setItem('roost.name', 'Mallory'));
+      await bob.getByTestId('board-denied').waitFor();
+      assert.match((await bob.getByTestId('board-denied').textContent()) ?? '', /not a member of project "default"/);
+      // Ann makes him an editor; the board opens to him by itself (the page retries the stream).
+      const added = await annReq.put(base + '/projects/default/members/bob', { data: { role: 'editor' }, headers: { origin: base } });
+      assert.ok(added.ok(), await added.text());
+      await bob.waitForFunction(() => window.__roostBoards?.default?.connection === 'live', null, { timeout: 15_000 });
+      await bob.getByTestId('board-denied').waitFor({ state: 'detached' });
+      await bob.getByTestId('signed-in').getByText('Bob').waitFor();
+      assert.equal(await bob.getByLabel('Your name').count(), 0, 'nothing to type in shared mode');
+
+      // The bridge's token spawns a session; Bob prompts it from the page.
+      const spawned = await fetch(`${base}/threads/default/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ type: 'session.spawn', id: 'sh1', session: 'shared-one', flavor: 'scoped' }),
+      });
+      assert.equal(spawned.status, 200, await spawned.text());
+      await card(bob, 'sh1').waitFor();
+      await bob.getByTestId('composer-text').fill('hello from Bob');
+      await bob.getByTestId('composer-send').click();
+      await expectText(bob, 'session-prompts', 'sh1', '1');
+      assert.deepEqual((await waitChat(bob, 2)).slice(1), ['Bob: asked shared-one: “hello from Bob”']);
+      await bob.close();
+    } finally {
+      await shared.close();
+    }
   });
 });

@@ -11,8 +11,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { SESSION_ID_PATTERN as THREAD_OK, SESSION_LIMITS, type Session, type SessionFlavor } from '../../../src/core/sessions.js';
 import { useBoard } from './useBoard.js';
-import { close, myName, newSessionId, prompt, requestStart, setMyName, type Posted } from './api.js';
-import { DEFAULT_THREAD, FLAVOR_TEXT, STATE_COLOR, STATE_LABEL, clock, go, lastThread, rememberThread } from './look.js';
+import { close, myName, newSessionId, projectOfPage, prompt, requestStart, setMyName, whoAmI, type Me, type Posted } from './api.js';
+import { FLAVOR_TEXT, STATE_COLOR, STATE_LABEL, clock, go, lastThread, rememberThread } from './look.js';
 import { ApprovalList } from './SessionApprovals.js';
 import type { ChatEntry, Connection, SessionsClient } from './live.js';
 import './board.css';
@@ -45,7 +45,7 @@ interface StartPending {
 export function BoardView() {
   const thread = threadFromPath();
   useEffect(() => rememberThread(thread), [thread]);
-  const client = useBoard(thread);
+  const client = useBoard(thread, projectOfPage());
   const [composerTo, setComposerTo] = useState('');
   const composerRef = useRef<HTMLTextAreaElement>(null);
   // Requests this tab stopped watching (a refusal read, or a bridge that is not coming).
@@ -93,6 +93,11 @@ export function BoardView() {
           {ended.length > 0 && ` · ${ended.length} ended`}
         </p>
       </div>
+      {client.denied && (
+        <p class="board-denied" role="alert" data-testid="board-denied">
+          This board is not open to you: {client.denied}
+        </p>
+      )}
       <div class="board-main">
         <section class="sessions" aria-labelledby="sessions-h">
           <div class="sessions-head">
@@ -158,7 +163,7 @@ function ThreadPicker(props: { thread: string }) {
       class="thread-pick"
       onSubmit={(e) => {
         e.preventDefault();
-        if (ok && value !== props.thread) go(value === DEFAULT_THREAD ? `/fleet/${DEFAULT_THREAD}` : `/fleet/${encodeURIComponent(value)}`);
+        if (ok && value !== props.thread) go(`/fleet/${encodeURIComponent(value)}${location.search}`);
       }}
     >
       <label for="thread-input">Thread</label>
@@ -170,9 +175,28 @@ function ThreadPicker(props: { thread: string }) {
   );
 }
 
-/** Who this tab posts as (local mode's `Roost-Name`); with accounts, the server knows. */
+/**
+ * Who this tab posts as. Local mode: a label the person types (the
+ * `Roost-Name` header), to tell the owner's tabs apart. Shared mode: the
+ * signed-in member, whom the server knows; nothing to type.
+ */
 function NameField() {
   const [name, setName] = useState(myName);
+  const [me, setMe] = useState<Me | null>(null);
+  useEffect(() => {
+    let live = true;
+    void whoAmI().then((m) => live && setMe(m));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (me?.mode === 'shared') {
+    return (
+      <p class="me" data-testid="signed-in">
+        Signed in as <strong>{me.name}</strong>
+      </p>
+    );
+  }
   return (
     <div class="me">
       <label for="me-input">Your name</label>

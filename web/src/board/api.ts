@@ -53,9 +53,12 @@ export function newSessionId(name: string): string {
   return SESSION_ID_PATTERN.test(id) ? id : `session-${randomKey()}`;
 }
 
+/** Set once the server says it runs in shared mode: the label is then meaningless and not sent. */
+let sharedMode = false;
+
 async function postJson(url: string, body: unknown, name = myName()): Promise<Posted> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': randomKey() };
-  if (name) headers['roost-name'] = name;
+  if (name && !sharedMode) headers['roost-name'] = name;
   let r: Response;
   try {
     r = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -79,9 +82,21 @@ async function postJson(url: string, body: unknown, name = myName()): Promise<Po
 
 const board = (thread: string) => `/threads/${encodeURIComponent(thread)}/sessions`;
 
+/** The project of the page (`?project=` in its URL, shared mode); the default one when absent. */
+export function projectOfPage(): string {
+  const p = new URLSearchParams(location.search).get('project') ?? '';
+  return /^[A-Za-z0-9_-]{1,64}$/.test(p) ? p : '';
+}
+
+/** The project rides every request as `?project=` (the streams cannot carry a header). */
+function scoped(path: string): string {
+  const p = projectOfPage();
+  return p ? `${path}?project=${encodeURIComponent(p)}` : path;
+}
+
 /** Posts one durable session event as this member (prompt, decision, close). */
 export function postSessionEvent(thread: string, event: Record<string, unknown>): Promise<Posted> {
-  return postJson(board(thread), event);
+  return postJson(scoped(board(thread)), event);
 }
 
 export function prompt(thread: string, id: string, text: string): Promise<Posted> {
@@ -112,5 +127,21 @@ export interface StartRequest {
 export function requestStart(thread: string, req: StartRequest): Promise<Posted> {
   const body: Record<string, unknown> = { type: 'request.start', id: req.id, session: req.session, flavor: req.flavor };
   if (req.root) body.root = req.root;
-  return postJson(`${board(thread)}/requests`, body);
+  return postJson(scoped(`${board(thread)}/requests`), body);
+}
+
+export type Me = { mode: 'local' | 'shared'; name: string } | { mode: 'unknown'; name: '' };
+
+/** Who the server takes this browser for (`GET /auth/me`); `unknown` when it cannot say (not signed in, or an older server). */
+export async function whoAmI(): Promise<Me> {
+  try {
+    const r = await fetch('/auth/me', { headers: { accept: 'application/json' } });
+    if (!r.ok) return { mode: 'unknown', name: '' };
+    const b = (await r.json()) as { mode?: unknown; user?: { name?: unknown } };
+    const name = typeof b.user?.name === 'string' ? b.user.name : '';
+    sharedMode = b.mode === 'shared';
+    return sharedMode ? { mode: 'shared', name } : { mode: 'local', name };
+  } catch {
+    return { mode: 'unknown', name: '' };
+  }
 }

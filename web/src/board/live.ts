@@ -62,6 +62,8 @@ export class SessionsClient {
   /** false when the chat does not reach back to the thread's first event. */
   historyComplete = true;
   connection: Connection = 'connecting';
+  /** Why the server refuses this board to us (401/403 message), or ''. Cleared once frames flow. */
+  denied = '';
   epoch = '';
   position = 0;
   readonly stats: BoardStats = { snapshots: 0, resets: 0, frames: 0, duplicates: 0, reconnects: 0 };
@@ -87,11 +89,46 @@ export class SessionsClient {
 
   constructor(
     readonly thread: string,
+    /** The project (shared mode); '' for the default one. EventSource sends no headers, so it rides the query. */
+    readonly project = '',
     private base = '',
   ) {}
 
   get url(): string {
     return `${this.base}/threads/${encodeURIComponent(this.thread)}/sessions`;
+  }
+
+  private withQuery(path: string, q: Record<string, string>): string {
+    const p = new URLSearchParams();
+    if (this.project) p.set('project', this.project);
+    for (const [k, v] of Object.entries(q)) if (v) p.set(k, v);
+    const qs = p.toString();
+    return qs ? `${path}?${qs}` : path;
+  }
+
+  /** Asks the server whether this board is open to us; sets `denied` (401/403) and returns the answer when it is. */
+  private async probe(): Promise<{ epoch?: unknown; position?: unknown } | null> {
+    try {
+      const r = await fetch(this.withQuery(this.url, {}), { headers: { accept: 'application/json' } });
+      if (r.status === 401 || r.status === 403) {
+        // Shared mode: signed out meanwhile, or not a member of the project.
+        const b = (await r.json().catch(() => ({}))) as { message?: unknown };
+        const why = typeof b.message === 'string' ? b.message : `the server answered ${r.status}`;
+        if (why !== this.denied) {
+          this.denied = why;
+          this.changed();
+        }
+        return null;
+      }
+      if (!r.ok) return null;
+      if (this.denied) {
+        this.denied = '';
+        this.changed();
+      }
+      return (await r.json()) as { epoch?: unknown; position?: unknown };
+    } catch {
+      return null; // unreachable: the stream's own retries say so
+    }
   }
 
   get lastEventId(): string {
@@ -102,23 +139,16 @@ export class SessionsClient {
     this.closed = false;
     // One GET for the epoch and the head: a short thread is replayed from its
     // first event so the chat has its history; a long one starts from a snapshot.
-    try {
-      const r = await fetch(this.url, { headers: { accept: 'application/json' } });
-      if (r.ok) {
-        const b = (await r.json()) as { epoch?: unknown; position?: unknown };
-        if (typeof b.epoch === 'string' && typeof b.position === 'number' && b.position <= HISTORY_EVENTS) {
-          // Replaying from the first event rebuilds everything: start from nothing.
-          this.state = emptySessions();
-          this.chat = [];
-          this.requests.clear();
-          this.epoch = b.epoch;
-          this.position = 0;
-          this.based = true;
-          this.catchUpTo = b.position;
-        }
-      }
-    } catch {
-      // The stream will say what the server is up to; a snapshot start is fine.
+    const b = await this.probe();
+    if (b && typeof b.epoch === 'string' && typeof b.position === 'number' && b.position <= HISTORY_EVENTS) {
+      // Replaying from the first event rebuilds everything: start from nothing.
+      this.state = emptySessions();
+      this.chat = [];
+      this.requests.clear();
+      this.epoch = b.epoch;
+      this.position = 0;
+      this.based = true;
+      this.catchUpTo = b.position;
     }
     if (this.closed) return;
     if (!this.based) this.historyComplete = false;
@@ -152,10 +182,11 @@ export class SessionsClient {
     const last = this.lastEventId;
     // A fresh EventSource does not know our last id; the query carries it
     // (the browser's own reconnects send Last-Event-ID, which wins).
-    const es = new EventSource(`${this.url}/stream${last ? `?lastEventId=${encodeURIComponent(last)}` : ''}`);
+    const es = new EventSource(this.withQuery(`${this.url}/stream`, { lastEventId: last }));
     this.es = es;
     es.onopen = () => {
       this.retryMs = 500;
+      this.denied = '';
       if (this.based) {
         this.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
         this.armQuiet();
@@ -185,9 +216,12 @@ export class SessionsClient {
     this.setConnection('reconnecting');
     if (this.closed) return;
     clearTimeout(this.retryTimer);
-    this.retryTimer = window.setTimeout(() => {
+    this.retryTimer = window.setTimeout(async () => {
       this.stats.reconnects++;
-      this.open();
+      // A stream the server refused says nothing about why (EventSource hides
+      // the status): one GET tells a refusal (signed out, removed) apart.
+      await this.probe();
+      if (!this.closed) this.open();
     }, this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, 5_000);
   }
@@ -222,6 +256,7 @@ export class SessionsClient {
     this.position = d.position;
     this.based = true;
     this.catchUpTo = d.position;
+    this.denied = '';
     this.setConnection('live');
     this.changed();
   }

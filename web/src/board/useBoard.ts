@@ -10,8 +10,8 @@ declare global {
   }
 }
 
-export function useBoard(thread: string): SessionsClient {
-  const client = useMemo(() => new SessionsClient(thread), [thread]);
+export function useBoard(thread: string, project = ''): SessionsClient {
+  const client = useMemo(() => new SessionsClient(thread, project), [thread, project]);
   const [, setTick] = useState(0);
   useEffect(() => {
     client.onChange = () => setTick((n) => n + 1);
