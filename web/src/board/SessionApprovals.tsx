@@ -4,7 +4,7 @@
 // wins, and what everyone sees changes only when it comes back on the stream.
 import { useState } from 'preact/hooks';
 import type { Approval, Session } from '../../../src/core/sessions.js';
-import { decide } from './api.js';
+import { decide, projectOfPage } from './api.js';
 import { lastThread } from './look.js';
 import { useBoard } from './useBoard.js';
 
@@ -57,7 +57,7 @@ export function ApprovalList(props: { thread: string; session: Session; approval
  */
 export function SessionApprovalsInbox(props: { thread?: string }) {
   const thread = props.thread ?? lastThread();
-  const client = useBoard(thread);
+  const client = useBoard(thread, projectOfPage());
   const [error, setError] = useState('');
   const rows = client.state.sessions
     .filter((s) => s.state !== 'ended')
