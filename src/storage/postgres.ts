@@ -384,8 +384,10 @@ export class PostgresStore implements EventStore {
     const base = new Map<string, number>();
     if (count.size) {
       const streams = [...count.keys()].sort();
-      const r = await client.query<{ stream: string; base: string }>(
-        `WITH c AS (
+      // Named: prepared once per connection, so each flush skips parsing and planning.
+      const r = await client.query<{ stream: string; base: string }>({
+        name: 'roost_append',
+        text: `WITH c AS (
            SELECT * FROM unnest($1::text[], $2::bigint[]) AS c(stream, n)
          ), h AS (
            INSERT INTO streams AS s (stream, head) SELECT stream, n FROM c ORDER BY stream
@@ -403,8 +405,8 @@ export class PostgresStore implements EventStore {
            RETURNING key
          )
          SELECT b.stream, b.base FROM b WHERE roost_assert((SELECT count(*) FROM k) = $12, 'roost: key race')`,
-        [streams, streams.map((st) => count.get(st)!), ev.stream, ev.rel, ev.type, ev.body, at, k.key, k.stream, k.first, k.last, k.key.length],
-      );
+        values: [streams, streams.map((st) => count.get(st)!), ev.stream, ev.rel, ev.type, ev.body, at, k.key, k.stream, k.first, k.last, k.key.length],
+      });
       for (const row of r.rows) base.set(row.stream, Number(row.base));
     }
     const outcomes: Outcome[] = [];
@@ -490,12 +492,13 @@ export class PostgresStore implements EventStore {
     const r = await this.q<{ stream: string; position: string; type: string; body: string; at: string }>(
       'SELECT stream, position, type, body, at FROM events WHERE stream = $1 AND position > $2 ORDER BY position LIMIT $3',
       [stream, after, limit],
+      'roost_read',
     );
     return r.rows.map((row) => ({ stream: row.stream, position: Number(row.position), type: row.type, body: row.body, at: Number(row.at) }));
   }
 
   async head(stream: string): Promise<number> {
-    const r = await this.q<{ head: string }>('SELECT head FROM streams WHERE stream = $1', [stream]);
+    const r = await this.q<{ head: string }>('SELECT head FROM streams WHERE stream = $1', [stream], 'roost_head');
     return r.rows.length ? Number(r.rows[0].head) : 0;
   }
 
@@ -520,10 +523,11 @@ export class PostgresStore implements EventStore {
     return r.rows.length ? { position: Number(r.rows[0].position), state: r.rows[0].state } : null;
   }
 
-  private async q<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** A read or snapshot query on the pool; `name` prepares it once per connection (for the frequent ones). */
+  private async q<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new StoreError('store is closed');
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>({ text, values, name });
     } catch (cause) {
       throw new StoreError(`query failed: ${(cause as Error).message}`, { cause });
     }
