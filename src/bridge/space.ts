@@ -1,0 +1,283 @@
+// A member's Space for Work (docs/work.md): runs Claude Code sessions on this
+// machine as Work agents and executes the commands the project queues to them.
+//
+// The cycle, and why it is safe to repeat:
+// - register the Space under a key derived from its name, so a restart finds
+//   the same Space, not a second one;
+// - start the sessions, each with its own `--session-id` (the stable key the
+//   server knows it by), then report the FULL snapshot: agents of this Space
+//   the server still shows but this process does not run are ended, not
+//   deleted, so a reconnect never leaves ghosts and never duplicates a chat;
+// - follow the command feed: the server sends the whole due set (the head of
+//   each idle agent's queue) on connect and on every change, so a reconnect
+//   replays exactly what has not started; `started` acknowledges a command;
+// - every report is keyed by stable facts (`<command>:started`, `:output:<n>`,
+//   `:finished`) and retried with its key until the server answers for good,
+//   so nothing is stored twice.
+//
+// What it does not do (yet): tools that need a person's approval are denied,
+// as Claude Code does in print mode without a permission prompt (fail closed).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+
+export interface SpaceOptions {
+  server: string;
+  token?: string;
+  /** The Space's name (its machine); also the key of its registration. */
+  name: string;
+  /** The project to contribute to and report into (omitted: the Space's only project). */
+  project?: string;
+  /** Contribute the Space to `project` at start (the token's person must own it: they do, they registered it). */
+  contribute?: boolean;
+  /** How many Claude Code sessions to run. */
+  agents: number;
+  /** The folder sessions run in. */
+  cwd: string;
+  /** The Claude Code executable. */
+  claude: string;
+  /** Extra arguments for every session (e.g. a permission mode). */
+  claudeArgs?: string[];
+  /** The environment of the sessions (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+}
+
+interface Agent {
+  session: string;
+  label: string;
+  proc: ChildProcess | null;
+  /** The command running now, and the texts of its current turn. */
+  command: string | null;
+  texts: string[];
+  outputs: number;
+  lastText: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class SpaceConnector {
+  id = '';
+  private agents = new Map<string, Agent>();
+  private abort: AbortController | null = null;
+  private stopped = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private following: Promise<void> | null = null;
+
+  constructor(private opts: SpaceOptions) {}
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = { ...extra };
+    if (this.opts.token) h.authorization = `Bearer ${this.opts.token}`;
+    return h;
+  }
+
+  /** A POST retried with the same key until the server answers for good (2xx, or a 4xx but 408/429). */
+  private async send(path: string, body: unknown, key?: string): Promise<{ status: number; json: any }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await fetch(this.opts.server.replace(/\/+$/, '') + path, {
+          method: 'POST',
+          headers: this.headers({ 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }),
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(15_000),
+        });
+        const json = await r.json().catch(() => null);
+        if (r.ok || (r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429)) return { status: r.status, json };
+      } catch {
+        // network: retry with the same key
+      }
+      if (this.stopped && attempt > 2) return { status: 0, json: null };
+      await sleep(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
+    }
+  }
+
+  /** Posts in order, one at a time (a command's started before its output before its finish). */
+  private post(path: string, body: unknown, key?: string): Promise<{ status: number; json: any }> {
+    const p = this.queue.then(() => this.send(path, body, key));
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  async start(): Promise<void> {
+    const reg = await this.send('/api/v2/spaces', { name: this.opts.name }, `space:${this.opts.name}`);
+    if (reg.status !== 200) throw new Error(`could not register the Space: ${reg.json?.message ?? reg.status}`);
+    this.id = reg.json.id;
+    this.opts.log(`Space ${this.opts.name} is ${this.id}`);
+    if (this.opts.contribute && this.opts.project) {
+      const c = await this.send(`/api/v2/projects/${encodeURIComponent(this.opts.project)}/spaces`, { space: this.id });
+      if (c.status !== 200 && c.status !== 409) throw new Error(`could not contribute the Space to ${this.opts.project}: ${c.json?.message ?? c.status}`);
+    }
+    for (let i = 0; i < this.opts.agents; i++) this.launch(`${this.opts.name} #${i + 1}`);
+    // Reconcile before following: the full snapshot ends what this process does not run.
+    await this.report(true);
+    this.following = this.follow();
+  }
+
+  private observation(a: Agent) {
+    return { session: a.session, label: a.label, origin: 'bridge', cwd: this.opts.cwd.slice(0, 900), pane: a.proc?.pid ? `pid ${a.proc.pid}` : '', state: a.command ? 'working' : 'idle' };
+  }
+
+  private async report(full: boolean): Promise<void> {
+    const body: Record<string, unknown> = { full, agents: [...this.agents.values()].map((a) => this.observation(a)) };
+    if (this.opts.project) body.project = this.opts.project;
+    const r = await this.post(`/api/v2/spaces/${this.id}/agents`, body);
+    if (r.status !== 200) this.opts.log(`report refused: ${r.json?.message ?? r.status}`);
+  }
+
+  private launch(label: string): Agent {
+    const a: Agent = { session: randomUUID(), label, proc: null, command: null, texts: [], outputs: 0, lastText: '' };
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--session-id', a.session, ...(this.opts.claudeArgs ?? [])];
+    const proc = spawn(this.opts.claude, args, { cwd: this.opts.cwd, env: this.opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    a.proc = proc;
+    let buf = '';
+    proc.stdout!.setEncoding('utf8');
+    proc.stdout!.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (!line) continue;
+        try {
+          this.onClaude(a, JSON.parse(line));
+        } catch (e) {
+          this.opts.log(`${a.label}: unreadable line from claude (${(e as Error).message})`);
+        }
+      }
+    });
+    let err = '';
+    proc.stderr!.on('data', (d) => (err = (err + d).slice(-2000)));
+    proc.stdin!.on('error', () => undefined);
+    proc.on('close', (code, signal) => {
+      if (a.proc !== proc) return;
+      a.proc = null;
+      const why = `claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`;
+      if (a.command) void this.post(`/api/v2/spaces/${this.id}/executions`, { command: a.command, event: 'finished', status: 'failed', result: why }, `${a.command}:finished`);
+      a.command = null;
+      if (this.stopped) return;
+      this.opts.log(`${a.label}: ${why}`);
+      this.agents.delete(a.session);
+      void this.post(`/api/v2/spaces/${this.id}/agents`, { ...(this.opts.project ? { project: this.opts.project } : {}), agents: [{ session: a.session, ended: true, reason: why.slice(0, 200) }] });
+    });
+    this.agents.set(a.session, a);
+    return a;
+  }
+
+  private onClaude(a: Agent, m: any): void {
+    if (!m || typeof m !== 'object' || !a.command) return;
+    const cmd = a.command;
+    if (m.type === 'assistant' && !m.parent_tool_use_id) {
+      for (const b of Array.isArray(m.message?.content) ? m.message.content : []) {
+        if (b?.type === 'text' && typeof b.text === 'string' && b.text.trim()) {
+          a.texts.push(b.text);
+          a.lastText = b.text;
+          this.terminal(a, b.text + '\n');
+        } else if (b?.type === 'tool_use') this.terminal(a, `> ${b.name} ${JSON.stringify(b.input ?? {}).slice(0, 300)}\n`);
+      }
+      return;
+    }
+    if (m.type === 'user' && !m.parent_tool_use_id) {
+      this.flushOutput(a, cmd);
+      return;
+    }
+    if (m.type === 'result') {
+      const ok = !m.is_error && m.subtype === 'success';
+      const result = typeof m.result === 'string' && m.result.trim() ? m.result : a.lastText || (ok ? 'done' : `stopped (${m.subtype ?? 'error'})`);
+      // The final text is the result; earlier turns were posted as output.
+      a.texts = [];
+      a.command = null;
+      a.lastText = '';
+      void this.post(`/api/v2/spaces/${this.id}/executions`, { command: cmd, event: 'finished', status: ok ? 'done' : 'failed', result: result.slice(0, 20_000) }, `${cmd}:finished`);
+    }
+  }
+
+  /** A finished turn's text (before tool results) is a durable output line. */
+  private flushOutput(a: Agent, cmd: string): void {
+    const text = a.texts.join('\n\n').trim();
+    a.texts = [];
+    if (!text) return;
+    const n = ++a.outputs;
+    void this.post(`/api/v2/spaces/${this.id}/executions`, { command: cmd, event: 'output', text: text.slice(0, 20_000) }, `${cmd}:output:${n}`);
+  }
+
+  private terminal(a: Agent, data: string): void {
+    // Lossy: one attempt, failures dropped.
+    void fetch(this.opts.server.replace(/\/+$/, '') + `/api/v2/spaces/${this.id}/terminal`, {
+      method: 'POST',
+      headers: this.headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ session: a.session, data: data.slice(0, 8000) }),
+    }).catch(() => undefined);
+  }
+
+  /** Starts the due commands of idle agents. */
+  private async onDue(commands: { id: string; session: string; text: string }[]): Promise<void> {
+    for (const c of commands) {
+      const a = this.agents.get(c.session);
+      if (!a || a.command || !a.proc) continue;
+      const r = await this.post(`/api/v2/spaces/${this.id}/executions`, { command: c.id, event: 'started' }, `${c.id}:started`);
+      if (r.status !== 200) {
+        this.opts.log(`could not start ${c.id}: ${r.json?.message ?? r.status}`);
+        continue;
+      }
+      a.command = c.id;
+      a.outputs = 0;
+      a.texts = [];
+      this.terminal(a, `$ ${c.text.split('\n')[0].slice(0, 200)}\n`);
+      a.proc.stdin!.write(JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'text', text: c.text }] } }) + '\n');
+    }
+  }
+
+  private async follow(): Promise<void> {
+    while (!this.stopped) {
+      this.abort = new AbortController();
+      try {
+        const r = await fetch(this.opts.server.replace(/\/+$/, '') + `/api/v2/spaces/${this.id}/commands`, { headers: this.headers({ accept: 'text/event-stream' }), signal: this.abort.signal });
+        if (r.status !== 200 || !r.body) throw new Error(`the command feed answered ${r.status}`);
+        this.opts.log('following the command feed');
+        const dec = new TextDecoder();
+        let buf = '';
+        for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += dec.decode(chunk, { stream: true });
+          let cut: number;
+          while ((cut = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            if (!/^event: commands$/m.test(block)) continue;
+            const data = block.split('\n').find((l) => l.startsWith('data: '));
+            if (data) await this.onDue(JSON.parse(data.slice(6)).commands ?? []);
+          }
+        }
+      } catch (e) {
+        if (this.stopped) return;
+        this.opts.log(`command feed down (${(e as Error).message}); reconnecting`);
+      }
+      if (this.stopped) return;
+      await sleep(1000);
+      // A reconnect reconciles first.
+      await this.report(true).catch(() => undefined);
+    }
+  }
+
+  /** Ends the sessions and reports them ended (their chats stay). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort?.abort();
+    const procs = [...this.agents.values()].map((a) => a.proc).filter((p): p is ChildProcess => !!p);
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((ok) => {
+            p.once('close', () => ok());
+            p.stdin!.end();
+            p.kill('SIGTERM');
+            setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+          }),
+      ),
+    );
+    await this.queue;
+    if (this.id) await this.send(`/api/v2/spaces/${this.id}/agents`, { ...(this.opts.project ? { project: this.opts.project } : {}), full: true, agents: [] });
+    await this.following?.catch(() => undefined);
+  }
+}
