@@ -555,7 +555,7 @@ export class PostgresStore implements EventStore {
   }
 
   private async listen(): Promise<void> {
-    const c = new pg.Client({ ...this.config, application_name: `roost-listen:${this.schema}`, keepAlive: true });
+    const c = new pg.Client({ ...this.config, application_name: `roost-listen:${this.schema}`, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     let lost = false;
     const onLost = (e?: Error) => {
       if (lost) return;
@@ -668,8 +668,13 @@ function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
   // Lower case only: the name goes unquoted into search_path, which folds case.
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError(`schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
   url.searchParams.delete('schema');
-  // search_path is set at connection start, so every pooled connection sees Roost's tables.
-  return { config: { connectionString: url.toString(), options: `-c search_path=${schema}` }, schema };
+  // Set at connection start, on every pooled connection: Roost's tables first on
+  // the search path; and a transaction left open by a node that hangs mid-way
+  // (holding a stream's lock) is ended by the server instead of stalling every node.
+  return {
+    config: { connectionString: url.toString(), options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=30000` },
+    schema,
+  };
 }
 
 function ident(name: string): string {
