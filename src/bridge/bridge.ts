@@ -597,9 +597,16 @@ export class Bridge {
     if (!needsApproval(this.opts.approvals, tool)) return { decision: 'allow', reason: 'needs no approval under the bridge’s rules' };
     const rid = this.ridOf(payload, run);
     const digest = digestInput(tool, payload.tool_input, 200);
-    const posted = await this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' }, this.key(id, 'approval', rid));
+    // The request and the waiting status in one batch: the board never shows one without the other.
+    const posted = await this.client.post(
+      '',
+      [
+        { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' },
+        { type: 'session.status', id, state: 'waiting', activity: oneLine(`needs approval: ${tool} ${digest}`, 200) },
+      ],
+      this.key(id, 'approval', rid),
+    );
     if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
-    this.status(run, 'waiting', `needs approval: ${tool} ${digest}`);
     const decided = new Promise<{ state: 'allowed' | 'denied'; by: string } | null>((wake) => run.waiting.set(rid, wake));
     this.settleWaiters(); // it may be settled already (a replayed decision)
     let timer: NodeJS.Timeout | null = null;

@@ -76,7 +76,7 @@ export class BoardClient {
         try {
           const r = await this.postOnce(path, body, key);
           if (r.status < 500 && r.status !== 408 && r.status !== 429) {
-            if (r.status >= 400) this.opts.log(`post ${(body as { type?: string }).type ?? path} refused: ${r.status} ${r.json?.message ?? ''}`);
+            if (r.status >= 400) this.opts.log(`post ${(Array.isArray(body) ? body[0] : (body as { type?: string }))?.type ?? path} refused: ${r.status} ${r.json?.message ?? ''}`);
             return r;
           }
         } catch {

@@ -281,3 +281,68 @@ export class SpaceConnector {
     await this.following?.catch(() => undefined);
   }
 }
+
+export const SPACE_HELP = `roost space: this machine as a Work Space (docs/work.md)
+
+usage:
+  roost space --server URL --name NAME [--token T] [--project P] [--contribute]
+              [--agents 1] [--cwd DIR] [--claude claude] [--permission-mode MODE]
+
+Registers the Space (the token's person owns it), optionally contributes it to
+--project, runs --agents Claude Code sessions in --cwd as Work agents, and
+executes the commands the project queues to them. Stop with Ctrl-C: the
+sessions end, their chats and results stay.
+environment: ROOST_SERVER, ROOST_TOKEN, ROOST_CLAUDE_BIN
+`;
+
+export async function spaceCommand(argv: string[]): Promise<void> {
+  const { parseArgs } = await import('node:util');
+  const { hostname } = await import('node:os');
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      server: { type: 'string' },
+      token: { type: 'string' },
+      name: { type: 'string' },
+      project: { type: 'string' },
+      contribute: { type: 'boolean' },
+      agents: { type: 'string' },
+      cwd: { type: 'string' },
+      claude: { type: 'string' },
+      'permission-mode': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(SPACE_HELP);
+    return;
+  }
+  const server = values.server ?? process.env.ROOST_SERVER;
+  if (!server) throw new Error(`--server is required\n\n${SPACE_HELP}`);
+  const agents = Number(values.agents ?? 1);
+  if (!Number.isInteger(agents) || agents < 0 || agents > 20) throw new Error('--agents is 0 to 20');
+  const log = (l: string) => console.log(`[space ${new Date().toISOString().slice(11, 19)}] ${l}`);
+  const space = new SpaceConnector({
+    server,
+    token: values.token ?? process.env.ROOST_TOKEN,
+    name: (values.name ?? hostname()).slice(0, 100),
+    project: values.project,
+    contribute: values.contribute,
+    agents,
+    cwd: values.cwd ?? process.cwd(),
+    claude: values.claude ?? process.env.ROOST_CLAUDE_BIN ?? 'claude',
+    claudeArgs: values['permission-mode'] ? ['--permission-mode', values['permission-mode']] : [],
+    log,
+  });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    log('stopping: ending the sessions');
+    await space.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  await space.start();
+}
