@@ -422,6 +422,10 @@ describe('shared mode: every mutation is idempotent with its key', () => {
     const [l1, l2, opened] = await twice(ANON, 'POST', '/auth/login', { login: 'erin', password: 'erin-password' }, 'k-login');
     assert.equal(opened, 1);
     assert.equal(l2.headers.get('set-cookie'), l1.headers.get('set-cookie'), 'the repeat of a sign-in returns the same session');
+    const stolen = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'erin', password: 'guess-guess' }, { 'idempotency-key': 'k-login' });
+    assert.equal(stolen.status, 401, 'a known key without the password gets no session');
+    const otherCode = await call(srv.url, ANON, 'POST', `/auth/invites/${i1.json.code}/accept`, { login: 'erin', password: 'other-password' }, { 'idempotency-key': 'k-acc' });
+    assert.equal(otherCode.headers.get('set-cookie'), null, "a different body with the accept's key gets no one's cookie");
 
     const [d1, d2] = await twice(srv.owner, 'DELETE', `/projects/p2/members/erin`, undefined, 'k-del');
     assert.deepEqual([d1.status, d2.status, d2.json.duplicate], [200, 200, true]);

@@ -439,21 +439,28 @@ function roleParam(v: unknown, dflt?: Role): Role {
 const localOnly = (what: string) =>
   new HttpError(409, 'conflict', `${what} needs shared mode; this server runs in local mode (loopback, no accounts). Create the first owner with \`roost admin create-owner --login NAME\` and restart`);
 
-/** Secrets shown once: kept briefly so a retry with the same key (a lost answer) sees them again. */
+/**
+ * Secrets shown once: kept briefly so a retry with the same key (a lost
+ * answer) sees them again. Only the same request gets them: the entry is
+ * bound to a fingerprint of the request's body (which holds the password,
+ * where there is one), so knowing a key is not enough to read a secret.
+ */
 class SecretCache {
-  private m = new Map<string, { at: number; body: unknown; cookie?: string }>();
-  get(key: string | undefined): { body: unknown; cookie?: string } | undefined {
+  private m = new Map<string, { at: number; fp: string; body: unknown; cookie?: string }>();
+  get(key: string | undefined, fp: string): { body: unknown; cookie?: string } | undefined {
     if (!key) return undefined;
     const e = this.m.get(key);
-    if (!e || Date.now() - e.at > 10 * 60_000) return undefined;
+    if (!e || e.fp !== fp || Date.now() - e.at > 10 * 60_000) return undefined;
     return e;
   }
-  put(key: string | undefined, body: unknown, cookie?: string): void {
+  put(key: string | undefined, fp: string, body: unknown, cookie?: string): void {
     if (!key) return;
     if (this.m.size > 10_000) for (const [k, v] of this.m) if (Date.now() - v.at > 10 * 60_000) this.m.delete(k);
-    this.m.set(key, { at: Date.now(), body, cookie });
+    this.m.set(key, { at: Date.now(), fp, body, cookie });
   }
 }
+
+const fingerprint = (b: unknown): string => sha256(JSON.stringify(b));
 
 export class IdentityRoutes {
   private secrets = new SecretCache();
@@ -537,16 +544,23 @@ export class IdentityRoutes {
     const b = await objectBody(req);
     const login = typeof b.login === 'string' ? b.login.trim().toLowerCase() : '';
     const key = idempotencyKey(req, `login:${login}`);
-    const again = this.secrets.get(key);
-    if (again) return this.send(res, 200, again.body, again.cookie);
     const uid = this.s.byLogin.get(login);
     const u = uid ? this.s.users.get(uid) : undefined;
     const ok = u && typeof b.password === 'string' ? await verifyPassword(b.password, u.passwordHash) : false;
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
-    const { event, cookie } = this.openLogin(req, u.uid);
-    await this.id.append([event], key);
+    const fp = fingerprint(b);
+    const again = this.secrets.get(key, fp);
+    if (again) return this.send(res, 200, again.body, again.cookie);
+    let { event, cookie } = this.openLogin(req, u.uid);
+    const r = await this.id.append([event], key);
+    if (r.duplicate) {
+      // The first answer's secret is gone (another node, or long ago): its
+      // session cannot be handed out again, so this retry gets a new one.
+      ({ event, cookie } = this.openLogin(req, u.uid));
+      await this.id.append([event]);
+    }
     const body = { ok: true, user: this.userView(u.uid), projects: this.projectsOf({ kind: 'person', uid: u.uid, name: u.name }) };
-    this.secrets.put(key, body, cookie);
+    this.secrets.put(key, fp, body, cookie);
     this.send(res, 200, body, cookie);
   };
 
@@ -635,7 +649,8 @@ export class IdentityRoutes {
     const days = b.days === undefined ? INVITE_DAYS : Number(b.days);
     if (!(days > 0 && days <= 90)) throw new HttpError(400, 'bad_request', '"days" is between 0 and 90');
     const key = idempotencyKey(req, `invites:${by.uid}`);
-    const again = this.secrets.get(key);
+    const fp = fingerprint(b);
+    const again = this.secrets.get(key, fp);
     if (again) return sendJson(res, 201, again.body);
     const code = newSecret();
     const expires = Date.now() + days * 86_400_000;
@@ -644,7 +659,7 @@ export class IdentityRoutes {
     const body = r.duplicate
       ? { ok: true, duplicate: true, project: e.project, role: e.role, expires: e.expires, message: 'this invite was made by an earlier request with this key; its code was shown then' }
       : { ok: true, code, link: `/invite/${code}`, accept: `/auth/invites/${code}/accept`, project, role, expires };
-    if (!r.duplicate) this.secrets.put(key, body);
+    if (!r.duplicate) this.secrets.put(key, fp, body);
     sendJson(res, 201, body);
   };
 
@@ -659,7 +674,8 @@ export class IdentityRoutes {
     const name = optString(b, 'name', IDENTITY_LIMITS.name) ?? login;
     const codeHash = sha256(params.code ?? '');
     const key = idempotencyKey(req, `accept:${codeHash}`);
-    const again = this.secrets.get(key);
+    const fp = fingerprint(b);
+    const again = this.secrets.get(key, fp);
     if (again) return this.send(res, 201, again.body, again.cookie);
     const inv = this.s.invites.get(codeHash);
     let conflict: HttpError | null = null;
@@ -679,7 +695,7 @@ export class IdentityRoutes {
     const r = await this.commit(events, key, conflict);
     const made = String(r.events[0].uid);
     const body = { ok: true, user: this.userView(made), projects: this.projectsOf({ kind: 'person', uid: made, name }), duplicate: r.duplicate };
-    if (!r.duplicate) this.secrets.put(key, body, cookie);
+    if (!r.duplicate) this.secrets.put(key, fp, body, cookie);
     this.send(res, 201, body, r.duplicate ? undefined : cookie);
   };
 
@@ -797,7 +813,8 @@ export class IdentityRoutes {
     if (!roleAtLeast(g.role, role)) throw new HttpError(403, 'forbidden', `a token can have at most your own role in project "${project}" (${g.role})`);
     const label = optString(b, 'label', IDENTITY_LIMITS.label) ?? '';
     const key = idempotencyKey(req, `tokens:${p.uid}`);
-    const again = this.secrets.get(key);
+    const fp = fingerprint(b);
+    const again = this.secrets.get(key, fp);
     if (again) return sendJson(res, 201, again.body);
     const secret = 'rst_' + newSecret();
     const r = await this.id.append([{ type: 'token.created', id: newId('tk_'), hash: sha256(secret), uid: p.uid, project, role, label }], key);
@@ -805,7 +822,7 @@ export class IdentityRoutes {
     const body = r.duplicate
       ? { ok: true, duplicate: true, token: this.tokenView(id), message: 'this token was made by an earlier request with this key; its secret was shown then' }
       : { ok: true, token: this.tokenView(id), secret };
-    if (!r.duplicate) this.secrets.put(key, body);
+    if (!r.duplicate) this.secrets.put(key, fp, body);
     sendJson(res, 201, body);
   };
 
