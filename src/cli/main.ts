@@ -8,6 +8,7 @@ import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
 import { bridgeCommand } from '../bridge/index.js';
+import { spaceCommand } from '../bridge/space.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
@@ -20,6 +21,7 @@ usage:
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
               [--subagent TYPE[:KEY]] [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
   roost bridge --server URL --root DIR [--token T] [--thread default]   (run board sessions here)
+  roost space  --server URL --name NAME [--token T] [--project P --contribute] [--agents 1]   (this machine as a Work Space)
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
@@ -180,6 +182,8 @@ export async function main(argv: string[]): Promise<void> {
       return adminCommand(rest);
     case 'bridge':
       return bridgeCommand(rest);
+    case 'space':
+      return spaceCommand(rest);
     case '--version':
     case 'version':
       console.log(VERSION);
