@@ -1,0 +1,88 @@
+// The server side of the bridge protocol, over HTTP: start requests on the
+// thread's stream (checked, stamped, idempotent, invisible to the board) and
+// the lossy live relay (relayed to live readers, never stored or replayed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { inProcess } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+let roost: Awaited<ReturnType<typeof inProcess>>;
+before(async () => {
+  roost = await inProcess();
+});
+after(async () => {
+  await roost?.close();
+});
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const r = await fetch(`${roost.url}/threads/t1/sessions${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: r.status, json: (await r.json()) as any };
+}
+
+async function stored() {
+  return (await roost.store.read('sessions:t1', 0, 1000)).map((e) => JSON.parse(e.body));
+}
+
+test('a start request is checked, stamped with the transport identity, stored on the thread stream and leaves the board alone', async () => {
+  for (const [body, why] of [
+    [{ type: 'request.start' }, /"session" is required/],
+    [{ type: 'request.start', session: 'x', flavor: 'root-of-everything' }, /"flavor" must be scoped or plain/],
+    [{ type: 'request.start', session: 'x', id: 'bad id' }, /"id" must be/],
+    [{ type: 'request.start', session: 'x', root: 'r'.repeat(301) }, /"root" is longer than 300/],
+    [{ type: 'request.nope', session: 'x' }, /"type" must be one of/],
+    [{ type: 'request.refused' }, /"id" is required/],
+  ] as const) {
+    const r = await post('/requests', body);
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.match(r.json.message, why);
+  }
+  assert.equal((await stored()).length, 0, 'nothing refused is stored');
+
+  const sse = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  const r = await post('/requests', { type: 'request.start', session: 'fix-login', name: 'Mallory', uid: 'u_mallory', ts: 1 }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
+  assert.equal(r.status, 200);
+  assert.match(r.json.id, /^s-[0-9a-f]{12}$/, 'the server picks an id');
+  const again = await post('/requests', { type: 'request.start', session: 'fix-login' }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
+  assert.equal(again.json.duplicate, true);
+  assert.equal(again.json.id, r.json.id, 'a retry learns the id the first attempt got');
+  const [e] = await stored();
+  assert.deepEqual({ ...e, ts: 0 }, { type: 'request.start', id: r.json.id, session: 'fix-login', flavor: 'scoped', root: '', name: 'Paul', uid: 'local', ts: 0 });
+  assert.ok(e.ts > 1, 'ts is the server clock');
+  const frame = await sse.waitFor((f) => f.event === 'event');
+  assert.deepEqual(JSON.parse(frame.data).chat, null, 'no chat line');
+  assert.deepEqual((await (await fetch(`${roost.url}/threads/t1/sessions`)).json() as any).sessions, [], 'the board is unchanged');
+  sse.close();
+
+  // Once the session is on the board, a start for its id is a conflict.
+  assert.equal((await post('', { type: 'session.spawn', id: 's1', session: 'fix-login' }, { 'roost-name': 'Claude' })).status, 200);
+  assert.equal((await post('/requests', { type: 'request.start', id: 's1', session: 'again' })).status, 409);
+  const refused = await post('/requests', { type: 'request.refused', id: 'zz', reason: 'outside the root' }, { 'roost-name': 'Claude' });
+  assert.equal(refused.status, 200);
+  assert.equal((await stored()).at(-1).reason, 'outside the root');
+});
+
+test('live frames reach live readers without an id and are never stored or replayed', async () => {
+  assert.equal((await post('/live', { type: 'session.tool', id: 'nobody', text: 'x' })).status, 404);
+  assert.equal((await post('/live', { type: 'session.turn', id: 's1' })).status, 400);
+  const sse = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  await sse.waitFor((f) => f.event === 'snapshot');
+  const before = (await stored()).length;
+  const r = await post('/live', { type: 'session.tool', id: 's1', tool: 'Bash', text: '$ npm test' }, { 'roost-name': 'Claude' });
+  assert.equal(r.status, 200);
+  const live = await sse.waitFor((f) => f.event === 'live');
+  assert.equal(live.id, undefined, 'no id: a reader’s Last-Event-ID does not move');
+  const data = JSON.parse(live.data);
+  assert.equal(data.tool, 'Bash');
+  assert.equal(data.name, 'Claude');
+  assert.equal((await stored()).length, before, 'nothing stored');
+  sse.close();
+  // A replay from the start holds the stored events only.
+  const snap = await (await fetch(`${roost.url}/threads/t1/sessions`)).json() as any;
+  const replay = await openSse(`${roost.url}/threads/t1/sessions/stream`, { 'last-event-id': `${snap.epoch}:0` });
+  await replay.waitFor((f) => f.id === `${snap.epoch}:${snap.position}`);
+  assert.equal(replay.frames.some((f) => f.event === 'live'), false);
+  replay.close();
+  // Ended sessions relay nothing.
+  assert.equal((await post('', { type: 'session.end', id: 's1', reason: 'closed' })).status, 200);
+  assert.equal((await post('/live', { type: 'session.tool', id: 's1', text: 'late' })).status, 409);
+});
