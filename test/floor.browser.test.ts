@@ -232,6 +232,32 @@ describe('the floor under prefers-reduced-motion, and its screenshot', () => {
       await waitFor(p, `window.__roost.state.agents.has('calm-1') && window.__roost.scene.views.has('calm-1')`);
       assert.equal(await p.evaluate(() => window.__roost!.scene.views.get('calm-1')!.phase), 'seated', 'no walk in');
 
+      // The floor repaints only what changed; that must look exactly like painting it all.
+      for (let i = 0; i < 6; i++) {
+        await post(server.url, [
+          { type: 'tool', agent: 'payments-otto', tool: ['Read', 'Edit', 'Bash'][i % 3], activity: `Step ${i} of the refund flow` },
+          { type: 'status', agent: 'search-mira', status: (['waiting', 'error', 'thinking'] as const)[i % 3], activity: `Question ${i}` },
+          { type: 'join', agent: `calm-extra-${i}`, team: 'Infra', status: 'working', activity: 'Arrived' },
+          ...(i === 3 ? [{ type: 'leave', agent: 'calm-extra-1' }, { type: 'task', agent: 'infra-lead', task: 'Runners, then the cache' }] : []),
+        ]);
+        await p.waitForTimeout(60);
+      }
+      await waitFor(p, `window.__roost.state.agents.has('calm-extra-5') && !window.__roost.scene.boardFlash.size`, 5_000);
+      await p.waitForTimeout(100);
+      const pixels = () =>
+        p.evaluate(() => {
+          const c = document.querySelector('canvas')!;
+          const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let h = 0;
+          for (let i = 0; i < d.length; i += 4) h = (Math.imul(h, 31) + d[i] + (d[i + 1] << 8) + (d[i + 2] << 16)) | 0;
+          return { h, draws: window.__roost!.scene.counters.draws };
+        });
+      const partial = await pixels();
+      await p.evaluate(() => window.__roost!.scene.markDirty());
+      await waitFor(p, `window.__roost.scene.counters.draws > ${partial.draws}`);
+      const whole = await pixels();
+      assert.equal(partial.h, whole.h, 'a partly repainted floor is pixel for pixel the fully painted one');
+
       // The picture: the demo's teams a few beats in, with someone waiting and someone failing.
       for (let i = 0; i < 40; i++) await post(server.url, demo.beat(Date.now()));
       await post(server.url, [

@@ -45,10 +45,38 @@ export interface Room {
   cols: number;
   hasHead: boolean;
   attention: 'error' | 'waiting' | null;
+  /** Whiteboard and halo as last painted. */
+  sig?: string;
 }
+
+interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+const bbox = (ax: number, ay: number, bx: number, by: number, pad: number): Rect => ({
+  x: Math.min(ax, bx) - pad,
+  y: Math.min(ay, by) - pad,
+  w: Math.abs(bx - ax) + 2 * pad,
+  h: Math.abs(by - ay) + 2 * pad,
+});
+/** On its way in, or on its way out and still visible. */
+const isWalking = (v: { phase: string; alpha: number }) => v.phase === 'in' || (v.phase === 'out' && v.alpha > 0.01);
+const walkerRect = (x: number, y: number): Rect => ({ x: x - 42, y: y - 68, w: 84, h: 104 });
+const speechRect = (x: number, y: number): Rect => ({ x: x - 76, y: y - 30, w: 194, h: 42 });
 
 interface View {
   id: string;
+  /** The agent as last seen in the state (kept to draw its fade after removal). */
+  agent: Agent | null;
+  /** Its desk cell as last drawn. */
+  cell: { x: number; y: number } | null;
+  /** The character sprite chosen this frame (null: drawn live). */
+  char: HTMLCanvasElement | null;
+  /** What was painted last, to tell whether the cell must be repainted. */
+  drawn: { desk: HTMLCanvasElement | null; rev: number; k: number; char: HTMLCanvasElement | null; x: number; y: number; alpha: number; sel: number; cx: number; cy: number } | null;
   x: number;
   y: number;
   phase: 'in' | 'seated' | 'out' | 'removing';
@@ -105,6 +133,11 @@ export class FloorScene {
   private bgKey = '';
   private layoutKey = '';
   private highWater = new Map<string, number>();
+  /** Boxes to repaint next frame (cells of views that went away). */
+  private pendingRects: Rect[] = [];
+  private prevOverlay: Rect[] = [];
+  /** How many boxes the last frame repainted (for the bench and curiosity). */
+  lastRects = 0;
   private worldW = 1;
   private worldH = 1;
   scale = 1;
@@ -186,14 +219,8 @@ export class FloorScene {
     }
     this.pack(sized);
     for (const r of sized) this.rooms.set(r.team.id, r);
-    // Seated characters glide to their (possibly moved) desks.
-    for (const v of this.views.values()) {
-      const a = s.agents.get(v.id);
-      if (a && v.phase === 'seated') {
-        v.from = { x: v.x, y: v.y };
-        v.t0 = -1; // glide, see step()
-      }
-    }
+    // Seated characters move with their desks at once (step() puts them there); the
+    // whole floor is repainted anyway when the layout changes.
     this.dirty = true;
   }
 
@@ -270,11 +297,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = this.doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0 };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0 };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null };
   }
 
   // ------------------------------------------------------------ effects
@@ -310,6 +337,7 @@ export class FloorScene {
           }
           break;
         case 'reset':
+          this.dirty = true;
           this.views.clear();
           this.planes.length = 0;
           this.speech.clear();
@@ -341,7 +369,6 @@ export class FloorScene {
     if (this.views.size !== s.agents.size) {
       for (const a of s.agents.values()) if (!this.views.has(a.id)) this.views.set(a.id, this.newView(a, s, 'seated', now));
     }
-    this.dirty = true;
   }
 
   private endsOf(p: Plane, s: FloorState): void {
@@ -423,7 +450,12 @@ export class FloorScene {
       if (v.phase === 'removing') {
         const k = this.reducedMotion ? 1 : (now - v.t0) / FADE_MS;
         v.alpha = Math.min(v.alpha, Math.max(0, 1 - k));
-        if (k >= 1 || !a) this.views.delete(v.id);
+        if (k >= 1 || a) {
+          // Gone (or back in the state under the same id: a fresh view takes over).
+          this.views.delete(v.id);
+          if (v.cell) this.pendingRects.push({ x: v.cell.x, y: v.cell.y, w: CELL_W, h: CELL_H });
+          if (a) this.views.set(a.id, this.newView(a, s, 'seated', now));
+        }
         moving = true;
         continue;
       }
@@ -451,16 +483,8 @@ export class FloorScene {
         v.alpha = k >= 1 ? 0 : Math.min(1, 1.6 - 1.6 * k);
         if (k < 1.05) moving = true;
       } else {
-        if (v.t0 === -1 && !this.reducedMotion) {
-          v.x += (desk.x - v.x) * 0.2;
-          v.y += (desk.y - v.y) * 0.2;
-          if (Math.abs(desk.x - v.x) < 0.5 && Math.abs(desk.y - v.y) < 0.5) v.t0 = 0;
-          moving = true;
-        }
-        if (v.t0 !== -1 || this.reducedMotion) {
-          v.x = desk.x;
-          v.y = desk.y;
-        }
+        v.x = desk.x;
+        v.y = desk.y;
       }
     }
     const planeMs = this.reducedMotion ? 1500 : PLANE_MS;
@@ -474,93 +498,76 @@ export class FloorScene {
     return moving;
   }
 
-  /** Draws one frame. Returns whether it drew (an idle, calm floor is not redrawn). */
+  /**
+   * Draws one frame, repainting only what changed: each agent's cell when its
+   * desk sprite, character sprite, position, selection or pulse changed; the
+   * boxes of whatever flies or walks (where it was and where it is); a room's
+   * whiteboard or halo when they changed. Each dirty box is repainted from the
+   * background up, clipped, so the result is the same as a full redraw.
+   * A layout change, a resize, a new state or input repaints everything.
+   * Returns whether anything was painted.
+   */
   draw(s: FloorState, now: number): boolean {
-    const moving = this.step(s, now);
-    let living = false;
-    if (!this.reducedMotion) {
-      for (const a of s.agents.values()) {
-        if (a.leftAt === null && (a.status === 'working' || a.status === 'thinking' || a.status === 'waiting' || a.status === 'error')) {
-          living = true;
-          break;
-        }
-      }
-    }
-    if (!this.dirty && !moving && !living) return false;
-    this.dirty = false;
-    this.pendingInput = false;
-    this.counters.draws++;
+    this.step(s, now);
     this.layout(s);
     this.fit();
     const ctx = this.ctx;
-    const bgKey = `${this.layoutKey}|${this.scale}|${this.offX}|${this.offY}|${this.dpr}`;
-    if (bgKey !== this.bgKey) this.drawBackground(s, bgKey);
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.drawImage(this.bg, 0, 0);
-    ctx.setTransform(this.dpr * this.scale, 0, 0, this.dpr * this.scale, this.dpr * this.offX, this.dpr * this.offY);
-
-    for (const r of this.rooms.values()) this.drawRoomLive(ctx, r, now);
-
-    // Desks, monitors and name tags: cached sprites, blitted at whole device pixels
-    // (a plain copy, no resampling). Only the ones whose agent changed are rebuilt.
-    let builds = 0;
-    const sel = this.selected;
     const k = this.scale * this.dpr;
-    const world = () => ctx.setTransform(k, 0, 0, k, this.dpr * this.offX, this.dpr * this.offY);
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    const bgKey = `${this.layoutKey}|${this.scale}|${this.offX}|${this.offY}|${this.dpr}`;
+    let full = this.dirty;
+    if (bgKey !== this.bgKey) {
+      this.drawBackground(s, bgKey);
+      full = true;
+    }
+    this.dirty = false;
+    this.pendingInput = false;
+    const rects: Rect[] = full ? [] : this.pendingRects;
+    this.pendingRects = [];
+
+    // Rooms: whiteboard text and flash, attention halo.
+    for (const r of this.rooms.values()) {
+      const flash = this.boardFlash.has(r.team.id);
+      const sig = `${r.team.task}\u0000${flash ? 1 : 0}\u0000${r.attention ?? ''}`;
+      if (r.sig !== sig) {
+        if (!full) {
+          const att = (r.sig ?? '').split('\u0000')[2] !== (r.attention ?? '');
+          rects.push(att ? { x: r.x - 14, y: r.y - 14, w: r.w + 28, h: r.h + 28 } : this.boardRect(r));
+        }
+        r.sig = sig;
+      }
+    }
+
+    // Agents: pick (and build, within a budget) their sprites, and see what changed.
+    let builds = 0;
+    const frame = this.reducedMotion ? 0 : Math.floor(now / ANIM_STEP_MS) % ANIM_FRAMES;
     for (const v of this.views.values()) {
-      const a = s.agents.get(v.id);
+      const a = s.agents.get(v.id) ?? (v.phase === 'removing' ? v.agent : undefined);
       if (!a) continue;
+      v.agent = a;
       const r = this.rooms.get(a.team);
-      if (!r) continue;
+      const cell = r ? this.cellOf(r, a.desk) : v.cell;
+      if (!cell) continue;
       if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
         this.buildSprite(v, a, k);
         builds++;
       }
-      const cell = this.cellOf(r, a.desk);
-      if (v.sprite) ctx.drawImage(v.sprite, Math.round((this.offX + cell.x * this.scale) * this.dpr), Math.round((this.offY + cell.y * this.scale) * this.dpr));
-    }
-    world();
-    for (const id of [sel, this.focused]) {
-      const a = id ? s.agents.get(id) : undefined;
-      const r = a ? this.rooms.get(a.team) : undefined;
-      if (!a || !r) continue;
-      const cell = this.cellOf(r, a.desk);
-      ctx.strokeStyle = id === sel ? '#2563eb' : '#1d4ed8';
-      ctx.lineWidth = 3;
-      ctx.setLineDash(id === sel ? [] : [6, 4]);
-      roundRect(ctx, cell.x + 3, cell.y + 2, CELL_W - 6, CELL_H - 4, 12);
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
-    // Characters: seated ones are cached sprites per (status, animation frame); the few
-    // walking ones and the pulsing rings of waiting and failed agents are drawn live.
-    const frame = this.reducedMotion ? 0 : Math.floor(now / ANIM_STEP_MS) % ANIM_FRAMES;
-    for (const v of this.views.values()) {
-      const a = s.agents.get(v.id);
-      if (!a || v.alpha <= 0.01) continue;
-      const walking = v.phase === 'in' || v.phase === 'out';
-      const pulses = !walking && (a.status === 'waiting' || a.status === 'error');
-      if (walking || pulses) {
-        world();
-        const pulse = pulses && !this.reducedMotion ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
-        drawRing(ctx, v.x, v.y + 22, a.status, pulse, v.alpha);
-      }
+      const walking = isWalking(v);
+      const pulses = !walking && !this.reducedMotion && (a.status === 'waiting' || a.status === 'error') && v.phase !== 'removing';
       let sprite: HTMLCanvasElement | null = null;
       if (!walking) {
         const f = a.status === 'working' || a.status === 'thinking' || a.status === 'waiting' ? frame : 0;
         const last = v.charLast;
         if (last && last.status === a.status && last.role === a.role && last.f === f && last.k === k) sprite = last.sprite;
         else {
-          // Keyed by what the sprite shows; a string is built only when the look changes.
-          const key = `${a.status}|${a.role}|${f}|${k}`;
-          sprite = v.chars.get(key) ?? null;
           if (v.charK !== k) {
             v.chars.clear();
             v.charK = k;
           }
+          // Keyed by what the sprite shows; a string is built only when the look changes.
+          const key = `${a.status}|${a.role}|${f}`;
+          sprite = v.chars.get(key) ?? null;
           if (!sprite && builds < MAX_SPRITE_BUILDS_PER_FRAME * 2) {
-            sprite = this.buildCharSprite(v, a, f, k, !pulses);
+            sprite = this.buildCharSprite(v, a, f, k, !(a.status === 'waiting' || a.status === 'error'));
             // A few looks per agent at most (the oldest goes first): canvases are not free.
             if (v.chars.size >= 10) v.chars.delete(v.chars.keys().next().value!);
             v.chars.set(key, sprite);
@@ -569,26 +576,151 @@ export class FloorScene {
           v.charLast = sprite ? { status: a.status, role: a.role, f, k, sprite } : null;
         }
       }
-      if (sprite) {
+      v.char = sprite;
+      const sel = v.id === this.selected ? 1 : v.id === this.focused ? 2 : 0;
+      const d = v.drawn;
+      const changed =
+        !d ||
+        d.desk !== v.sprite ||
+        d.rev !== v.spriteRev ||
+        d.k !== v.spriteScale ||
+        d.char !== sprite ||
+        d.x !== Math.round(v.x * 2) ||
+        d.y !== Math.round(v.y * 2) ||
+        d.alpha !== Math.round(v.alpha * 50) ||
+        d.sel !== sel ||
+        d.cx !== cell.x ||
+        d.cy !== cell.y ||
+        pulses ||
+        walking;
+      if (changed && !full) {
+        rects.push({ x: cell.x, y: cell.y, w: CELL_W, h: CELL_H });
+        if (d && (d.cx !== cell.x || d.cy !== cell.y)) rects.push({ x: d.cx, y: d.cy, w: CELL_W, h: CELL_H });
+      }
+      v.cell = cell;
+      v.drawn = { desk: v.sprite, rev: v.spriteRev, k: v.spriteScale, char: sprite, x: Math.round(v.x * 2), y: Math.round(v.y * 2), alpha: Math.round(v.alpha * 50), sel, cx: cell.x, cy: cell.y };
+    }
+
+    // Things that move across cells: where they were and where they are.
+    const overlay: Rect[] = [];
+    for (const v of this.views.values()) if (isWalking(v)) overlay.push(walkerRect(v.x, v.y));
+    for (const p of this.planes) overlay.push(this.planeRect(p, s, now));
+    for (const id of this.speech.keys()) {
+      const v = this.views.get(id);
+      if (v) overlay.push(speechRect(v.x, v.y - 58));
+    }
+    if (!full) for (const r of this.prevOverlay) rects.push(r);
+    for (const r of overlay) if (!full) rects.push(r);
+    this.prevOverlay = overlay;
+
+    if (full) rects.push({ x: -this.offX / this.scale, y: -this.offY / this.scale, w: this.cssW / this.scale, h: this.cssH / this.scale });
+    if (rects.length === 0) return false;
+    this.counters.draws++;
+    this.lastRects = rects.length;
+    if (rects.length > 120) {
+      // So much changed that one repaint is cheaper than many.
+      rects.length = 0;
+      rects.push({ x: -this.offX / this.scale, y: -this.offY / this.scale, w: this.cssW / this.scale, h: this.cssH / this.scale });
+    }
+    for (const r of rects) this.paint(ctx, r, s, now, k);
+    return true;
+  }
+
+  /** Repaints one box (world units) completely: background, rooms, desks, characters, overlays. */
+  private paint(ctx: CanvasRenderingContext2D, rect: Rect, s: FloorState, now: number, k: number): void {
+    const W = this.canvas.width;
+    const H = this.canvas.height;
+    const x0 = Math.max(0, Math.floor((this.offX + rect.x * this.scale) * this.dpr) - 1);
+    const y0 = Math.max(0, Math.floor((this.offY + rect.y * this.scale) * this.dpr) - 1);
+    const x1 = Math.min(W, Math.ceil((this.offX + (rect.x + rect.w) * this.scale) * this.dpr) + 1);
+    const y1 = Math.min(H, Math.ceil((this.offY + (rect.y + rect.h) * this.scale) * this.dpr) + 1);
+    if (x1 <= x0 || y1 <= y0) return;
+    const hit = (x: number, y: number, w: number, h: number) => x < rect.x + rect.w + 2 && x + w > rect.x - 2 && y < rect.y + rect.h + 2 && y + h > rect.y - 2;
+    const world = () => ctx.setTransform(k, 0, 0, k, this.dpr * this.offX, this.dpr * this.offY);
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.beginPath();
+    ctx.rect(x0, y0, x1 - x0, y1 - y0);
+    ctx.clip();
+    ctx.drawImage(this.bg, x0, y0, x1 - x0, y1 - y0, x0, y0, x1 - x0, y1 - y0);
+    world();
+    for (const r of this.rooms.values()) if (hit(r.x - 14, r.y - 14, r.w + 28, r.h + 28)) this.drawRoomLive(ctx, r, now);
+    // Desks, monitors and name tags: sprites blitted at whole device pixels (a copy, not a resample).
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    for (const v of this.views.values()) {
+      const c = v.cell;
+      if (!c || !v.sprite || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
+      if (v.phase === 'removing') ctx.globalAlpha = v.alpha;
+      const dx = Math.round((this.offX + c.x * this.scale) * this.dpr);
+      const dy = Math.round((this.offY + c.y * this.scale) * this.dpr);
+      // A sprite of another scale (not rebuilt yet after a resize) is stretched into the cell, never beyond it.
+      if (v.spriteScale === k) ctx.drawImage(v.sprite, dx, dy);
+      else ctx.drawImage(v.sprite, dx, dy, Math.ceil(CELL_W * k), Math.ceil(CELL_H * k));
+      ctx.globalAlpha = 1;
+    }
+    world();
+    for (const v of this.views.values()) {
+      const c = v.cell;
+      if (!c || (v.id !== this.selected && v.id !== this.focused) || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
+      ctx.strokeStyle = v.id === this.selected ? '#2563eb' : '#1d4ed8';
+      ctx.lineWidth = 3;
+      ctx.setLineDash(v.id === this.selected ? [] : [6, 4]);
+      roundRect(ctx, c.x + 3, c.y + 2, CELL_W - 6, CELL_H - 4, 12);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    // Characters: seated ones from their sprites; walkers and pulsing rings live.
+    for (const v of this.views.values()) {
+      const a = v.agent;
+      if (!a || v.alpha <= 0.01) continue;
+      const walking = isWalking(v);
+      if (!(walking ? hit(v.x - 40, v.y - 66, 80, 100) : v.cell && hit(v.cell.x, v.cell.y, CELL_W, CELL_H))) continue;
+      const pulsing = !walking && (a.status === 'waiting' || a.status === 'error');
+      if (walking || pulsing) {
+        world();
+        const pulse = pulsing && !this.reducedMotion && v.phase !== 'removing' ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
+        drawRing(ctx, v.x, v.y + 22, a.status, pulse, v.alpha);
+      }
+      if (v.char) {
         ctx.setTransform(1, 0, 0, 1, 0, 0);
-        const dx = Math.round((this.offX + (v.x - CHAR_AX) * this.scale) * this.dpr);
-        const dy = Math.round((this.offY + (v.y - CHAR_AY) * this.scale) * this.dpr);
         ctx.globalAlpha = v.alpha;
-        ctx.drawImage(sprite, dx, dy);
+        ctx.drawImage(v.char, Math.round((this.offX + (v.x - CHAR_AX) * this.scale) * this.dpr), Math.round((this.offY + (v.y - CHAR_AY) * this.scale) * this.dpr));
         ctx.globalAlpha = 1;
       } else {
         world();
-        if (!walking && !pulses) drawRing(ctx, v.x, v.y + 22, a.status, 0, v.alpha);
+        if (!walking && !pulsing) drawRing(ctx, v.x, v.y + 22, a.status, 0, v.alpha);
         this.drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now);
       }
     }
     world();
-    for (const p of this.planes) this.drawPlane(ctx, p, s, now);
+    for (const p of this.planes) {
+      const b = this.planeRect(p, s, now);
+      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, p, s, now);
+    }
     for (const [id, sp] of this.speech) {
       const v = this.views.get(id);
-      if (v && v.alpha > 0.1) this.drawSpeech(ctx, v.x, v.y - 58, sp.text);
+      if (!v || v.alpha <= 0.1) continue;
+      const b = speechRect(v.x, v.y - 58);
+      if (hit(b.x, b.y, b.w, b.h)) this.drawSpeech(ctx, v.x, v.y - 58, sp.text);
     }
-    return true;
+    ctx.restore();
+  }
+
+  private boardRect(r: Room): Rect {
+    const bw = boardWidth(r);
+    return { x: r.x + r.w - PAD - bw - 4, y: r.y + 8, w: bw + 8, h: 60 };
+  }
+
+  /** The box a plane covers this frame (its trail included). */
+  private planeRect(p: Plane, s: FloorState, now: number): Rect {
+    this.endsOf(p, s);
+    if (this.reducedMotion) return bbox(p.fx, p.fy, p.tx, p.ty, 26);
+    const e = ease(Math.min(1, (now - p.t0) / PLANE_MS));
+    const e0 = Math.max(0, e - 0.25);
+    const mx = (p.fx + p.tx) / 2;
+    const my = Math.min(p.fy, p.ty) - 60 - Math.hypot(p.tx - p.fx, p.ty - p.fy) * 0.15;
+    const q = (t: number, a: number, b: number, c: number) => (1 - t) * (1 - t) * a + 2 * (1 - t) * t * b + t * t * c;
+    return bbox(q(e0, p.fx, mx, p.tx), q(e0, p.fy, my, p.ty), q(e, p.fx, mx, p.tx), q(e, p.fy, my, p.ty), 28);
   }
 
   // ------------------------------------------------------------ painters
@@ -664,9 +796,9 @@ export class FloorScene {
     // The attention halo: rooms with a waiting or failed agent are outlined so the eye goes there.
     if (r.attention) {
       const col = r.attention === 'error' ? STATUS_COLOR.error : STATUS_COLOR.waiting;
-      const pulse = this.reducedMotion ? 0.7 : 0.45 + 0.35 * Math.sin(now / 300);
+      // Steady, not pulsing: the halo is repainted piecemeal, and the rings already pulse.
       ctx.strokeStyle = col;
-      ctx.globalAlpha = pulse;
+      ctx.globalAlpha = 0.75;
       ctx.lineWidth = 5;
       roundRect(ctx, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 18);
       ctx.stroke();
