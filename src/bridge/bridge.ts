@@ -401,9 +401,12 @@ export class Bridge {
     };
     const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--settings', JSON.stringify(settings)];
     if (resume && run.claudeSid) args.push('--resume', run.claudeSid);
+    // The session never sees the bridge's token: with it, a tool call could post its own approval.
+    const env: NodeJS.ProcessEnv = { ...process.env, ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${run.id}?k=${this.secret}` };
+    delete env.ROOST_TOKEN;
     const proc = spawn(this.opts.claude, args, {
       cwd: run.cwd,
-      env: { ...process.env, ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${run.id}?k=${this.secret}` },
+      env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     run.proc = proc;
