@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { inProcess, tempDir } from './support/server.js';
+import { freePort, inProcess, tempDir } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
 import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
@@ -234,27 +234,56 @@ describe('the fleet board in the browser', () => {
     assert.deepEqual((bob as Page & { errors: string[] }).errors, []);
   });
 
-  test('the connection state follows the server, and frames missed meanwhile arrive once', async (t: TestContext) => {
+  test('the connection state follows the stream, and frames missed meanwhile arrive once', async (t: TestContext) => {
     if (!need(t, HAVE, WHY)) return;
     const th = 'reconnect';
     const page = await openBoard(anaB, server.url, th, 'Ana');
     await bridge(server.url, th, { type: 'session.spawn', id: 'r1', session: 'steady', flavor: 'plain', root: 'r' });
     await expectText(page, 'session-turns', 'r1', '0');
-    // Cut the stream from the server side; turns posted while the page is away replay exactly once.
-    const board = await server.sessions.board(th);
-    board.channel.closeAll('test: cut');
-    await page.waitForFunction((t) => window.__roostBoards?.[t]?.connection !== 'live', th, { timeout: 5_000 }).catch(() => {});
+    // The page's stream is cut and cannot come back for a while (the network refuses it).
+    const stream = `**/threads/${th}/sessions/stream**`;
+    await page.route(stream, (route) => route.abort());
+    (await server.sessions.board(th)).channel.closeAll('test: cut');
+    await page.getByTestId('board-connection').getByText('Reconnecting…').waitFor();
     for (let i = 1; i <= 3; i++) await bridge(server.url, th, { type: 'session.turn', id: 'r1', text: `turn ${i}` }, `r1-turn-${i}`);
     // A retried post with the same idempotency key stores nothing.
     assert.equal((await bridge(server.url, th, { type: 'session.turn', id: 'r1', text: 'turn 3' }, 'r1-turn-3')).json.duplicate, true);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await card(page, 'r1').getByTestId('session-turns').textContent(), '0', 'nothing arrives while the stream is away');
+    // The network is back: the page resumes after its last event, and each turn arrives once.
+    await page.unroute(stream);
     await expectText(page, 'session-turns', 'r1', '3');
-    await page.waitForFunction((t) => window.__roostBoards?.[t]?.connection === 'live', th);
-    const lines = (await waitChat(page, 4)).filter((l) => l.includes('turn'));
-    assert.deepEqual(lines, ['Claude: [steady] turn 1', 'Claude: [steady] turn 2', 'Claude: [steady] turn 3']);
+    await page.getByTestId('board-connection').getByText('Live').waitFor({ timeout: 10_000 });
+    assert.deepEqual((await waitChat(page, 4)).filter((l) => l.includes('turn')), ['Claude: [steady] turn 1', 'Claude: [steady] turn 2', 'Claude: [steady] turn 3']);
     const stats = await page.evaluate((t) => window.__roostBoards![t].stats, th);
-    assert.ok(stats.reconnects >= 1, "the page opened a new stream after the cut");
-    assert.equal(stats.duplicates, 0);
+    assert.ok(stats.reconnects >= 1, 'the page opened a new stream after the cut');
+    assert.equal(stats.resets, 0, 'it resumed, it did not start over');
     await page.close();
+  });
+
+  test('a server restart: the page says so, comes back by itself and folds nothing twice', async (t: TestContext) => {
+    if (!need(t, HAVE, WHY)) return;
+    const port = await freePort();
+    const dataDir = tempDir();
+    let srv = await inProcess({ port }, dataDir);
+    try {
+      await bridge(srv.url, 'restart', [
+        { type: 'session.spawn', id: 'x1', session: 'survivor', flavor: 'scoped' },
+        { type: 'session.turn', id: 'x1', text: 'before the restart' },
+      ]);
+      const page = await openBoard(anaB, srv.url, 'restart', 'Ana');
+      await expectText(page, 'session-turns', 'x1', '1');
+      await srv.close();
+      await page.getByTestId('board-connection').getByText('Reconnecting…').waitFor();
+      srv = await inProcess({ port }, dataDir);
+      await bridge(srv.url, 'restart', { type: 'session.turn', id: 'x1', text: 'after the restart' });
+      await expectText(page, 'session-turns', 'x1', '2');
+      await page.getByTestId('board-connection').getByText('Live').waitFor({ timeout: 10_000 });
+      assert.deepEqual(await chatOf(page), ['Claude: started session “survivor”', 'Claude: [survivor] before the restart', 'Claude: [survivor] after the restart']);
+      await page.close();
+    } finally {
+      await srv.close();
+    }
   });
 
   test('a refused start request says why, to everyone', async (t: TestContext) => {

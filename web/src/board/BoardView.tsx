@@ -475,6 +475,8 @@ function Chat(props: {
         ref={logRef}
         role="log"
         aria-live="polite"
+        // While a replay pours in, screen readers wait rather than read the whole history aloud.
+        aria-busy={client.connection === 'connecting' || client.connection === 'replaying'}
         aria-label={`Chat of thread ${props.thread}`}
         tabIndex={0}
         data-testid="chat"
