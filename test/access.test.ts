@@ -293,7 +293,7 @@ describe('shared mode: role changes reach open streams at once; history keeps it
   });
   after(() => srv.close());
 
-  test('editor → viewer: streams stay, the next write fails; removed: streams close with a reason, requests refused', async () => {
+  test('editor → viewer: streams stay, the next write fails; removed: streams close with a reason, requests refused', async (t) => {
     const bobToken = await mintToken(srv, bob, 'default', 'editor');
     const r1 = await call(srv.url, bob, 'POST', '/threads/t1/sessions', { type: 'session.spawn', id: 's1', session: 'bob-session', flavor: 'plain', root: '~/b' });
     assert.equal(r1.status, 200);
@@ -326,6 +326,7 @@ describe('shared mode: role changes reach open streams at once; history keeps it
     }
     const closedIn = Date.now() - t0;
     assert.ok(closedIn < 1000, `streams closed within ${closedIn} ms`);
+    t.diagnostic(`removal answered and 4 streams closed in ${closedIn} ms`);
     assert.equal((await call(srv.url, bob, 'GET', '/state')).status, 403);
     assert.equal((await call(srv.url, bobToken, 'GET', '/state')).status, 403);
     const again = await openSse(srv.url + '/stream', { cookie: bob.cookie! }).catch((e: Error) => e);

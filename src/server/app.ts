@@ -272,6 +272,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     async close() {
       await floors.stopAll();
       await approvalsByProject.stopAll();
+      access.stop();
       await identity.stop();
       await sessions.stop();
       await work.stop();

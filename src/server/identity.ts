@@ -276,6 +276,7 @@ export class SharedAccess implements Access {
   private seen = new WeakMap<IncomingMessage, Principal | null>();
   private limiter: RateLimiter;
   private listeners = new Set<(project: string, uid: string) => void>();
+  private expiry: NodeJS.Timeout;
 
   constructor(
     readonly identity: IdentityService,
@@ -284,6 +285,16 @@ export class SharedAccess implements Access {
     this.hub = new StreamHub(opts.streamsPerCaller);
     this.limiter = new RateLimiter(opts.requestsPerMinute);
     identity.onChange((c) => this.changed(c));
+    // A sign-in that expires ends its streams too (requests are refused at once; streams within a minute).
+    this.expiry = setInterval(() => {
+      const now = Date.now();
+      this.hub.closeWhere((o) => !!o.session && (this.identity.state.logins.get(o.session)?.expires ?? 0) <= now, 'your sign-in has expired; sign in again');
+    }, 60_000);
+    this.expiry.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.expiry);
   }
 
   get mode(): 'local' | 'shared' {
