@@ -338,13 +338,16 @@ function SessionCard(props: { s: Session; thread: string; live?: { tool: string;
         <h2 id={hid} data-testid="session-name">
           {s.name}
         </h2>
+        <span class="sr-only">State:</span>
         <span class={`pill pill-${s.state}`} data-testid="session-state">
           {STATE_LABEL[s.state]}
         </span>
         <span class="flavor" title={FLAVOR_TEXT[s.flavor]}>
+          <span class="sr-only">, flavor </span>
           {s.flavor}
         </span>
       </header>
+      <span class="sr-only">Activity:</span>
       <p class="activity" data-testid="session-activity">
         {s.activity || (ended ? (s.reason && s.reason !== 'closed' ? `Ended: ${s.reason}` : 'Closed') : '—')}
       </p>

@@ -67,7 +67,11 @@ export function SessionApprovalsInbox(props: { thread?: string }) {
   return (
     <section class="inbox-sessions" aria-labelledby="inbox-sessions-h" data-testid="inbox-sessions">
       <h2 id="inbox-sessions-h">
-        Fleet board <span class="thread-name">#{thread}</span> <span class="n">{n}</span>
+        Fleet board <span class="thread-name">#{thread}</span>{' '}
+        <span class="n">
+          {n}
+          <span class="sr-only"> waiting</span>
+        </span>
       </h2>
       {n === 0 && <p class="muted">No session of this thread waits for an approval.</p>}
       {rows.map(({ s, pending }) => (
