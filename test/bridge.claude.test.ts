@@ -4,7 +4,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { applySessionEvent, emptySessions } from '../src/core/sessions.js';
@@ -201,6 +201,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     step(text('Fourth answer.'), asked('PROMPT-FOUR')),
     step(toolUse('Bash', { command: 'echo never > never.txt', description: 'unanswered' }, 'toolu_late'), and(asked('PROMPT-FIVE'), not(hasResult('toolu_late')))),
     step(text('Understood, not run.'), hasResult('toolu_late')),
+    step(text('Back again.'), asked('PROMPT-SIX')),
   ]);
   const port = await freePort();
   const dataDir = tempDir();
@@ -336,6 +337,22 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     const denied = model.requests.flatMap(toolResults).find((r) => r.tool_use_id === 'toolu_late');
     assert.equal(denied?.is_error, true);
     assert.match(denied!.content, /No decision in Roost within 2s: denied/);
+
+    // The session's process dies: the board says so; the next prompt resumes the conversation.
+    const pid = bridge.proc.pid!;
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    assert.equal(kids.length, 1, 'one Claude Code process: s3');
+    process.kill(kids[0], 'SIGKILL');
+    s = await until('s3 dead', async () => {
+      const x = await sessionOf(url, 's3');
+      return x?.state === 'dead' ? x : undefined;
+    });
+    assert.match(s.activity, /claude exited/);
+    const turnsBefore = s.turns;
+    assert.equal((await post(url, '', { type: 'session.prompt', id: 's3', text: 'PROMPT-SIX are you back?' }, 'Paul')).status, 200);
+    await until('a turn after the restart', async () => (await sessionOf(url, 's3'))?.turns === turnsBefore + 1);
+    const resumed = model.scripted().find((r) => lastAsk(r).includes('PROMPT-SIX'))!;
+    assert.ok(JSON.stringify(resumed.body.messages).includes('PROMPT-FIVE'), 'the restarted process resumed the conversation');
 
     // A clean stop ends what it runs.
     await bridge.stop('SIGTERM');
