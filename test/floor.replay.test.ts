@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { EventSource } from 'eventsource';
 import { child, inProcess, post, tempDir } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { SWEEP, applyEvent, floorFromJSON, floorToJSON, type FloorState } from '../src/core/floor.js';
 
 interface Got {
   type: string;
@@ -93,6 +94,37 @@ describe('in-process server', { timeout: 30_000 }, () => {
       ]);
       // the snapshot plus the frames after it give every agent exactly once
       assert.deepEqual(eventIds(got), range(snap.data.position + 1, 3));
+    } finally {
+      es.close();
+      await srv.close();
+    }
+  });
+
+  test('a client folding the snapshot and the frames with the shared fold sees exactly /state', async () => {
+    const srv = await inProcess({ sweepEveryMs: 50 });
+    const es = new EventSource(srv.url + '/stream');
+    const got = collect(es);
+    try {
+      await until('the snapshot', () => got.length >= 1);
+      const now = Date.now();
+      await post(srv.url, [
+        { type: 'join', agent: { id: 'lead', role: 'lead' }, team: { id: 'core', name: 'Core' } },
+        { type: 'tool', agent: 'lead', subagent: { key: 'k1', type: 'code-reviewer' }, tool: 'Read', activity: 'Reading' },
+        { type: 'message', agent: 'lead', to: ['ghost', 'lead/code-reviewer-k1'], text: 'go' },
+        { type: 'task', agent: 'lead', task: 'Ship it' },
+        { type: 'leave', agent: 'ghost', ts: now - 10_000 },
+      ]);
+      await until('the sweep', () => got.some((g) => g.type === 'removed'));
+      await post(srv.url, [{ type: 'reset' }, { type: 'join', agent: 'again', team: 'T' }, { type: 'status', agent: 'again', status: 'waiting', activity: 'Approve?' }]);
+      const st = await (await fetch(srv.url + '/state')).json();
+      await until('every frame', () => pos(got.at(-1)!.id) === st.position);
+      const client: FloorState = floorFromJSON(got[0].data.state);
+      for (const g of got.slice(1)) {
+        if (g.type === 'event') applyEvent(client, g.data.event);
+        else if (g.type === 'removed') applyEvent(client, { type: SWEEP, ts: g.data.ts });
+      }
+      const { protocol: _p, epoch: _e, position: _pos, ...server } = st;
+      assert.deepEqual(JSON.parse(JSON.stringify(floorToJSON(client))), server);
     } finally {
       es.close();
       await srv.close();
