@@ -227,6 +227,9 @@ describe('shared mode: every endpoint of the floor, the board, approvals and hoo
     assert.match(set, /SameSite=(Lax|Strict)/);
     assert.match(set, /Path=\//);
     assert.equal((await call(srv.url, ANON, 'POST', '/auth/login', { login: 'bob', password: 'wrong-password' })).status, 401);
+    const csrf = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'bob', password: 'bob-password' }, { origin: 'https://evil.example' });
+    assert.equal(csrf.status, 403, 'a foreign page cannot sign a browser in');
+    assert.equal(csrf.headers.get('set-cookie'), null);
     assert.equal((await call(srv.url, ANON, 'POST', '/auth/login', { login: 'nobody', password: 'wrong-password' })).status, 401);
     const ev = { type: 'status', agent: 'origin-bot', status: 'working' };
     const none = await call(srv.url, as.editor, 'POST', '/events', ev, { origin: '' });

@@ -344,7 +344,8 @@ export class SharedAccess implements Access {
     return p;
   }
 
-  private checkOrigin(req: IncomingMessage): void {
+  /** 403 unless the request's Origin is this server's own or a configured one. */
+  checkOrigin(req: IncomingMessage): void {
     const origin = req.headers.origin;
     const own = `${(req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${req.headers.host ?? ''}`;
     if (typeof origin === 'string' && (origin === own || this.opts.origins.includes(origin))) return;
@@ -552,6 +553,8 @@ export class IdentityRoutes {
     if (this.access.mode === 'local') throw localOnly('signing in');
     // Guessing passwords costs the caller's budget (per address).
     await this.access.principal(req);
+    // A foreign page must not sign a browser in (to an account of its choosing).
+    if (req.headers.origin !== undefined) this.access.checkOrigin(req);
     const b = await objectBody(req);
     const login = typeof b.login === 'string' ? b.login.trim().toLowerCase() : '';
     const key = idempotencyKey(req, `login:${login}`);
@@ -678,6 +681,7 @@ export class IdentityRoutes {
   acceptInvite = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     if (this.access.mode === 'local') throw localOnly('accepting invites');
     await this.access.principal(req); // spends the caller's budget: codes are not for guessing
+    if (req.headers.origin !== undefined) this.access.checkOrigin(req);
     const b = await objectBody(req);
     const login = checkLogin(b.login);
     const why = checkPassword(b.password);
