@@ -112,6 +112,18 @@ function markerScript(id: string) {
   return [step(toolUse('Bash', { command: `echo yes > ${MARKER}`, description: 'write a marker' }, id), not(hasResult(id))), step(text('finished'), hasResult(id))];
 }
 
+/** The first pending Bash approval; fails with what the CLI did if it ends without one. */
+async function pendingBash(url: string, running: Promise<{ code: number | null; messages: any[]; stderr: string }>): Promise<any> {
+  let ended: { code: number | null; messages: any[]; stderr: string } | null = null;
+  void running.then((r) => (ended = r));
+  return until('a pending approval', async () => {
+    const p = (await pendingOf(url)).find((a) => a.tool === 'Bash' && a.input.includes(MARKER));
+    if (p) return p;
+    if (ended) throw new Error(`the CLI ended (${ended.code}) before asking: ${JSON.stringify(ended.messages.filter((m) => m.type === 'user' || m.type === 'result')).slice(0, 1500)} ${ended.stderr.slice(0, 500)}`);
+    return undefined;
+  }, 30_000);
+}
+
 async function pendingOf(url: string): Promise<any[]> {
   const r = await fetch(url + '/approvals');
   return ((await r.json()) as { pending: any[] }).pending;
@@ -133,7 +145,7 @@ test('with approvals on, a Bash call waits: deny blocks it and the model reads w
     try {
       install(setup.project, roost.url, '--approvals', 'Bash', '--window', '60s');
       const running = runClaude(setup, model.url, 'write the marker');
-      const p = await until('a pending approval', async () => (await pendingOf(roost.url)).find((a) => a.tool === 'Bash' && a.input.includes(MARKER)));
+      const p = await pendingBash(roost.url, running);
       assert.equal(p.source, 'claude-code');
       assert.match(p.input, /^\$ echo yes > approved-marker\.txt/);
       // The agent waits on the floor meanwhile.
@@ -164,10 +176,7 @@ test('with approvals on, a Bash call waits: deny blocks it and the model reads w
     try {
       install(setup.project, roost.url, '--approvals', 'Bash', '--window', '60s');
       const running = runClaude(setup, model.url, 'write the marker');
-      const [p] = await until('a pending approval', async () => {
-        const list = (await pendingOf(roost.url)).filter((a) => a.tool === 'Bash');
-        return list.length ? list : undefined;
-      });
+      const p = await pendingBash(roost.url, running);
       const d = await decide(roost.url, p.id, 'allow');
       assert.equal(d.status, 200);
       assert.equal(d.json.approval.decidedBy, 'local owner', 'local mode decides as the local owner');
@@ -227,4 +236,25 @@ test('with approvals on, no answer within the window denies the call; an unreach
       await model.close();
     }
   }
+});
+
+test('with approvals off, hooks pointing at a server that is not there do not hold the agent up', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+  const script = () => [step(toolUse('Bash', { command: 'echo fine', description: 'a harmless call' }, 'toolu_fast'), not(hasResult('toolu_fast'))), step(text('ok'), hasResult('toolu_fast'))];
+  // Baseline: the same session with no hooks at all.
+  const plain = claudeSetup('plain');
+  const m1 = await modelStandin(script());
+  const base = await runClaude(plain, m1.url, 'go', { args: ['--allowedTools', 'Bash'] });
+  await m1.close();
+  const hooked = claudeSetup('hooked');
+  install(hooked.project, `http://127.0.0.1:${await freePort()}`);
+  const m2 = await modelStandin(script());
+  const run = await runClaude(hooked, m2.url, 'go', { args: ['--allowedTools', 'Bash'] });
+  await m2.close();
+  assert.equal(run.code, 0);
+  const r = m2.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_fast');
+  assert.equal(r?.content, 'fine', 'the tool ran: an unreachable server blocks nothing when approvals are off');
+  console.log(`# session with no hooks: ${base.ms} ms; with Roost's hooks and no server: ${run.ms} ms`);
+  assert.ok(run.ms < base.ms + 3000, `hooks to a missing server cost ${run.ms - base.ms} ms`);
 });
