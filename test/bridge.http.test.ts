@@ -86,3 +86,35 @@ test('live frames reach live readers without an id and are never stored or repla
   assert.equal((await post('', { type: 'session.end', id: 's1', reason: 'closed' })).status, 200);
   assert.equal((await post('/live', { type: 'session.tool', id: 's1', text: 'late' })).status, 409);
 });
+
+test('the bridge’s hook fails closed: no bridge, a dead bridge or a bad answer all deny', async () => {
+  const { hookCommand } = await import('../src/bridge/index.js');
+  const { execFile } = await import('node:child_process');
+  const { createServer } = await import('node:http');
+  const { freePort } = await import('./support/server.js');
+  const run = (env: Record<string, string>) =>
+    new Promise<any>((ok, fail) => {
+      const c = execFile('/bin/sh', ['-c', hookCommand(5000)], { env: { PATH: process.env.PATH ?? '', ...env } }, (err, stdout) => (err ? fail(err) : ok(JSON.parse(stdout))));
+      c.stdin!.end(JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -rf /' }, tool_use_id: 'toolu_1' }));
+    });
+  const decision = (out: any) => [out.hookSpecificOutput.permissionDecision, out.hookSpecificOutput.permissionDecisionReason];
+  assert.deepEqual(decision(await run({})), ['deny', 'no Roost bridge to ask: denied']);
+  const [d1, why1] = decision(await run({ ROOST_BRIDGE_HOOK_URL: `http://127.0.0.1:${await freePort()}/hook/s1?k=x` }));
+  assert.equal(d1, 'deny');
+  assert.match(why1, /could not be reached/);
+  // A server that answers something else than a decision.
+  const odd = createServer((_req, res) => res.end('<html>proxy error</html>'));
+  await new Promise<void>((ok) => odd.listen(0, '127.0.0.1', ok));
+  const [d2, why2] = decision(await run({ ROOST_BRIDGE_HOOK_URL: `http://127.0.0.1:${(odd.address() as any).port}/hook/s1?k=x` }));
+  odd.close();
+  assert.equal(d2, 'deny');
+  assert.match(why2, /gave no decision/);
+  // And a real decision passes through as is.
+  const yes = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'Allowed in Roost by Ana' } })));
+  });
+  await new Promise<void>((ok) => yes.listen(0, '127.0.0.1', ok));
+  assert.deepEqual(decision(await run({ ROOST_BRIDGE_HOOK_URL: `http://127.0.0.1:${(yes.address() as any).port}/hook/s1?k=x` })), ['allow', 'Allowed in Roost by Ana']);
+  yes.close();
+});

@@ -93,7 +93,7 @@ const oneLine = (s: string, n: number) => {
 };
 
 /** The hook Claude Code runs before every tool call: asks the bridge, and denies on any failure. */
-function hookCommand(timeoutMs: number): string {
+export function hookCommand(timeoutMs: number): string {
   const code = [
     'const http=require("http");let raw="";',
     'const deny=(r)=>{process.stdout.write(JSON.stringify({hookSpecificOutput:{hookEventName:"PreToolUse",permissionDecision:"deny",permissionDecisionReason:r}}));process.exit(0)};',

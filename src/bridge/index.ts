@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { Bridge, DEFAULT_APPROVALS } from './bridge.js';
 
-export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, type BridgeOptions } from './bridge.js';
+export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, hookCommand, type BridgeOptions } from './bridge.js';
 export { BoardClient } from './client.js';
 
 export const BRIDGE_HELP = `roost bridge: run the fleet board's Claude Code sessions on this machine
