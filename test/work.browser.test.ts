@@ -15,6 +15,9 @@ import { need } from './support/env.js';
 import { openSse, type SseReader } from './support/sse.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { createOwner } from '../src/server/identity.js';
+import { SpaceConnector } from '../src/bridge/space.js';
+import { CLAUDE_BIN, claudeAvailable, claudeSetup } from './support/claude.js';
+import { modelStandin, step, text } from './support/model-standin.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -24,7 +27,7 @@ class Space {
   feed: SseReader | null = null;
   constructor(
     public base: string,
-    private token: string,
+    public token: string,
   ) {}
   async call(method: string, path: string, body?: unknown, key?: string) {
     const r = await fetch(this.base + path, {
@@ -87,6 +90,7 @@ async function within(ms: number, f: () => Promise<unknown>): Promise<number> {
 test('Work acceptance: two people, one Space, a restart, a demotion and a removal', { timeout: 120_000 }, async (t) => {
   const exe = chromiumPath();
   if (!need(t, exe !== null, 'chromium is not installed')) return;
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
   const dataDir = tempDir();
   {
     const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
@@ -189,17 +193,54 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     assert.deepEqual(await texts(editor), transcriptBefore, 'both browsers show the same transcript');
     assert.ok(transcriptBefore.some((x) => x.startsWith('Eddie') && x.includes('fix the login redirect')));
 
+    // 4b. The same through a real Claude Code session: the Space connector (roost space) with the
+    // owner's token runs the editor's command against the scripted model stand-in.
+    const model = await modelStandin([step(text('Stand-in says: the README is written.'), (r) => JSON.stringify(r.body?.messages ?? '').includes('write the README'))]);
+    const cs = claudeSetup('svc');
+    const real = new SpaceConnector({
+      server: base,
+      token: space.token,
+      name: "Olive's workstation",
+      project: 'default',
+      contribute: true,
+      agents: 1,
+      cwd: cs.project,
+      claude: CLAUDE_BIN,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cs.home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' },
+      log: () => {},
+    });
+    try {
+      await real.start();
+      const realRow = (p: Page) => p.locator(`[data-testid^="agent-${real.id}:"]`);
+      await Promise.all([realRow(owner).waitFor(), realRow(editor).waitFor()]);
+      await realRow(editor).click();
+      await realRow(owner).click();
+      await editor.getByTestId('composer').fill('Please write the README');
+      await editor.getByTestId('send').click();
+      for (const p of [owner, editor]) await p.getByTestId('result').filter({ hasText: 'Stand-in says: the README is written.' }).waitFor({ timeout: 30_000 });
+      assert.deepEqual(await texts(editor), await texts(owner));
+    } finally {
+      await real.stop();
+      await model.close();
+    }
+    await editor.getByTestId(`agent-${agentId}`).click();
+    await owner.getByTestId(`agent-${agentId}`).click();
+
     // 5. Moving and ending the pane update the chat without replacing it.
     await space.report([{ session: 'sess-a1', pane: 'ws2:pane7' }]);
     for (const p of [owner, editor]) {
-      await p.getByTestId('agent-pane').filter({ hasText: 'ws2:pane7' }).waitFor();
+      await p.getByTestId('agent-pane').filter({ hasText: 'ws2:pane7' }).waitFor({ timeout: 4000 }).catch(async (e) => {
+        throw new Error(`${p === owner ? 'owner' : 'editor'}: ${await p.locator('main').innerText()} ${JSON.stringify(await (await p.request.get(base + '/api/v2/snapshot?project=default')).json().then((j) => j.agents.map((a: any) => [a.id, a.pane, a.rev])))}`, { cause: e });
+      });
       await p.getByTestId('transcript').getByText('moved from ws1:pane2 to ws2:pane7').waitFor();
     }
     await space.report([], true); // the Space's snapshot no longer has it: ended
     for (const p of [owner, editor]) {
       await p.getByTestId('agent-state').filter({ hasText: 'ended' }).waitFor();
-      await p.getByTestId('transcript').getByText('ended: gone from the Space').waitFor();
-      assert.equal(await p.locator('[data-testid^="agent-"][data-agent-label]').count(), 1, 'one agent chat, not a new one');
+      await p.getByTestId('transcript').getByText('ended: gone from the Space').waitFor({ timeout: 3000 }).catch(async (e) => {
+        throw new Error(`transcript: ${JSON.stringify(await texts(p))}`, { cause: e });
+      });
+      assert.equal(await p.locator(`[data-testid^="agent-${space.id}:"]`).count(), 1, 'one agent chat, not a new one');
       assert.equal(await transcript(p).count(), transcriptBefore.length + 2, 'history kept');
     }
     assert.equal(await editor.getByTestId('composer').isDisabled(), true, 'an ended agent takes no command');
@@ -219,7 +260,7 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
       await p.getByTestId(`agent-${agentId}`).click();
       await p.getByTestId('transcript').getByText('ended: gone from the Space').waitFor();
       assert.deepEqual(await texts(p), beforeRestart, 'the same history after refresh and restart');
-      assert.equal(await p.locator('[data-testid^="agent-"][data-agent-label]').count(), 1);
+      assert.equal(await p.locator(`[data-testid^="agent-${space.id}:"]`).count(), 1);
     }
     // The Space reconnects: its full snapshot first (the agent is back in a new pane), then the feed.
     await space.report([{ session: 'sess-a1', pane: 'ws3:pane1', origin: 'bridge' }], true);
@@ -227,15 +268,15 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     await space.due(0);
     for (const p of [owner, editor]) {
       await p.getByTestId('agent-state').filter({ hasText: 'idle' }).waitFor();
-      assert.equal(await p.locator('[data-testid^="agent-"][data-agent-label]').count(), 1, 'the same chat came back');
+      assert.equal(await p.locator(`[data-testid^="agent-${space.id}:"]`).count(), 1, 'the same chat came back');
     }
     await editor.getByTestId('composer').fill('update the changelog after all');
     await editor.getByTestId('send').click();
     assert.equal((await space.due(1))[0].text, 'update the changelog after all', 'the feed works after the restart');
     const snapAfter = await (await owner.request.get(base + '/api/v2/snapshot?project=default')).json();
     assert.equal(snapAfter.agents.length, snapBefore.agents.length);
-    assert.equal(snapAfter.results.length, 2);
-    assert.equal(snapAfter.commands.length, 4);
+    assert.equal(snapAfter.results.length, snapBefore.results.length, 'no result twice');
+    assert.equal(snapAfter.commands.length, snapBefore.commands.length + 1, 'only the new command');
     assert.equal(snapAfter.conversations.length, snapBefore.conversations.length);
     // A repeated delivery (same key) stores nothing.
     const head = snapAfter.position;

@@ -108,8 +108,10 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
   const ref = useRef(live);
   ref.current = live;
   const lastId = useRef<{ project: string | null; id: string | null }>({ project: null, id: null });
+  const current = useRef<string | null>(null);
   useEffect(() => {
     if (!project) return;
+    current.current = project;
     const resume = lastId.current.project === project ? lastId.current.id : null;
     if (!resume) {
       lastId.current = { project, id: null };
@@ -119,11 +121,13 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
       ref.current = { ...ref.current, terminal: '' };
       setLive(ref.current);
     }
-    let stopped = false;
     const q = `project=${encodeURIComponent(project)}`;
     const es = new EventSource(`/api/v2/events?${q}${agent ? `&agent=${encodeURIComponent(agent)}` : ''}${resume ? `&lastEventId=${encodeURIComponent(resume)}` : ''}`);
+    // A fetch started on this connection still lands after a reconnect (selecting
+    // another agent reconnects past the frame that asked for it); only a change
+    // of project drops it.
     const apply = (f: (l: WorkLive) => WorkLive) => {
-      if (stopped) return;
+      if (current.current !== project) return;
       ref.current = f(ref.current);
       setLive(ref.current);
     };
@@ -188,10 +192,7 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
       void fetchPrivate();
     };
     es.onerror = () => apply((l) => ({ ...l, conn: es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting' }));
-    return () => {
-      stopped = true;
-      es.close();
-    };
+    return () => es.close();
   }, [project, agent]);
   return live;
 }
