@@ -89,6 +89,8 @@ test('roles: viewers read and cannot write; strangers and the anonymous are refu
       ['/api/v2/general/link', { project: 'alpha', message: 1 }],
       ['/api/v2/projects/alpha/spaces', { space }],
       [`/api/v2/agents/${encodeURIComponent(agent)}/callable?project=alpha`, { callable: true }],
+      [`/api/v2/conversations/${encodeURIComponent('agent:' + agent)}/messages`, { project: 'alpha', text: 'x' }],
+      ['/api/v2/commands/k-any/cancel?project=alpha', {}],
     ];
     for (const [path, body] of writes) {
       const r = await vic.post(path, body);
@@ -101,9 +103,15 @@ test('roles: viewers read and cannot write; strangers and the anonymous are refu
       assert.equal(r.status, 403, path);
       assert.match(r.json.message, /not a member of project "alpha"/);
     }
-    const ev = await fetch(`${s.url}/api/v2/events?project=alpha`, { headers: eve.auth });
-    assert.equal(ev.status, 403);
-    await ev.body?.cancel();
+    for (const [who, status] of [[eve.auth, 403], [anon.auth, 401]] as const) {
+      const ev = await fetch(`${s.url}/api/v2/events?project=alpha`, { headers: who });
+      assert.equal(ev.status, status, 'live streams are authorized like reads');
+      assert.match((await ev.json()).message, /member|sign in/);
+    }
+    assert.equal((await vic.post(`/api/v2/projects/alpha/spaces/${space}/revoke`)).status, 403, 'a viewer cannot revoke');
+    const feed = await fetch(`${s.url}/api/v2/spaces/${space}/commands`, { headers: client(s.url, 'bob').auth });
+    assert.equal(feed.status, 403, "only the Space's owner follows its commands");
+    await feed.body?.cancel();
     assert.equal((await anon.get('/api/v2/snapshot?scope=private')).status, 401);
     assert.equal((await eve.get('/api/v2/snapshot?project=nope')).status, 404);
     // Space endpoints answer only their owner's bridge.
