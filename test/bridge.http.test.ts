@@ -118,3 +118,22 @@ test('the bridge’s hook fails closed: no bridge, a dead bridge or a bad answer
   assert.deepEqual(decision(await run({ ROOST_BRIDGE_HOOK_URL: `http://127.0.0.1:${(yes.address() as any).port}/hook/s1?k=x` })), ['allow', 'Allowed in Roost by Ana']);
   yes.close();
 });
+
+test('presence: members learn how many bridges follow the thread, live', async () => {
+  const state = async () => ((await (await fetch(`${roost.url}/threads/t1/sessions`)).json()) as any).bridges;
+  assert.equal(await state(), 0);
+  const member = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  await member.waitFor((f) => f.event === 'snapshot');
+  const bridge = await openSse(`${roost.url}/threads/t1/sessions/stream`, { 'roost-client': 'bridge' });
+  const snap = await bridge.waitFor((f) => f.event === 'snapshot');
+  assert.equal(JSON.parse(snap.data).bridges, 1);
+  assert.equal(await state(), 1);
+  const on = await member.waitFor((f) => f.event === 'live' && JSON.parse(f.data).type === 'bridges');
+  assert.deepEqual(JSON.parse(on.data), { type: 'bridges', count: 1 });
+  const n = member.frames.length;
+  bridge.close();
+  const off = await member.waitFor((f) => f.event === 'live' && JSON.parse(f.data).type === 'bridges', 5000, n);
+  assert.deepEqual(JSON.parse(off.data), { type: 'bridges', count: 0 });
+  assert.equal(await state(), 0);
+  member.close();
+});

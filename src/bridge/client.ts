@@ -136,7 +136,7 @@ export class BoardClient {
       };
       try {
         const last = opts.lastEventId();
-        const headers = this.headers({ accept: 'text/event-stream' });
+        const headers = this.headers({ accept: 'text/event-stream', 'roost-client': 'bridge' });
         if (last) headers['last-event-id'] = last;
         bump();
         const res = await fetch(this.base + '/stream', { headers, signal: ac.signal });

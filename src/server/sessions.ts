@@ -234,7 +234,16 @@ class Board {
       position: this.pos,
       reset,
       state: this.state,
+      bridges: this.bridges,
     });
+  }
+
+  /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
+  bridges = 0;
+
+  /** Tells live readers how many bridges follow the board now (a lossy frame). */
+  announceBridges(): void {
+    this.channel.broadcast(Buffer.from(`event: live\ndata: ${JSON.stringify({ type: 'bridges', count: this.bridges })}\n\n`));
   }
 
   private snapshotFrame(reset: boolean): Frame {
@@ -423,12 +432,22 @@ export class SessionsService {
   getState = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const board = await this.board(threadOf(params), projectFor(req));
     await board.fresh();
-    sendJson(res, 200, { protocol: SESSIONS_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, ...board.state });
+    sendJson(res, 200, { protocol: SESSIONS_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: board.bridges, ...board.state });
   };
 
   getStream = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
     const board = await this.board(threadOf(params), projectFor(req));
+    // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their sessions.
+    const bridge = req.headers['roost-client'] === 'bridge';
+    if (bridge) {
+      board.bridges++;
+      res.on('close', () => {
+        board.bridges--;
+        board.announceBridges();
+      });
+    }
     board.channel.subscribe(req, res, url);
+    if (bridge) board.announceBridges();
   };
 }
 
