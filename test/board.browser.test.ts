@@ -364,12 +364,14 @@ describe('the fleet board in the browser', () => {
     const dir = join(PACKAGE_ROOT, 'docs', 'img');
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, 'board.png') });
-    // The inbox lists the pending session approval too, answerable there.
-    await page.getByRole('link', { name: 'Approvals' }).click();
+    // The nav counts it among the approvals waiting; the inbox lists it, answerable there.
+    assert.equal(await page.getByTestId('nav-pending').innerText(), '1');
+    await page.getByRole('link', { name: /^Approvals/ }).click();
     const inbox = page.getByTestId('inbox-sessions');
     await inbox.getByTestId('approval-q1').waitFor();
     await inbox.getByRole('button', { name: 'Deny Bash in ledger-cleanup' }).click();
     await inbox.getByTestId('approval-q1').waitFor({ state: 'detached' });
+    await page.getByTestId('nav-pending').waitFor({ state: 'detached' });
     const r = await fetch(`${server.url}/threads/${th}/sessions`);
     const st = (await r.json()) as { sessions: { id: string; approvals: { rid: string; state: string; by: string }[] }[] };
     assert.deepEqual(st.sessions.find((s) => s.id === 'ledger')!.approvals, [{ rid: 'q1', tool: 'Bash', digest: 'psql -f migrations/042_drop_ledger_v1.sql', state: 'denied', by: 'Ana' }]);

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
 import { InboxView, usePendingCount } from './approvals/InboxView.js';
 import { BoardView } from './board/BoardView.js';
+import { useSessionPendingCount } from './board/SessionApprovals.js';
 import { WorkView } from './work/WorkView.js';
 import './styles.css';
 
@@ -32,9 +33,9 @@ const ROUTES: Route[] = [
   { path: '/inbox', label: 'Approvals', view: () => <InboxView /> },
 ];
 
-/** How many approvals wait, on the nav link (live, from the approvals stream). */
+/** How many approvals wait, on the nav link (live: hook approvals, and the fleet board's of the thread looked at last). */
 function PendingBadge() {
-  const n = usePendingCount();
+  const n = usePendingCount() + useSessionPendingCount();
   return n > 0 ? (
     <span class="nav-badge" data-testid="nav-pending" aria-label={`${n} waiting`}>
       {n}

@@ -85,3 +85,11 @@ export function SessionApprovalsInbox(props: { thread?: string }) {
     </section>
   );
 }
+
+/** How many fleet-board approvals wait in the thread looked at last (for the nav badge, beside the hook approvals). */
+export function useSessionPendingCount(): number {
+  const client = useBoard(lastThread(), projectOfPage());
+  let n = 0;
+  for (const s of client.state.sessions) if (s.state !== 'ended') for (const a of s.approvals) if (a.state === 'pending') n++;
+  return n;
+}

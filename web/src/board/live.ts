@@ -223,7 +223,8 @@ export class SessionsClient {
       await this.probe();
       if (!this.closed) this.open();
     }, this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, 5_000);
+    // A board refused to us (401/403) is asked again rarely: access changes by a person's hand.
+    this.retryMs = Math.min(this.retryMs * 2, this.denied ? 30_000 : 5_000);
   }
 
   /** 'replaying' ends once the stream has been quiet briefly. */

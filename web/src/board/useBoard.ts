@@ -1,6 +1,8 @@
-// One live board per mounted view: opens the thread's stream, re-renders the
-// view when frames were folded (batched by the client), closes on unmount.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+// Live boards for the views that show them: one client (one stream) per
+// thread and project per tab, shared by every mounted view that needs it (the
+// board, the inbox's fleet section, the nav badge), opened on first use and
+// closed when the last one unmounts.
+import { useEffect, useState } from 'preact/hooks';
 import { SessionsClient } from './live.js';
 
 declare global {
@@ -10,18 +12,47 @@ declare global {
   }
 }
 
-export function useBoard(thread: string, project = ''): SessionsClient {
-  const client = useMemo(() => new SessionsClient(thread, project), [thread, project]);
-  const [, setTick] = useState(0);
-  useEffect(() => {
-    client.onChange = () => setTick((n) => n + 1);
-    void client.start();
-    const hooks = (window.__roostBoards ??= {});
-    hooks[thread] = client;
-    return () => {
-      client.stop();
-      if (hooks[thread] === client) delete hooks[thread];
+interface Shared {
+  client: SessionsClient;
+  listeners: Set<() => void>;
+}
+
+const open = new Map<string, Shared>();
+
+function acquire(thread: string, project: string, listener: () => void): Shared {
+  const key = `${project}\u0000${thread}`;
+  let s = open.get(key);
+  if (!s) {
+    const client = new SessionsClient(thread, project);
+    const shared: Shared = { client, listeners: new Set() };
+    client.onChange = () => {
+      for (const l of shared.listeners) l();
     };
-  }, [client]);
-  return client;
+    void client.start();
+    (window.__roostBoards ??= {})[thread] = client;
+    open.set(key, (s = shared));
+  }
+  s.listeners.add(listener);
+  return s;
+}
+
+function release(thread: string, project: string, listener: () => void): void {
+  const key = `${project}\u0000${thread}`;
+  const s = open.get(key);
+  if (!s) return;
+  s.listeners.delete(listener);
+  if (s.listeners.size > 0) return;
+  s.client.stop();
+  open.delete(key);
+  if (window.__roostBoards?.[thread] === s.client) delete window.__roostBoards[thread];
+}
+
+export function useBoard(thread: string, project = ''): SessionsClient {
+  const [, setTick] = useState(0);
+  const [listener] = useState(() => () => setTick((n) => n + 1));
+  // Acquired during render so the first render already has the client; the
+  // effect below only pairs it with its release.
+  const s = acquire(thread, project, listener);
+  useEffect(() => () => release(thread, project, listener), [thread, project, listener]);
+  return s.client;
 }
