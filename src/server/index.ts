@@ -6,3 +6,4 @@ export { FloorService, FLOOR_STREAM } from './floor.js';
 export { SessionsService, SESSIONS_STREAM_PREFIX, localCaller, type Caller, type SessionsOptions } from './sessions.js';
 export { LocalAccess, projectOf, grantOf, DEFAULT_PROJECT, type Access, type Principal, type Grant, type Role } from './access.js';
 export { SharedAccess, IdentityService, createOwner, loadIdentity, hashPassword, verifyPassword } from './identity.js';
+export { WorkService, WORK_PREFIX, SPACES_STREAM, type WorkOptions, type ProjectInfo } from './work.js';
