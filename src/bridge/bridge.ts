@@ -39,6 +39,8 @@ import { addWorktree, excludeLocally, mainRepoOf, removeWorktree, repoTop } from
 export interface BridgeOptions {
   server: string;
   token?: string;
+  /** The thread's project (shared mode), when the token does not imply it. */
+  project?: string;
   /** The folder sessions run in (plain) or branch from (scoped). */
   root: string;
   thread: string;
@@ -136,7 +138,7 @@ export class Bridge {
   private markReady!: () => void;
 
   constructor(private opts: BridgeOptions) {
-    this.client = new BoardClient({ server: opts.server, thread: opts.thread, token: opts.token, name: opts.name, log: opts.log });
+    this.client = new BoardClient({ server: opts.server, thread: opts.thread, token: opts.token, project: opts.project, name: opts.name, log: opts.log });
     this.stateDir = join(resolve(opts.root), STATE_DIR);
     this.ready = new Promise((r) => (this.markReady = r));
   }

@@ -15,6 +15,8 @@ export interface ClientOptions {
   server: string;
   thread: string;
   token?: string;
+  /** The project of the thread, when the token does not imply it (`Roost-Project`). */
+  project?: string;
   /** The label this bridge posts under (`Roost-Name`, local mode). */
   name: string;
   log: (line: string) => void;
@@ -47,6 +49,7 @@ export class BoardClient {
     const h: Record<string, string> = { 'roost-name': this.opts.name, ...extra };
     // Sent as is; the server ignores it in local mode and will check it in shared mode.
     if (this.opts.token) h.authorization = `Bearer ${this.opts.token}`;
+    if (this.opts.project) h['roost-project'] = this.opts.project;
     return h;
   }
 

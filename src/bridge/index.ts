@@ -10,18 +10,19 @@ export { BoardClient } from './client.js';
 export const BRIDGE_HELP = `roost bridge: run the fleet board's Claude Code sessions on this machine
 
 usage:
-  roost bridge --server URL --root DIR [--token TOKEN] [--thread default] [--name Claude]
+  roost bridge --server URL --root DIR [--token TOKEN] [--project P] [--thread default] [--name Claude]
                [--approvals RULES] [--window 10m] [--claude PATH]
 
   --root       sessions run here (plain) or in a git worktree of it (scoped); a request's
                root is a folder inside it
   --thread     the board's thread to follow (default: default)
+  --project    the thread's project in shared mode, when the token does not imply it
   --approvals  which tools wait for a member's decision: a regular expression over the tool
                name, "all", or "off" (default: every tool but the read-only ones)
   --window     how long an approval waits before it counts as denied (default 10m)
   --claude     the Claude Code executable (default: claude on the PATH, or ROOST_CLAUDE_BIN)
 
-environment: ROOST_SERVER, ROOST_TOKEN, ROOST_CLAUDE_BIN
+environment: ROOST_SERVER, ROOST_TOKEN, ROOST_PROJECT, ROOST_CLAUDE_BIN
 `;
 
 function parseWindow(v: string): number {
@@ -39,6 +40,7 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
     options: {
       server: { type: 'string' },
       token: { type: 'string' },
+      project: { type: 'string' },
       root: { type: 'string' },
       thread: { type: 'string' },
       name: { type: 'string' },
@@ -61,6 +63,7 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
   const bridge = new Bridge({
     server,
     token: values.token ?? process.env.ROOST_TOKEN,
+    project: values.project ?? process.env.ROOST_PROJECT,
     root: values.root,
     thread,
     name: values.name ?? 'Claude',
