@@ -258,3 +258,31 @@ test('with approvals off, hooks pointing at a server that is not there do not ho
   console.log(`# session with no hooks: ${base.ms} ms; with Roost's hooks and no server: ${run.ms} ms`);
   assert.ok(run.ms < base.ms + 3000, `hooks to a missing server cost ${run.ms - base.ms} ms`);
 });
+
+test('--command-only (Claude Code before http hooks): the same floor and the same approvals through the command hook alone', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+  const setup = claudeSetup('legacy');
+  const out = install(setup.project, roost.url, '--command-only', '--approvals', 'Bash', '--window', '60s');
+  assert.match(out, /approvals: Bash/);
+  const settings = JSON.parse(readFileSync(join(setup.project, '.claude', 'settings.json'), 'utf8'));
+  assert.ok(Object.values(settings.hooks).flat().every((g: any) => g.hooks.every((h: any) => h.type === 'command')), 'no http hook at all');
+  const model = await modelStandin(markerScript('toolu_legacy'));
+  try {
+    const running = runClaude(setup, model.url, 'write the marker');
+    const p = await pendingBash(roost.url, running);
+    assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting');
+    assert.equal((await decide(roost.url, p.id, 'allow')).status, 200);
+    const { code } = await running;
+    assert.equal(code, 0);
+    assert.equal(existsSync(join(setup.project, MARKER)), true);
+    const events = (await roost.store.read('floor', 0, 10_000)).map((e) => JSON.parse(e.body)).filter((e) => (typeof e.agent === 'string' ? e.agent : e.agent?.id) === p.agent);
+    // Reported once each (no double report from two hooks), in order.
+    assert.deepEqual(
+      events.map((e) => `${e.type}:${e.status ?? ''}`),
+      ['join:idle', 'status:thinking', 'tool:waiting', 'tool:working', 'status:thinking', 'status:done', 'leave:offline'],
+    );
+  } finally {
+    await model.close();
+  }
+});

@@ -42,6 +42,11 @@ export interface HookOptions {
    * the command hook reads the same variable.
    */
   tokenEnv?: string;
+  /**
+   * Claude Code before 2.1.63 has no http hooks: every handler is then the
+   * command hook (one node process per hook call, about 0.1 to 0.3 s each).
+   */
+  commandOnly?: boolean;
   /** How the command hook is run: node's path and the script's. */
   node: string;
   script: string;
@@ -85,6 +90,14 @@ export function roostHandlers(o: HookOptions): [string, string | undefined, Json
   const approvalMatcher = o.approvals === 'all' || o.approvals === '*' ? '*' : o.approvals;
   switch (o.tool) {
     case 'claude-code': {
+      if (o.commandOnly) {
+        for (const e of [...COMMAND_ONLY_EVENTS, ...OBSERVED_EVENTS]) {
+          // PreToolUse: one handler that both reports and, for a call under the rules, asks.
+          if (e === 'PreToolUse' && o.approvals) out.push([e, '*', { type: 'command', command: hookCommand(o, approvalArgs(o)), timeout: approvalTimeoutSeconds(o.window) }]);
+          else out.push([e, '*', { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
+        }
+        break;
+      }
       const auth = o.tokenEnv ? { headers: { Authorization: `Bearer $${o.tokenEnv}` }, allowedEnvVars: [o.tokenEnv] } : {};
       for (const e of OBSERVED_EVENTS) out.push([e, '*', { type: 'http', url: hookUrl(o), timeout: 5, ...auth }]);
       for (const e of COMMAND_ONLY_EVENTS) out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
@@ -220,6 +233,7 @@ const USAGE = `usage:
   roost hooks install   [--tool claude-code|codex|gemini-cli|cursor] [--user | --project DIR]
                         [--server URL] [--approvals all|RULES] [--window 10m] [--team NAME]
                         [--token-env NAME]   (shared mode: the variable holding the agent's token)
+                        [--command-only]     (Claude Code before 2.1.63, which has no http hooks)
   roost hooks uninstall [--tool T] [--user | --project DIR]
   roost hooks status    [--tool T] [--user | --project DIR]
 
@@ -240,6 +254,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       window: { type: 'string' },
       team: { type: 'string' },
       'token-env': { type: 'string' },
+      'command-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -281,6 +296,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       const settings = readSettings(path);
       addRoostHooks(settings, {
         tokenEnv,
+        commandOnly: values['command-only'],
         tool,
         server,
         approvals,
