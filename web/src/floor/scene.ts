@@ -24,10 +24,12 @@ const FADE_MS = 600;
 const PLANE_MS = 1300;
 const SPEECH_MS = 4500;
 const BOARD_FLASH_MS = 1600;
-const MAX_PLANES = 60;
+const MAX_PLANES = 24;
+/** Bubbles on screen at once (the newest win): more is noise, not information. */
+const MAX_SPEECH = 16;
 const MAX_SPRITE_BUILDS_PER_FRAME = 12;
 /** Seated animations (typing, waving, thought dots) loop once a second in this many cached frames. */
-const ANIM_FRAMES = 4;
+const ANIM_FRAMES = 2;
 const ANIM_STEP_MS = 1000 / ANIM_FRAMES;
 /** A character sprite's box around the anchor. */
 const CHAR_W = 76;
@@ -113,6 +115,9 @@ export interface SceneCounters {
   boardUpdates: number;
   sprites: number;
   draws: number;
+  /** Draws that repainted the whole canvas, and boxes repainted in all. */
+  fullPaints: number;
+  boxes: number;
 }
 
 const ease = (t: number) => (t < 0 ? 0 : t > 1 ? 1 : t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2);
@@ -126,7 +131,7 @@ export class FloorScene {
   selected: string | null = null;
   focused: string | null = null;
   reducedMotion = false;
-  readonly counters: SceneCounters = { planesLaunched: 0, briefsLaunched: 0, speeches: 0, boardUpdates: 0, sprites: 0, draws: 0 };
+  readonly counters: SceneCounters = { planesLaunched: 0, briefsLaunched: 0, speeches: 0, boardUpdates: 0, sprites: 0, draws: 0, fullPaints: 0, boxes: 0 };
 
   private ctx: CanvasRenderingContext2D;
   private bg: HTMLCanvasElement = document.createElement('canvas');
@@ -136,6 +141,8 @@ export class FloorScene {
   /** Boxes to repaint next frame (cells of views that went away). */
   private pendingRects: Rect[] = [];
   private prevOverlay: Rect[] = [];
+  /** This frame's box of each plane in flight (same order as `planes`). */
+  private planeBoxes: Rect[] = [];
   /** How many boxes the last frame repainted (for the bench and curiosity). */
   lastRects = 0;
   private worldW = 1;
@@ -333,7 +340,7 @@ export class FloorScene {
           for (const id of f.agents) {
             const v = this.views.get(id);
             if (v) Object.assign(v, { phase: 'removing', t0: now });
-            this.speech.delete(id);
+            this.dropSpeech(id);
           }
           break;
         case 'reset':
@@ -355,7 +362,10 @@ export class FloorScene {
         }
         case 'speech':
           this.counters.speeches++;
+          this.dropSpeech(f.agent);
           this.speech.set(f.agent, { text: f.text.length > 60 ? f.text.slice(0, 59) + '…' : f.text, until: now + SPEECH_MS });
+          this.speechDirty(f.agent);
+          if (this.speech.size > MAX_SPEECH) this.dropSpeech(this.speech.keys().next().value!);
           break;
         case 'whiteboard':
           this.counters.boardUpdates++;
@@ -369,6 +379,18 @@ export class FloorScene {
     if (this.views.size !== s.agents.size) {
       for (const a of s.agents.values()) if (!this.views.has(a.id)) this.views.set(a.id, this.newView(a, s, 'seated', now));
     }
+  }
+
+  /** Bubbles stand still: their box is repainted when one appears or goes, not every frame. */
+  private speechDirty(id: string): void {
+    const v = this.views.get(id);
+    if (v) this.pendingRects.push(speechRect(v.x, v.y - 58));
+  }
+
+  private dropSpeech(id: string): void {
+    if (!this.speech.has(id)) return;
+    this.speechDirty(id);
+    this.speech.delete(id);
   }
 
   private endsOf(p: Plane, s: FloorState): void {
@@ -492,7 +514,7 @@ export class FloorScene {
     for (const p of this.planes) if (now - p.t0 < planeMs) this.planes[w++] = p;
     this.planes.length = w;
     if (w) moving = true;
-    for (const [id, sp] of this.speech) if (sp.until < now) this.speech.delete(id);
+    for (const [id, sp] of this.speech) if (sp.until < now) this.dropSpeech(id);
     for (const [id, until] of this.boardFlash) if (until < now) this.boardFlash.delete(id);
     if (this.speech.size || this.boardFlash.size) moving = true;
     return moving;
@@ -604,10 +626,16 @@ export class FloorScene {
     // Things that move across cells: where they were and where they are.
     const overlay: Rect[] = [];
     for (const v of this.views.values()) if (isWalking(v)) overlay.push(walkerRect(v.x, v.y));
-    for (const p of this.planes) overlay.push(this.planeRect(p, s, now));
+    this.planeBoxes.length = 0;
+    for (const p of this.planes) {
+      const b = this.planeRect(p, s, now);
+      this.planeBoxes.push(b);
+      overlay.push(b);
+    }
+    // A bubble over a walker moves with it.
     for (const id of this.speech.keys()) {
       const v = this.views.get(id);
-      if (v) overlay.push(speechRect(v.x, v.y - 58));
+      if (v && isWalking(v)) overlay.push(speechRect(v.x, v.y - 58));
     }
     if (!full) for (const r of this.prevOverlay) rects.push(r);
     for (const r of overlay) if (!full) rects.push(r);
@@ -617,11 +645,16 @@ export class FloorScene {
     if (rects.length === 0) return false;
     this.counters.draws++;
     this.lastRects = rects.length;
-    if (rects.length > 120) {
+    let area = 0;
+    for (const r of rects) area += r.w * r.h;
+    if (!full && area * this.scale * this.scale > 0.6 * this.cssW * this.cssH) {
       // So much changed that one repaint is cheaper than many.
       rects.length = 0;
       rects.push({ x: -this.offX / this.scale, y: -this.offY / this.scale, w: this.cssW / this.scale, h: this.cssH / this.scale });
+      full = true;
     }
+    if (full) this.counters.fullPaints++;
+    this.counters.boxes += rects.length;
     for (const r of rects) this.paint(ctx, r, s, now, k);
     return true;
   }
@@ -693,9 +726,9 @@ export class FloorScene {
       }
     }
     world();
-    for (const p of this.planes) {
-      const b = this.planeRect(p, s, now);
-      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, p, s, now);
+    for (let i = 0; i < this.planes.length; i++) {
+      const b = this.planeBoxes[i];
+      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, this.planes[i], s, now);
     }
     for (const [id, sp] of this.speech) {
       const v = this.views.get(id);
