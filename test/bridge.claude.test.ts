@@ -33,7 +33,7 @@ function lastAsk(req: RecordedRequest): string {
 }
 const asked = (marker: string) => and(offersTool('Bash'), (r: RecordedRequest) => lastAsk(r).includes(marker));
 
-async function until<T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 20_000): Promise<T> {
+async function until<T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 45_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
@@ -280,7 +280,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     await roost.close(); // every connection cut; the turn completes while the server is away
     await new Promise((r) => setTimeout(r, 3500));
     roost = await inProcess({ port }, dataDir);
-    await until('the late turn after the restart', async () => (await sessionOf(url, 's1'))?.turns === 4, 30_000);
+    await until('the late turn after the restart', async () => (await sessionOf(url, 's1'))?.turns === 4);
     // The bridge's stream is cut and refused while a member prompts: the
     // prompt arrives by replay once it reconnects. The answer to its turn post
     // is lost on the way back: the retry carries the same key, stored once.
@@ -329,7 +329,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.equal((await post(url, '/requests', { type: 'request.start', id: 's3', session: 'quiet', flavor: 'plain' }, 'Paul')).status, 200);
     await until('s3 ready', async () => (await sessionOf(url, 's3'))?.state === 'idle');
     assert.equal((await post(url, '', { type: 'session.prompt', id: 's3', text: 'PROMPT-FIVE write never' }, 'Paul')).status, 200);
-    await until('the answer after the denial', async () => (await sessionOf(url, 's3'))?.result, 20_000);
+    await until('the answer after the denial', async () => (await sessionOf(url, 's3'))?.result);
     s = await sessionOf(url, 's3');
     assert.equal(s.approvals[0].state, 'denied');
     assert.equal(s.approvals[0].by, 'Claude');
