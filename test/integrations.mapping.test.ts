@@ -134,6 +134,7 @@ test('every documented hook event maps to valid floor events (or, by design, to 
   // A subagent's events land on the helper, with the session as parent.
   const sub = mapClaudeCode(load('hooks-doc-examples/SubagentStart.json')).events[0];
   assert.equal(sub.parent, 'claude-code:abc123');
+  assert.equal(mapClaudeCode(load('hooks-doc-examples/SubagentStart.json')).agentName, 'Explore, helper of ... · abc123', 'the inbox says whose helper asks');
   assert.equal((sub.agent as { id: string }).id, 'claude-code:abc123/agent-abc123');
 });
 

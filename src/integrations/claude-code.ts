@@ -115,7 +115,8 @@ export function mapClaudeCode(payload: unknown, ctx: MapContext = {}): Mapped {
   const view = ctx.view;
   out.session = session;
   out.agent = agent;
-  out.agentName = inSub ? subType : sessionName;
+  // Who asks, as the inbox names them: a helper says whose helper it is.
+  out.agentName = inSub ? line(`${tidy(subType)}, helper of ${sessionName}`, 80) : sessionName;
   const tool = line(s(p.tool_name, 120), 80);
   out.tool = tool;
   out.input = tool ? digestInput(tool, p.tool_input) : '';

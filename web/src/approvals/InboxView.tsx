@@ -45,7 +45,7 @@ function ApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
         <p class="inbox-time">
           waiting <span data-testid="inbox-waiting">{since(now - a.requestedAt)}</span>
           {' · '}
-          {left > 0 ? <>denied by itself in {since(left)}</> : <>window passed</>}
+          {left > 0 ? <>no answer means deny in {since(left)}</> : <>window passed: denied</>}
         </p>
         {error && (
           <p class="inbox-error" role="alert">
