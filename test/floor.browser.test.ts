@@ -221,20 +221,22 @@ describe('the floor under prefers-reduced-motion, and its screenshot', () => {
   test('arrivals sit down at once and planes do not fly; a few teams make a good picture', async (t) => {
     if (!need(t, HAVE, 'chromium is not installed')) return;
     const server = await inProcess();
+    const calmServer = await inProcess();
     const calm = await launch({ reducedMotion: true });
     const lively = await launch();
     try {
       const demo = new Demo(3);
+      await post(calmServer.url, new Demo(3).opening());
       await post(server.url, demo.opening());
-      const p = await open(calm, server.url);
+      const p = await open(calm, calmServer.url);
       assert.equal(await p.evaluate(() => window.__roost!.scene.reducedMotion), true);
-      await post(server.url, { type: 'join', agent: 'calm-1', team: 'Search', status: 'working' });
+      await post(calmServer.url, { type: 'join', agent: 'calm-1', team: 'Search', status: 'working' });
       await waitFor(p, `window.__roost.state.agents.has('calm-1') && window.__roost.scene.views.has('calm-1')`);
       assert.equal(await p.evaluate(() => window.__roost!.scene.views.get('calm-1')!.phase), 'seated', 'no walk in');
 
       // The floor repaints only what changed; that must look exactly like painting it all.
       for (let i = 0; i < 6; i++) {
-        await post(server.url, [
+        await post(calmServer.url, [
           { type: 'tool', agent: 'payments-otto', tool: ['Read', 'Edit', 'Bash'][i % 3], activity: `Step ${i} of the refund flow` },
           { type: 'status', agent: 'search-mira', status: (['waiting', 'error', 'thinking'] as const)[i % 3], activity: `Question ${i}` },
           { type: 'join', agent: `calm-extra-${i}`, team: 'Infra', status: 'working', activity: 'Arrived' },
@@ -283,6 +285,7 @@ describe('the floor under prefers-reduced-motion, and its screenshot', () => {
       await calm.close();
       await lively.close();
       await server.close();
+      await calmServer.close();
     }
   });
 });
