@@ -143,6 +143,11 @@ export class Bridge {
     this.ready = new Promise((r) => (this.markReady = r));
   }
 
+  /** Where the stream position is kept in the state file: one per project and thread. */
+  private get streamKey(): string {
+    return this.opts.project ? `${this.opts.project}/${this.opts.thread}` : this.opts.thread;
+  }
+
   private key(...parts: (string | number)[]): string {
     return [this.state.bridge, ...parts].join(':');
   }
@@ -169,7 +174,7 @@ export class Bridge {
     await this.removeLeftoverWorktrees();
 
     this.following = this.client.follow({
-      lastEventId: () => this.state.threads[this.opts.thread]?.lastEventId,
+      lastEventId: () => this.state.threads[this.streamKey]?.lastEventId,
       onFrame: (f) => this.onFrame(f),
       onState: (s, why) => this.opts.log(s === 'connected' ? `connected to ${this.client.base}/stream` : `stream down (${why}); reconnecting`),
     });
@@ -256,7 +261,7 @@ export class Bridge {
       return; // live frames and anything new: not ours
     }
     if (f.id) {
-      (this.state.threads[this.opts.thread] ??= {}).lastEventId = f.id;
+      (this.state.threads[this.streamKey] ??= {}).lastEventId = f.id;
       this.scheduleSave();
     }
     this.markReady();
