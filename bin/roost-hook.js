@@ -88,8 +88,9 @@ function out(obj) {
   process.stdout.write(JSON.stringify(obj));
 }
 
+const o = parseArgs(process.argv.slice(2));
+
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
   const server = (o.server || process.env.ROOST_SERVER || 'http://127.0.0.1:4319').replace(/\/+$/, '');
   if (o['token-env']) tokenEnv = o['token-env'];
   const raw = await readStdin();
@@ -107,6 +108,10 @@ async function main() {
   // Does this call need a person's yes? Decided with the same pure code the server uses.
   let needs = false;
   if (rules && !o.observe) {
+    if (payload === null || typeof payload !== 'object') {
+      out(denyAnswer(o.tool, payload, 'Roost could not read the hook payload: denied because approvals are required'));
+      return;
+    }
     try {
       const core = await import('../dist/src/core/approvals.js');
       const integ = await import('../dist/src/integrations/index.js');
@@ -145,8 +150,8 @@ async function main() {
     if (!answer || typeof answer !== 'object' || Object.keys(answer).length === 0) throw new Error('the server gave no decision');
     process.stdout.write(r.text);
   } catch (e) {
-    const why = (e && e.code) || (e && e.message) || String(e);
-    out(denyAnswer(o.tool, payload, `Roost server at ${server} could not be reached (${why}): denied because approvals are required`));
+    const why = e && e.code ? `could not be reached (${e.code})` : `gave no usable answer (${(e && e.message) || e})`;
+    out(denyAnswer(o.tool, payload, `Roost server at ${server} ${why}: denied because approvals are required`));
   }
 }
 
@@ -155,7 +160,7 @@ main().then(
   (e) => {
     // Last resort: never leave a call that may need approval without an answer.
     try {
-      out(denyAnswer('claude-code', null, `Roost's hook failed (${e && e.message}): denied`));
+      out(denyAnswer(o.tool, null, `Roost's hook failed (${e && e.message}): denied`));
     } catch {}
     process.exit(0);
   },

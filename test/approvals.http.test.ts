@@ -230,6 +230,9 @@ test('the command hook: deny when approvals are required and the server is away;
   const observe = await runHook(['claude-code', '--server', dead, '--observe'], JSON.stringify(fixture('hooks-real-2.1.197/01-SessionStart.json')));
   assert.equal(observe.out, '');
   assert.equal(observe.code, 0);
+  // A payload it cannot read, with approvals on: deny, not a guess.
+  const garbled = await runHook(['claude-code', '--server', dead, '--approvals', 'Bash', '--skip-observe'], '{"hook_event_name": "PreToo');
+  assert.match(JSON.parse(garbled.out).hookSpecificOutput.permissionDecisionReason, /could not read the hook payload/);
   // Gemini CLI and Cursor get their own deny shapes.
   const gem = await runHook(['gemini-cli', '--server', dead, '--approvals', 'all'], JSON.stringify({ hook_event_name: 'BeforeTool', session_id: 'g', tool_name: 'run_shell_command', tool_input: { command: 'ls' } }));
   assert.equal(JSON.parse(gem.out).decision, 'deny');
