@@ -16,6 +16,13 @@ import { need } from './support/env.js';
 import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
 import { SqliteStore } from '../src/storage/index.js';
 
+/** What the page exposes for tests (web/src/board/useBoard.ts). */
+declare global {
+  interface Window {
+    __roostBoards?: Record<string, { connection: string; stats: { reconnects: number; resets: number; duplicates: number } }>;
+  }
+}
+
 const HAVE = chromiumPath() !== null;
 const WHY = 'chromium is not installed (apt-get install chromium, or set ROOST_CHROMIUM)';
 type Server = Roost & { dataDir: string };

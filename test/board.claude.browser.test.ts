@@ -17,6 +17,13 @@ import { chromiumPath, launch } from './support/browser.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { modelStandin, step, text, toolUse, hasResult, offersTool, and, not, type RecordedRequest } from './support/model-standin.js';
 
+/** What the page exposes for tests (web/src/board/useBoard.ts). */
+declare global {
+  interface Window {
+    __roostBoards?: Record<string, { connection: string; stats: { reconnects: number; resets: number; duplicates: number } }>;
+  }
+}
+
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const BUILT = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js')) && existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html'));
 const THREAD = 'crew';
