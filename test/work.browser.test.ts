@@ -145,7 +145,8 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     const agentId = `${space.id}:sess-a1`;
     const agentRow = (p: Page) => p.getByTestId(`agent-${agentId}`);
     await space.report([{ session: 'sess-a1', label: 'fix-login', pane: 'ws1:pane2', origin: 'bridge', mode: 'acceptEdits', state: 'idle' }], true);
-    await within(2000, () => Promise.all([agentRow(owner).waitFor({ timeout: 2000 }), agentRow(editor).waitFor({ timeout: 2000 })]));
+    const appeared = await within(2000, () => Promise.all([agentRow(owner).waitFor({ timeout: 2000 }), agentRow(editor).waitFor({ timeout: 2000 })]));
+    t.diagnostic(`a new agent showed in both browsers ${appeared} ms after the Space reported it`);
     await editor.getByTestId('transcript-title').filter({ hasText: '# planning' }).waitFor();
     assert.equal(await editor.locator('.rail-item.on').getAttribute('data-chat-title'), 'planning', "the new agent did not steal the editor's selection");
     assert.equal(await agentRow(editor).locator('[data-testid=unread]').count(), 1, 'the new chat is marked unread');
@@ -308,7 +309,7 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     assert.equal(await editor.getByTestId('composer').isDisabled(), false);
     const demote = await admin.put(base + `/projects/default/members/${eddieUid}`, { data: { role: 'viewer' }, headers: { origin: base } });
     assert.equal(demote.status(), 200, await demote.text());
-    await within(2000, () => editor.getByTestId('work-role').filter({ hasText: 'viewer' }).waitFor({ timeout: 2000 }));
+    t.diagnostic(`the demotion reached the editor's page in ${await within(2000, () => editor.getByTestId('work-role').filter({ hasText: 'viewer' }).waitFor({ timeout: 2000 }))} ms`);
     await editor.getByTestId('composer-blocked').filter({ hasText: 'Viewers can read' }).waitFor();
     assert.equal(await editor.getByTestId('composer').isDisabled(), true);
     const tryWrite = await editor.evaluate(async (agent) => {
@@ -318,7 +319,7 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     assert.equal(tryWrite, 403);
     const removed = await admin.delete(base + `/projects/default/members/${eddieUid}`, { headers: { origin: base } });
     assert.equal(removed.status(), 200, await removed.text());
-    await within(3000, () => editor.getByTestId('work-revoked').waitFor({ timeout: 3000 }));
+    t.diagnostic(`the removal closed the editor's stream in ${await within(3000, () => editor.getByTestId('work-revoked').waitFor({ timeout: 3000 }))} ms`);
     await owner.getByTestId('presence').getByText('Eddie').waitFor({ state: 'detached' });
     assert.equal((await editor.request.get(base + '/api/v2/snapshot?project=default')).status(), 403);
     await owner.getByTestId(`agent-${agentId}`).click();
