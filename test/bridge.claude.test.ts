@@ -271,7 +271,9 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     // Live tool frames ride the lossy channel: no id, never in the log.
     const liveFrame = await sse.waitFor((f) => f.event === 'live' && JSON.parse(f.data).tool === 'Bash');
     assert.equal(liveFrame.id, undefined);
-    assert.equal((await history(roost)).some((h) => String(h.event.type).startsWith('session.tool')), false);
+    const partial = await sse.waitFor((f) => f.event === 'live' && JSON.parse(f.data).type === 'session.stream' && JSON.parse(f.data).text.includes('Committed'));
+    assert.equal(partial.id, undefined, 'partial text rides the lossy channel too');
+    assert.equal((await history(roost)).some((h) => ['session.tool', 'session.stream'].includes(h.event.type)), false);
     sse.close();
 
     // ---- the connection drops mid-turn (the server restarts): no turn lost or duplicated

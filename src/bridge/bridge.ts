@@ -81,6 +81,9 @@ interface Run {
   closing: boolean;
   /** Tool names by tool_use_id (for the lossy result frames). */
   tools: Map<string, string>;
+  /** Partial text not yet relayed, and the timer that relays it. */
+  partial: string;
+  partialTimer: NodeJS.Timeout | null;
   waiting: Map<string, (outcome: { state: 'allowed' | 'denied'; by: string } | null) => void>;
 }
 
@@ -375,6 +378,8 @@ export class Bridge {
       turn: null,
       closing: false,
       tools: new Map(),
+      partial: '',
+      partialTimer: null,
       waiting: new Map(),
     };
     this.runs.set(id, run);
@@ -406,7 +411,7 @@ export class Bridge {
     const settings = {
       hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: hookCommand(timeoutMs), timeout: Math.ceil(timeoutMs / 1000) + 60 }] }] },
     };
-    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--settings', JSON.stringify(settings)];
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--settings', JSON.stringify(settings)];
     if (resume && run.claudeSid) args.push('--resume', run.claudeSid);
     // The session never sees the bridge's token: with it, a tool call could post its own approval.
     const env: NodeJS.ProcessEnv = { ...process.env, ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${run.id}?k=${this.secret}` };
@@ -497,6 +502,18 @@ export class Bridge {
     void this.client.postOnce('/live', { type: 'session.tool', id: run.id, tool, text: text.slice(0, 4000) }).catch(() => undefined);
   }
 
+  /** Partial text of the main conversation, relayed at most every 150 ms as `session.stream` (lossy; each frame carries what is new). */
+  private streamText(run: Run, delta: string): void {
+    run.partial += delta;
+    if (run.partialTimer) return;
+    run.partialTimer = setTimeout(() => {
+      run.partialTimer = null;
+      const text = run.partial;
+      run.partial = '';
+      if (text) void this.client.postOnce('/live', { type: 'session.stream', id: run.id, text: text.slice(0, 4000) }).catch(() => undefined);
+    }, 150);
+  }
+
   private flushTurn(run: Run): void {
     const t = run.turn;
     if (!t) return;
@@ -512,6 +529,9 @@ export class Bridge {
     if (!m || typeof m !== 'object') return;
     const main = !m.parent_tool_use_id;
     switch (m.type) {
+      case 'stream_event':
+        if (main && m.event?.type === 'content_block_delta' && m.event.delta?.type === 'text_delta' && typeof m.event.delta.text === 'string') this.streamText(run, m.event.delta.text);
+        break;
       case 'system':
         if (m.subtype === 'init' && typeof m.session_id === 'string') run.claudeSid = m.session_id;
         break;
