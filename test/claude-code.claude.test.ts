@@ -256,7 +256,8 @@ test('with approvals off, hooks pointing at a server that is not there do not ho
   const r = m2.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_fast');
   assert.equal(r?.content, 'fine', 'the tool ran: an unreachable server blocks nothing when approvals are off');
   console.log(`# session with no hooks: ${base.ms} ms; with Roost's hooks and no server: ${run.ms} ms`);
-  assert.ok(run.ms < base.ms + 3000, `hooks to a missing server cost ${run.ms - base.ms} ms`);
+  // One hook held until its 5 s timeout would already cost more than this; what remains is process starts on a busy machine.
+  assert.ok(run.ms < base.ms + 4000, `hooks to a missing server cost ${run.ms - base.ms} ms`);
 });
 
 test('--command-only (Claude Code before http hooks): the same floor and the same approvals through the command hook alone', async (t) => {
