@@ -25,6 +25,8 @@ export default defineConfig({
       '/state': 'http://127.0.0.1:4319',
       '/health': 'http://127.0.0.1:4319',
       '/reset': 'http://127.0.0.1:4319',
+      // The approvals inbox's API and stream (the page itself is /inbox, served by Vite).
+      '/approvals': 'http://127.0.0.1:4319',
     },
   },
 });
