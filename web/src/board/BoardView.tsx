@@ -8,6 +8,7 @@
 // composer (prompt a session). All of it is plain DOM: native buttons, forms
 // and headings, so it works from the keyboard and reads well aloud.
 
+import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { SESSION_ID_PATTERN as THREAD_OK, SESSION_LIMITS, type Session, type SessionFlavor } from '../../../src/core/sessions.js';
 import { useBoard } from './useBoard.js';
@@ -323,7 +324,13 @@ function StartingRow(props: { p: StartPending; onDismiss: () => void }) {
   );
 }
 
-function SessionCard(props: { s: Session; thread: string; live?: { tool: string; text: string }; onPrompt: (id: string) => void }) {
+// The fold keeps an unchanged session the same object: a card re-renders only when its session changed.
+const SessionCard = memo(
+  SessionCardView,
+  (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread,
+);
+
+function SessionCardView(props: { s: Session; thread: string; live?: { tool: string; text: string }; onPrompt: (id: string) => void }) {
   const { s, thread, live } = props;
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
@@ -548,7 +555,8 @@ function Chat(props: {
   );
 }
 
-function ChatLine(props: { l: ChatEntry }) {
+// Chat entries never change once made: a line renders once, however long the chat grows.
+const ChatLine = memo(function ChatLine(props: { l: ChatEntry }) {
   const l = props.l;
   const who = l.author || 'someone';
   return (
@@ -566,4 +574,4 @@ function ChatLine(props: { l: ChatEntry }) {
       )}
     </li>
   );
-}
+});
