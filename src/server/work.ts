@@ -422,11 +422,19 @@ export class WorkService {
     return { uid: p.uid, name: p.name };
   }
 
-  private needSpace(spaceId: string, p: Principal): SpaceRecord {
+  private async needSpace(spaceId: string, p: Principal): Promise<SpaceRecord> {
+    // Registered on another node a moment ago: read the registry before saying no.
+    if (!this.spaces[spaceId] && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
     const sp = this.spaces[spaceId];
     if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
     if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
     return sp;
+  }
+
+  /** With several nodes: every loaded project caught up with the log (a contribution made elsewhere a moment ago). */
+  private async freshProjects(): Promise<void> {
+    if (!this.store.capabilities.crossNodeWakeups) return;
+    await Promise.all([...this.loaded.values()].filter((b) => 'project' in b.scope).map((b) => b.fresh()));
   }
 
   /** The projects (among those loaded) a Space is contributed to now. */
@@ -663,7 +671,7 @@ export class WorkService {
     const body = await this.body(req);
     const project = this.projectOf(new URL('http://x/?project=' + encodeURIComponent(params.project)));
     const g = await this.access.require(req, project, 'editor');
-    const sp = this.needSpace(textField(body, 'space', WORK_LIMITS.id, true), g);
+    const sp = await this.needSpace(textField(body, 'space', WORK_LIMITS.id, true), g);
     const book = await this.book(project);
     const refusal = book.state.spaces[sp.id]?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
     await this.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.who(g), at: Date.now() }], this.key(req, book.stream, g.uid), refusal);
@@ -685,7 +693,8 @@ export class WorkService {
   };
 
   /** The contribution a Space's report is about: the named project, or its only one. */
-  private reportBook(spaceId: string, body: Record<string, unknown>): Book {
+  private async reportBook(spaceId: string, body: Record<string, unknown>): Promise<Book> {
+    await this.freshProjects();
     const all = this.contributions(spaceId);
     if (typeof body.project === 'string') {
       const b = all.find((x) => (x.scope as { project: string }).project === body.project);
@@ -705,8 +714,8 @@ export class WorkService {
   postAgents = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const body = await this.body(req);
     const p = await this.principal(req);
-    const sp = this.needSpace(params.id, p);
-    const book = this.reportBook(sp.id, body);
+    const sp = await this.needSpace(params.id, p);
+    const book = await this.reportBook(sp.id, body);
     await book.fresh();
     if (!Array.isArray(body.agents) || body.agents.length > 200) throw new HttpError(400, 'bad_request', '"agents" must be a list of at most 200 observations');
     const at = Date.now();
@@ -755,9 +764,10 @@ export class WorkService {
   postExecution = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const body = await this.body(req);
     const p = await this.principal(req);
-    const sp = this.needSpace(params.id, p);
+    const sp = await this.needSpace(params.id, p);
     const cmdId = textField(body, 'command', WORK_LIMITS.id, true);
     // Revocation stops future execution, not the report of one that runs.
+    await this.freshProjects();
     const books = [...this.loaded.values()].filter((b) => 'project' in b.scope && b.state.commands[cmdId]);
     const book = books[0];
     if (!book) throw new HttpError(404, 'not_found', `no such command: ${cmdId}`);
@@ -789,7 +799,7 @@ export class WorkService {
   postTerminal = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const body = await this.body(req);
     const p = await this.principal(req);
-    const sp = this.needSpace(params.id, p);
+    const sp = await this.needSpace(params.id, p);
     const session = textField(body, 'session', WORK_LIMITS.id, true);
     const data = textField(body, 'data', 64 * 1024, true);
     const agent = agentIdOf(sp.id, session);
@@ -811,7 +821,7 @@ export class WorkService {
    */
   getFeed = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const p = await this.principal(req);
-    const sp = this.needSpace(params.id, p);
+    const sp = await this.needSpace(params.id, p);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
     res.write('retry: 1000\n\n');
     const f = { space: sp.id, res, last: '' };

@@ -295,8 +295,17 @@ function CommandMark({ id, model }: { id: string; model: WorkModel }) {
   );
 }
 
+/** Drafts per chat, for this tab: switching chats keeps what was typed. */
+const drafts = new Map<string, string>();
+
 function Composer(props: { conv: Conversation; agent: Agent | null; project: string | null; general: boolean; canWrite: boolean; role: string | null; me: string; model: WorkModel }) {
-  const [text, setText] = useState('');
+  const draftKey = `${props.general ? 'private' : props.project}/${props.conv.id}`;
+  const [text, setTextState] = useState(() => drafts.get(draftKey) ?? '');
+  const setText = (v: string) => {
+    if (v) drafts.set(draftKey, v);
+    else drafts.delete(draftKey);
+    setTextState(v);
+  };
   const [err, setErr] = useState<string | null>(null);
   const { conv, agent } = props;
   const space = agent ? props.model.spaces[agent.space] : null;
