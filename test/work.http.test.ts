@@ -355,6 +355,20 @@ test('role changes apply to open streams at once: a viewer\'s next write fails; 
     await Promise.race([bobLive.ended, new Promise((_, no) => setTimeout(() => no(new Error('live stream stayed open')), 3000))]);
     await live.waitFor((f) => f.event === 'presence' && !JSON.parse(f.data).people.some((p: any) => p.name === 'Bob'));
     assert.equal((await bob.get('/api/v2/snapshot?project=alpha')).status, 403);
+    // A Space acts in a project only while its owner is a member: Bob's contributed Space goes quiet.
+    access.setRole('alpha', 'bob', 'editor');
+    const bobSpace = (await bob.post('/api/v2/spaces', { name: 'bob box' })).json.id;
+    assert.equal((await bob.post('/api/v2/projects/alpha/spaces', { space: bobSpace })).status, 200);
+    assert.equal((await bob.post(`/api/v2/spaces/${bobSpace}/agents`, { agents: [{ session: 'b1', origin: 'bridge' }] })).status, 200);
+    const bobFeed = await openSse(`${s.url}/api/v2/spaces/${bobSpace}/commands`, bob.auth);
+    assert.equal((await client(s.url, 'ann').post('/api/v2/commands', { project: 'alpha', agent: `${bobSpace}:b1`, text: 'for bob' })).status, 200);
+    await bobFeed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 1);
+    access.setRole('alpha', 'bob', null);
+    await bobFeed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 0, 3000, 1);
+    const refused = await bob.post(`/api/v2/spaces/${bobSpace}/agents`, { agents: [{ session: 'b1' }] });
+    assert.equal(refused.status, 403);
+    assert.match(refused.json.message, /no longer a member/);
+    bobFeed.close();
     // History keeps its attribution.
     const chat = (await client(s.url, 'ann').get(`/api/v2/conversations/${encodeURIComponent('agent:' + agent)}?project=alpha`)).json.item;
     assert.equal(chat.messages.find((m: any) => m.text === 'as editor').by.name, 'Bob');

@@ -242,7 +242,7 @@ export class WorkService {
   private spaces: Record<string, SpaceRecord> = {};
   private spacesPos = 0;
   private watchers = new Set<Watcher>();
-  private feeds = new Set<{ space: string; res: ServerResponse; last: string }>();
+  private feeds = new Set<{ space: string; res: ServerResponse; last: string; p: Principal }>();
   private unlisten: (() => void) | null = null;
   private unaccess: (() => void) | null = null;
   readonly access: Access;
@@ -438,9 +438,14 @@ export class WorkService {
   }
 
   /** The projects (among those loaded) a Space is contributed to now. */
-  private contributions(spaceId: string): Book[] {
+  private contributions(spaceId: string, p?: Principal): Book[] {
     const out: Book[] = [];
-    for (const b of this.loaded.values()) if ('project' in b.scope && b.state.spaces[spaceId]?.contributed) out.push(b);
+    for (const b of this.loaded.values()) {
+      if (!('project' in b.scope) || !b.state.spaces[spaceId]?.contributed) continue;
+      // A Space acts in a project only while its owner is a member there (and a token only in its own project).
+      if (p && this.access.roleIn(p, b.scope.project) === null) continue;
+      out.push(b);
+    }
     return out;
   }
 
@@ -693,9 +698,10 @@ export class WorkService {
   };
 
   /** The contribution a Space's report is about: the named project, or its only one. */
-  private async reportBook(spaceId: string, body: Record<string, unknown>): Promise<Book> {
+  private async reportBook(spaceId: string, body: Record<string, unknown>, p: Principal): Promise<Book> {
     await this.freshProjects();
-    const all = this.contributions(spaceId);
+    const all = this.contributions(spaceId, p);
+    if (all.length === 0 && this.contributions(spaceId).length > 0) throw new HttpError(403, 'forbidden', 'you are no longer a member of the project this Space is contributed to');
     if (typeof body.project === 'string') {
       const b = all.find((x) => (x.scope as { project: string }).project === body.project);
       if (!b) throw new HttpError(409, 'conflict', `this Space is not contributed to project ${body.project} (or was revoked)`);
@@ -715,7 +721,7 @@ export class WorkService {
     const body = await this.body(req);
     const p = await this.principal(req);
     const sp = await this.needSpace(params.id, p);
-    const book = await this.reportBook(sp.id, body);
+    const book = await this.reportBook(sp.id, body, p);
     await book.fresh();
     if (!Array.isArray(body.agents) || body.agents.length > 200) throw new HttpError(400, 'bad_request', '"agents" must be a list of at most 200 observations');
     const at = Date.now();
@@ -774,6 +780,8 @@ export class WorkService {
     const c = book.state.commands[cmdId];
     const a = book.state.agents[c.agent];
     if (a.space !== sp.id) throw new HttpError(403, 'forbidden', 'that command is addressed to an agent of another Space');
+    const inProject = (book.scope as { project: string }).project;
+    if (this.access.roleIn(p, inProject) === null) throw new HttpError(403, 'forbidden', `you are no longer a member of project "${inProject}"; this Space cannot report there`);
     const kind = body.event;
     const types: Record<string, string> = { started: 'execution.started', blocked: 'execution.blocked', resumed: 'execution.resumed', output: 'execution.output', finished: 'execution.finished' };
     if (typeof kind !== 'string' || !types[kind]) throw new HttpError(400, 'bad_request', '"event" is one of started, blocked, resumed, output, finished');
@@ -824,15 +832,15 @@ export class WorkService {
     const sp = await this.needSpace(params.id, p);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
     res.write('retry: 1000\n\n');
-    const f = { space: sp.id, res, last: '' };
+    const f = { space: sp.id, res, last: '', p };
     this.feeds.add(f);
     res.on('close', () => this.feeds.delete(f));
     this.pushFeed(f);
   };
 
-  private dueFor(space: string): unknown[] {
+  private dueFor(space: string, p: Principal): unknown[] {
     const out: unknown[] = [];
-    for (const b of this.contributions(space)) {
+    for (const b of this.contributions(space, p)) {
       const project = (b.scope as { project: string }).project;
       for (const c of dueCommands(b.state, space)) {
         const a = b.state.agents[c.agent];
@@ -842,8 +850,8 @@ export class WorkService {
     return out;
   }
 
-  private pushFeed(f: { space: string; res: ServerResponse; last: string }): void {
-    const data = JSON.stringify({ commands: this.dueFor(f.space) });
+  private pushFeed(f: { space: string; res: ServerResponse; last: string; p: Principal }): void {
+    const data = JSON.stringify({ commands: this.dueFor(f.space, f.p) });
     if (data === f.last) return;
     f.last = data;
     f.res.write(`event: commands\ndata: ${data}\n\n`);
@@ -898,6 +906,7 @@ export class WorkService {
       } else w.write(lossy('role', { project, role }));
     }
     this.pushPresence(project);
+    this.pushFeeds();
   }
 
   private async body(req: IncomingMessage): Promise<Record<string, unknown>> {
