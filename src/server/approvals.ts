@@ -198,11 +198,13 @@ export class ApprovalService {
     const now = Date.now();
     const due = dueToExpire(this.state, now);
     try {
-      if (due.length) {
-        await this.store.append(
-          this.stream,
-          due.map((id) => ({ type: 'approval.expired', body: JSON.stringify({ type: 'approval.expired', id, ts: now }) })),
-        );
+      // Every node's timer fires at the deadline; the key makes the expiry one
+      // event in the log whichever node writes it first (the fold would ignore
+      // a second one anyway: the first outcome wins).
+      for (const id of due) {
+        await this.store.append(this.stream, [{ type: 'approval.expired', body: JSON.stringify({ type: 'approval.expired', id, ts: now }) }], {
+          idempotencyKey: `${this.stream}:expired:${id}`,
+        });
       }
     } catch (e) {
       console.error('roost: expiring approvals failed', e);

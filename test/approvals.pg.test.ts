@@ -1,0 +1,82 @@
+// Approvals on two nodes sharing one PostgreSQL database: a tool call held on
+// one node is released by a decision made on the other (the wake-up comes
+// from the log, not from the decision handler); two people deciding at once
+// on different nodes get one winner and one 409; expiry is logged once.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { child, type ChildServer } from './support/server.js';
+import { need } from './support/env.js';
+import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
+
+const reachable = await pgReachable();
+const PRE_BASH = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code', 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8'));
+
+async function postJson(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, json: await r.json() };
+}
+
+async function pendingOn(url: string): Promise<any[]> {
+  return ((await (await fetch(url + '/approvals')).json()) as any).pending;
+}
+
+async function until<T>(f: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+describe('approvals on two nodes', { timeout: 90_000 }, () => {
+  const db = freshSchema('roost_approvals');
+  let a: ChildServer;
+  let b: ChildServer;
+  before(async () => {
+    if (!reachable) return;
+    [a, b] = await Promise.all([child({ args: ['--db', db.url] }), child({ args: ['--db', db.url] })]);
+  });
+  after(async () => {
+    for (const s of [a, b]) await s?.stop('SIGKILL');
+    if (reachable) await db.drop();
+  });
+
+  test('held on node A, decided on node B: A answers; concurrent decisions on both nodes have one winner', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const held = postJson(`${a.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, PRE_BASH);
+    const [p] = await until(async () => {
+      const l = await pendingOn(b.url);
+      return l.length ? l : undefined;
+    });
+    // Two people, two nodes, the same moment.
+    const [x, y] = await Promise.all([
+      postJson(`${a.url}/approvals/${p.id}/decision`, { decision: 'allow', by: 'ann' }),
+      postJson(`${b.url}/approvals/${p.id}/decision`, { decision: 'deny', by: 'ben' }),
+    ]);
+    assert.deepEqual([x.status, y.status].sort(), [200, 409], 'one winner, one conflict');
+    const winner = x.status === 200 ? x.json.approval : y.json.approval;
+    const answer = (await held).json.hookSpecificOutput;
+    assert.equal(answer.permissionDecision, winner.status === 'allowed' ? 'allow' : 'deny', 'the hook got the winning decision');
+    assert.match(answer.permissionDecisionReason, new RegExp(`by ${winner.decidedBy}`));
+    // Both nodes folded the same outcome.
+    for (const n of [a, b]) {
+      const got = await until(async () => (((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any).status !== 'pending' ? ((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any) : undefined));
+      assert.equal(got.decidedBy, winner.decidedBy);
+    }
+  });
+
+  test('a window that passes with both nodes up is expired once, and the hook is denied', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const r = await postJson(`${b.url}/hooks/claude-code?approvals=all&window=1500&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_exp' });
+    assert.equal(r.json.hookSpecificOutput.permissionDecision, 'deny');
+    assert.match(r.json.hookSpecificOutput.permissionDecisionReason, /No decision in Roost within 1500ms/);
+    await new Promise((ok) => setTimeout(ok, 500));
+    const rows = await sql<{ n: string }>(`select count(*)::text as n from ${db.schema}.events where stream = 'approvals' and type = 'approval.expired'`);
+    assert.equal(rows[0].n, '1', 'both nodes’ timers fired; the expiry is in the log once');
+  });
+});
