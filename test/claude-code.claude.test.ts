@@ -287,3 +287,36 @@ test('--command-only (Claude Code before http hooks): the same floor and the sam
     await model.close();
   }
 });
+
+test('a background subagent still running when the session stops: the session is not done until the helper is', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+  const setup = claudeSetup('bg');
+  install(setup.project, roost.url);
+  const model = await modelStandin([
+    step(toolUse('Agent', { description: 'slow check', prompt: 'SUBTASK: slow check', subagent_type: 'general-purpose', run_in_background: true }, 'toolu_bg'), not(firstUserIncludes('SUBTASK'))),
+    // The helper's first turn is slow, so the session's turn ends while it runs.
+    step({ ...toolUse('Bash', { command: 'echo bg-done', description: 'slow' }, 'toolu_bg_sub'), delayMs: 3000 }, and(firstUserIncludes('SUBTASK'), not(hasResult('toolu_bg_sub')))),
+    step(text('sub finished'), hasResult('toolu_bg_sub')),
+    step(text('Started it in the background.'), and(hasResult('toolu_bg'), not(firstUserIncludes('SUBTASK')))),
+  ]);
+  try {
+    const run = await runClaude(setup, model.url, 'check slowly');
+    assert.equal(run.code, 0, run.stderr);
+    const sid = run.messages.find((m) => m.type === 'system' && m.subtype === 'init')?.session_id;
+    const session = `claude-code:${sid}`;
+    const events = (await roost.store.read('floor', 0, 10_000)).map((e) => JSON.parse(e.body));
+    const who = (e: any) => (typeof e.agent === 'string' ? e.agent : e.agent?.id);
+    const helper = events.find((e) => e.type === 'join' && e.parent === session)?.agent.id;
+    assert.ok(helper, 'the background subagent is a helper of the session');
+    const waiting = events.findIndex((e) => who(e) === session && e.status === 'working' && String(e.activity).startsWith('Waiting for background work: 1 helper'));
+    const helperDone = events.findIndex((e) => who(e) === helper && e.status === 'done');
+    const sessionDone = events.findIndex((e) => who(e) === session && e.status === 'done');
+    assert.ok(waiting >= 0, 'the Stop left the session working, waiting for its helper');
+    assert.ok(helperDone > waiting, 'the helper finished after the session’s turn ended');
+    assert.ok(sessionDone > helperDone, 'the session was done only once its helper was');
+    assert.equal(events[sessionDone].activity, 'Finished (background work done)');
+  } finally {
+    await model.close();
+  }
+});
