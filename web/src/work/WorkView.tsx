@@ -378,7 +378,7 @@ function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agen
         <dt>State</dt>
         <dd data-testid="agent-state" data-state={agent.state}>
           {agent.state}
-          {x?.state === 'blocked' && <span data-testid="agent-blocked"> (blocked: {x.blockedOn})</span>}
+          {x?.state === 'blocked' && <span data-testid="agent-blocked"> on {x.blockedOn}</span>}
         </dd>
         <dt>Mode</dt>
         <dd data-testid="agent-mode">
