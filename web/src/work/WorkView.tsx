@@ -166,7 +166,7 @@ export function WorkView() {
             </button>
           ))}
           <h2>Agents</h2>
-          {agents.length === 0 && <p class="muted small">No agent yet. Contribute a Space (roost bridge) to this project.</p>}
+          {agents.length === 0 && <p class="muted small">No agent yet. Run roost space on your machine and contribute it here.</p>}
           {agents.map((a) => {
             const c = proj.model.conversations[a.conversation];
             const on = sel?.kind === 'conv' && sel.id === a.conversation;
@@ -451,7 +451,7 @@ function SpacesBox({ project, model, me, role, tick }: { project: string; model:
   return (
     <div class="spaces" data-testid="spaces">
       <h2>Spaces</h2>
-      {rows.size === 0 && <p class="muted small">Run roost bridge on your machine to add your Space.</p>}
+      {rows.size === 0 && <p class="muted small">Run roost space on your machine to add your Space.</p>}
       {[...rows.values()].map((s) => (
         <div class="space-row" key={s.id} data-testid={`space-${s.id}`} data-contributed={String(s.contributed)}>
           <span class="rail-label">
