@@ -113,6 +113,29 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.deepEqual(await s.append(st, [ev(3)]), { first: 3, last: 3, duplicate: false }, 'positions go on without a gap after a failure');
       await assert.rejects(s.append(st, []), 'an empty append is refused');
       assert.equal(await s.head(st), 3);
+      // A bad request among keyed ones (new key, repeated key) in one turn: the keys still hold.
+      const k1 = `k-${run}-${++n}`;
+      const k2 = `k-${run}-${++n}`;
+      await s.append(st, [ev(4)], { idempotencyKey: k1 });
+      const turn = [
+        s.append(st, [ev('k1 again')], { idempotencyKey: k1 }),
+        s.append(st, [{ type: 'note', body: undefined as unknown as string }]),
+        s.append(st, [ev(5)], { idempotencyKey: k2 }),
+        s.append(st, [ev('k2 again')], { idempotencyKey: k2 }),
+        s.append(fresh('atomic-other'), [ev('other stream')]),
+      ];
+      const settled = await Promise.allSettled(turn);
+      assert.deepEqual(
+        settled.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')),
+        [
+          { first: 4, last: 4, duplicate: true },
+          'rejected',
+          { first: 5, last: 5, duplicate: false },
+          { first: 5, last: 5, duplicate: true },
+          { first: 1, last: 1, duplicate: false },
+        ],
+      );
+      assert.deepEqual((await s.read(st, 3)).map((e) => JSON.parse(e.body).tag), [4, 5]);
     });
 
     test('read returns entries after a position, ascending, at most limit', async () => {
