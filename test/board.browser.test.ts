@@ -121,6 +121,8 @@ describe('the fleet board in the browser', () => {
 
     // Both see the request waiting for the bridge (it is on the thread's stream), named by who asked.
     for (const p of [ana, bob]) await p.getByTestId(`starting-${id}`).getByText('Ana asked to start “fix-login”').waitFor();
+    // No bridge follows this thread in this test (the test plays it): the request says it waits for one.
+    await ana.getByTestId(`starting-${id}`).getByText('No bridge follows this thread yet').waitFor();
 
     // The bridge spawns it and says what it does.
     assert.equal((await bridge(server.url, thread, [
@@ -293,11 +295,18 @@ describe('the fleet board in the browser', () => {
     }
   });
 
-  test('a refused start request says why, to everyone', async (t: TestContext) => {
+  test('bridge presence, and a refused start request that says why, to everyone', async (t: TestContext) => {
     if (!need(t, HAVE, WHY)) return;
     const th = 'refusals';
     const page = await openBoard(anaB, server.url, th, 'Ana');
     const other = await openBoard(bobB, server.url, th, 'Bob');
+    // Nobody runs sessions for this thread yet, and the page says so.
+    await page.getByTestId('bridge-presence').getByText('No bridge follows this thread').waitFor();
+    // A bridge follows the thread (its stream says `Roost-Client: bridge`): both pages see it come.
+    const follow = new AbortController();
+    const followed = await fetch(`${server.url}/threads/${th}/sessions/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
+    assert.equal(followed.status, 200);
+    for (const p of [page, other]) await p.getByTestId('bridge-presence').getByText('Bridge connected').waitFor();
     await page.getByRole('button', { name: 'New session' }).click();
     await page.getByLabel('Name', { exact: true }).fill('outside');
     await page.getByLabel('Root', { exact: true }).fill('../../etc');
@@ -315,6 +324,9 @@ describe('the fleet board in the browser', () => {
     await other.close();
     await page.getByRole('button', { name: 'Dismiss “outside”' }).click();
     await page.getByTestId(`starting-${id}`).waitFor({ state: 'detached' });
+    // The bridge goes away: the page says so again.
+    follow.abort();
+    await page.getByTestId('bridge-presence').getByText('No bridge follows this thread').waitFor();
     await page.close();
   });
 
@@ -364,7 +376,12 @@ describe('the fleet board in the browser', () => {
       { type: 'session.spawn', id: 'old', session: 'flaky-ci', flavor: 'scoped', root: '~/src/payments', by: 'Ana' },
       { type: 'session.end', id: 'old', reason: 'closed' },
     ]);
+    // The workstation bridge that runs these sessions follows the thread.
+    const follow = new AbortController();
+    await fetch(`${server.url}/threads/${th}/sessions/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
+    t.after(() => follow.abort());
     const page = await openBoard(anaB, server.url, th, 'Ana');
+    await page.getByTestId('bridge-presence').getByText('Bridge connected').waitFor();
     await card(page, 'ledger').getByTestId('approval-q1').waitFor();
     await waitChat(page, 10);
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());

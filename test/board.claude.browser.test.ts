@@ -130,6 +130,8 @@ test('two members run a real Claude Code session from the board: start, prompt, 
   cleanup.push(() => anaB.close(), () => bobB.close());
   const [ana, bob] = await Promise.all([openBoard(anaB, roost.url, 'Ana'), openBoard(bobB, roost.url, 'Bob')]);
 
+  for (const p of [ana, bob]) await p.getByTestId('bridge-presence').getByText('Bridge connected').waitFor();
+
   // Ana starts a scoped session from the composer.
   await ana.getByRole('button', { name: 'New session' }).click();
   await ana.getByLabel('Name', { exact: true }).fill('fix-login');

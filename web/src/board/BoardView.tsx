@@ -82,6 +82,12 @@ export function BoardView() {
           {CONNECTION_TEXT[client.connection]}
         </div>
         <ThreadPicker thread={thread} />
+        {client.bridges !== null && (
+          <p class={`presence${client.bridges === 0 ? ' none' : ''}`} data-testid="bridge-presence" data-count={client.bridges} title="Workstation bridges following this thread: they start and run its sessions">
+            <span class="dot" aria-hidden="true" />
+            {client.bridges === 0 ? 'No bridge follows this thread' : client.bridges === 1 ? 'Bridge connected' : `${client.bridges} bridges connected`}
+          </p>
+        )}
         <NameField />
         <p class="board-summary" data-testid="board-summary">
           {open.length} open session{open.length === 1 ? '' : 's'}
@@ -116,7 +122,7 @@ export function BoardView() {
           {unsettled.length > 0 && (
             <ul class="starting" aria-label="Start requests">
               {unsettled.map((p) => (
-                <StartingRow key={p.id} p={p} onDismiss={() => setDismissed((d) => new Set(d).add(p.id))} />
+                <StartingRow key={p.id} p={p} noBridge={client.bridges === 0} onDismiss={() => setDismissed((d) => new Set(d).add(p.id))} />
               ))}
             </ul>
           )}
@@ -291,7 +297,7 @@ function StartForm(props: { thread: string; onDone: () => void }) {
   );
 }
 
-function StartingRow(props: { p: StartPending; onDismiss: () => void }) {
+function StartingRow(props: { p: StartPending; noBridge: boolean; onDismiss: () => void }) {
   const { p } = props;
   // The request is on the stream; how long it has waited is this page's own
   // reckoning (a page opened later starts counting when it sees the request).
@@ -313,7 +319,7 @@ function StartingRow(props: { p: StartPending; onDismiss: () => void }) {
         ) : (
           <>
             {p.by ? `${p.by} asked to start` : 'Starting'} “{p.name}”… waiting for the workstation bridge.
-            {slow && ' Nothing yet: is roost bridge running for this thread?'}
+            {props.noBridge ? ' No bridge follows this thread yet: it starts when one connects (roost bridge).' : slow && ' Nothing yet: is roost bridge running for this thread?'}
           </>
         )}
       </span>

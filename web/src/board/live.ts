@@ -75,6 +75,11 @@ export class SessionsClient {
   readonly requests = new Map<string, { session: string; by: string; refused: string }>();
   /** The latest lossy frame per session (`event: live`: tool output, partial text); never folded, never replayed. */
   readonly live = new Map<string, { type: string; tool: string; text: string; ts: number }>();
+  /**
+   * How many workstation bridges follow this thread (presence, from the GET,
+   * the snapshot and `live` frames; never stored); null until the server says.
+   */
+  bridges: number | null = null;
   /** Called after frames were folded or the connection changed (batched: at most once per tick). */
   onChange: () => void = () => {};
 
@@ -107,7 +112,7 @@ export class SessionsClient {
   }
 
   /** Asks the server whether this board is open to us; sets `denied` (401/403) and returns the answer when it is. */
-  private async probe(): Promise<{ epoch?: unknown; position?: unknown } | null> {
+  private async probe(): Promise<{ epoch?: unknown; position?: unknown; bridges?: unknown } | null> {
     try {
       const r = await fetch(this.withQuery(this.url, {}), { headers: { accept: 'application/json' } });
       if (r.status === 401 || r.status === 403) {
@@ -125,7 +130,9 @@ export class SessionsClient {
         this.denied = '';
         this.changed();
       }
-      return (await r.json()) as { epoch?: unknown; position?: unknown };
+      const b = (await r.json()) as { epoch?: unknown; position?: unknown; bridges?: unknown };
+      this.noteBridges(b.bridges);
+      return b;
     } catch {
       return null; // unreachable: the stream's own retries say so
     }
@@ -236,7 +243,7 @@ export class SessionsClient {
   }
 
   private onSnapshot(e: MessageEvent): void {
-    let d: { epoch: string; position: number; reset: boolean; state: SessionsState };
+    let d: { epoch: string; position: number; reset: boolean; state: SessionsState; bridges?: unknown };
     try {
       d = JSON.parse(e.data as string);
     } catch {
@@ -244,6 +251,7 @@ export class SessionsClient {
     }
     this.state = d.state && Array.isArray(d.state.sessions) ? d.state : emptySessions();
     this.stats.snapshots++;
+    this.noteBridges(d.bridges);
     if (d.reset || (this.based && d.epoch !== this.epoch)) {
       // Our place in the log is gone (another database, or too far behind):
       // the board is replaced and the chat restarts from here.
@@ -320,11 +328,21 @@ export class SessionsClient {
     if (this.requests.size > 200) this.requests.delete(this.requests.keys().next().value as string);
   }
 
+  private noteBridges(n: unknown): void {
+    if (typeof n !== 'number' || !Number.isFinite(n) || n === this.bridges) return;
+    this.bridges = Math.max(0, n);
+    this.changed();
+  }
+
   private onLive(e: MessageEvent): void {
-    let f: { type?: unknown; id?: unknown; tool?: unknown; text?: unknown; ts?: unknown };
+    let f: { type?: unknown; id?: unknown; tool?: unknown; text?: unknown; ts?: unknown; count?: unknown };
     try {
       f = JSON.parse(e.data as string);
     } catch {
+      return;
+    }
+    if (f.type === 'bridges') {
+      this.noteBridges(f.count);
       return;
     }
     if (typeof f.id !== 'string' || !this.state.sessions.some((s) => s.id === f.id && s.state !== 'ended')) return;
