@@ -900,7 +900,7 @@ export class WorkService {
       if (role === null) {
         this.watchers.delete(w);
         const sock = w.res.socket;
-        if (!sock || sock.destroyed) continue;
+        if (!sock || sock.destroyed || !sock.writable) continue;
         sock.end(`event: error\ndata: ${JSON.stringify({ reason: `you are no longer a member of project "${project}"` })}\n\n`);
         setTimeout(() => sock.destroy(), 200).unref();
       } else w.write(lossy('role', { project, role }));
