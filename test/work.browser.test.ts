@@ -325,6 +325,19 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     await owner.getByTestId(`agent-${agentId}`).click();
     const ownerTexts = await texts(owner);
     assert.ok(ownerTexts.some((x) => x.startsWith('Eddie') && x.includes('fix the login redirect')), 'history keeps Eddie as the author');
+    // General Chat is usable before any project: a new account with none.
+    const nina = await admin.post(base + '/users', { data: { login: 'nina', name: 'Nina', password: PASSWORD }, headers: { origin: base } });
+    assert.equal(nina.status(), 201);
+    const ninaCtx = await browser.newContext();
+    const np = await ninaCtx.newPage();
+    assert.equal((await np.request.post(base + '/auth/login', { data: { login: 'nina', password: PASSWORD } })).status(), 200);
+    await np.goto(base + '/work');
+    await np.getByText('You are in no project yet').waitFor();
+    await np.getByTestId('chat-general').click();
+    await np.getByTestId('composer').fill('first thoughts, before any project');
+    await np.getByTestId('send').click();
+    await np.getByTestId('transcript').getByText('first thoughts, before any project').waitFor();
+    assert.equal(await np.getByText('hunter2').count(), 0);
     for (const p of [owner, editor]) assert.deepEqual((p as any).errors, [], 'no page errors');
     space.feed?.close();
   } finally {

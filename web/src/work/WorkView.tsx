@@ -155,9 +155,10 @@ export function WorkView() {
             General Chat
             {general && unread('private/general', general) && sel?.kind !== 'general' && <span class="unread" data-testid="unread" aria-label="unread" />}
           </button>
+          {!project && <p class="muted small">You are in no project yet. General Chat is yours already.</p>}
           <h2>
             Conversations
-            {canWrite && !live.closed && <NewConversation project={project!} onMade={(id) => setSel({ kind: 'conv', id })} />}
+            {project && canWrite && !live.closed && <NewConversation project={project} onMade={(id) => setSel({ kind: 'conv', id })} />}
           </h2>
           {humans.map((c) => (
             <button key={c.id} class={`rail-item ${sel?.kind === 'conv' && sel.id === c.id ? 'on' : ''}`} data-testid={`chat-${c.id}`} data-chat-title={c.title} onClick={() => setSel({ kind: 'conv', id: c.id })}>
@@ -181,7 +182,7 @@ export function WorkView() {
               </button>
             );
           })}
-          <SpacesBox project={project!} model={proj.model} me={me.uid} role={role} tick={live.spacesTick} />
+          {project && <SpacesBox project={project} model={proj.model} me={me.uid} role={role} tick={live.spacesTick} />}
         </nav>
         <section class="transcript-pane" aria-label="Transcript">
           {!selConv && <div class="work-empty">Pick a chat on the left.</div>}

@@ -110,6 +110,29 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
   const lastId = useRef<{ project: string | null; id: string | null }>({ project: null, id: null });
   const current = useRef<string | null>(null);
   useEffect(() => {
+    if (project) return;
+    // No project yet (a new account): General Chat alone, on the private stream.
+    current.current = null;
+    const es = new EventSource('/api/v2/events?scope=private');
+    const set = (f: (l: WorkLive) => WorkLive) => {
+      if (current.current !== null) return;
+      ref.current = f(ref.current);
+      setLive(ref.current);
+    };
+    es.addEventListener('snapshot', (e) => set((l) => ({ ...l, priv: fromSnapshot(JSON.parse((e as MessageEvent).data)), conn: 'live' })));
+    es.addEventListener('conversation.changed', (e) => {
+      const d = JSON.parse((e as MessageEvent).data) as { id: string; rev: number };
+      void fetch(`/api/v2/conversations/${encodeURIComponent(d.id)}?scope=private`).then(async (r) => {
+        if (r.ok) {
+          const body = await r.json();
+          set((l) => ({ ...l, priv: merge(l.priv, 'conversation', body) }));
+        }
+      });
+    });
+    es.onerror = () => set((l) => ({ ...l, conn: es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting' }));
+    return () => es.close();
+  }, [project]);
+  useEffect(() => {
     if (!project) return;
     current.current = project;
     const resume = lastId.current.project === project ? lastId.current.id : null;
