@@ -435,3 +435,43 @@ test('one connection per tab: the events stream also carries presence, role, ter
     await s.close();
   }
 });
+
+test('hand-started sessions seen through hooks become trusted-local agents of the Space (roost space --hooks-port)', async () => {
+  const { SpaceConnector } = await import('../src/bridge/space.js');
+  const { readFileSync } = await import('node:fs');
+  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/claude-code/hooks-real-2.1.197/${name}`, import.meta.url), 'utf8'));
+  const s = await workServer(people());
+  const space = new SpaceConnector({ server: s.url, token: 'ann', name: 'ann-box', project: 'alpha', contribute: true, agents: 0, cwd: '.', claude: 'claude', hookPort: 0, log: () => {} });
+  try {
+    await space.start();
+    const hook = (body: unknown) => fetch(space.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const start = fixture('01-SessionStart.json');
+    assert.equal((await hook(start)).status, 200);
+    await hook(fixture('02-UserPromptSubmit.json'));
+    const bob = client(s.url, 'bob');
+    const agentId = `${space.id}:${start.session_id}`;
+    const seen = async (pred: (a: any) => boolean) => {
+      for (let i = 0; i < 50; i++) {
+        const a = (await bob.get(`/api/v2/agents/${encodeURIComponent(agentId)}?project=alpha`)).json?.item;
+        if (a && pred(a)) return a;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('agent not as expected');
+    };
+    const a = await seen((x) => x.state === 'working');
+    assert.deepEqual([a.origin, a.trustedLocal, a.callable, a.label, a.mode], ['hook', true, false, 'shop (by hand)', 'default']);
+    const r = await bob.post('/api/v2/commands', { project: 'alpha', agent: agentId, text: 'hi' });
+    assert.equal(r.status, 409);
+    assert.match(r.json.message, /trusted local/);
+    await hook(fixture('11-Stop.json'));
+    await seen((x) => x.state === 'idle');
+    await hook(fixture('12-SessionEnd.json'));
+    const ended = await seen((x) => x.state === 'ended');
+    assert.equal(ended.conversation, a.conversation, 'ending updates the same chat');
+    await hook({ session_id: 'not ok!', hook_event_name: 'SessionStart' });
+    assert.equal((await bob.get('/api/v2/snapshot?project=alpha')).json.agents.length, 1, 'a bad session id is ignored');
+  } finally {
+    await space.stop();
+    await s.close();
+  }
+});

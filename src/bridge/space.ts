@@ -20,6 +20,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { basename } from 'node:path';
 
 export interface SpaceOptions {
   server: string;
@@ -40,6 +42,12 @@ export interface SpaceOptions {
   claudeArgs?: string[];
   /** The environment of the sessions (default: this process's). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Listen on 127.0.0.1:<port> (0: any free port) for Claude Code hook events
+   * of sessions started by hand on this machine; they are reported as
+   * `origin: hook` agents (trusted local). See docs/work.md for the hook line.
+   */
+  hookPort?: number;
   log: (line: string) => void;
 }
 
@@ -63,6 +71,11 @@ export class SpaceConnector {
   private stopped = false;
   private queue: Promise<unknown> = Promise.resolve();
   private following: Promise<void> | null = null;
+  /** Hand-started sessions seen through hooks, by session id. */
+  private hooked = new Map<string, { label: string; cwd: string; mode: string; state: 'idle' | 'working' | 'blocked' }>();
+  private hookServer: Server | null = null;
+  /** Where hand-started sessions' hooks post (set by start when `hookPort` is given). */
+  hookUrl = '';
 
   constructor(private opts: SpaceOptions) {}
 
@@ -109,6 +122,7 @@ export class SpaceConnector {
       if (c.status !== 200 && c.status !== 409) throw new Error(`could not contribute the Space to ${this.opts.project}: ${c.json?.message ?? c.status}`);
     }
     for (let i = 0; i < this.opts.agents; i++) this.launch(`${this.opts.name} #${i + 1}`);
+    if (this.opts.hookPort !== undefined) await this.listenForHooks(this.opts.hookPort);
     // Reconcile before following: the full snapshot ends what this process does not run.
     await this.report(true);
     this.following = this.follow();
@@ -119,7 +133,8 @@ export class SpaceConnector {
   }
 
   private async report(full: boolean): Promise<void> {
-    const body: Record<string, unknown> = { full, agents: [...this.agents.values()].map((a) => this.observation(a)) };
+    const hooked = [...this.hooked].map(([session, h]) => ({ session, label: h.label, cwd: h.cwd, mode: h.mode, state: h.state, origin: 'hook' }));
+    const body: Record<string, unknown> = { full, agents: [...[...this.agents.values()].map((a) => this.observation(a)), ...hooked] };
     if (this.opts.project) body.project = this.opts.project;
     const r = await this.post(`/api/v2/spaces/${this.id}/agents`, body);
     if (r.status !== 200) this.opts.log(`report refused: ${r.json?.message ?? r.status}`);
@@ -259,11 +274,66 @@ export class SpaceConnector {
     }
   }
 
+  /**
+   * Claude Code hook events of hand-started sessions: each becomes (or
+   * updates) a trusted-local agent keyed by its session id. Answers at once
+   * with an empty object (the hook never waits on the server).
+   */
+  private listenForHooks(port: number): Promise<void> {
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => {
+        if (raw.length < 1_000_000) raw += d;
+      });
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        let e: any = null;
+        try {
+          e = JSON.parse(raw);
+        } catch {
+          return;
+        }
+        this.onHook(e);
+      });
+    });
+    this.hookServer = server;
+    return new Promise((ok, fail) => {
+      server.once('error', fail);
+      server.listen(port, '127.0.0.1', () => {
+        this.hookUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+        this.opts.log(`hand-started sessions: point their hooks at ${this.hookUrl}`);
+        ok();
+      });
+    });
+  }
+
+  private onHook(e: any): void {
+    const session = typeof e?.session_id === 'string' ? e.session_id : '';
+    if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(session) || this.agents.has(session) || this.stopped) return;
+    const project = this.opts.project ? { project: this.opts.project } : {};
+    const path = `/api/v2/spaces/${this.id}/agents`;
+    if (e.hook_event_name === 'SessionEnd') {
+      if (!this.hooked.delete(session)) return;
+      void this.post(path, { ...project, agents: [{ session, ended: true, reason: typeof e.reason === 'string' ? `session ended (${e.reason.slice(0, 60)})` : 'session ended' }] });
+      return;
+    }
+    const cwd = typeof e.cwd === 'string' ? e.cwd.slice(0, 900) : '';
+    const prev = this.hooked.get(session);
+    const state = e.hook_event_name === 'Stop' || e.hook_event_name === 'SessionStart' ? 'idle' : e.hook_event_name === 'PermissionRequest' ? 'blocked' : 'working';
+    const h = { label: prev?.label ?? (cwd ? `${basename(cwd)} (by hand)` : 'by hand'), cwd: cwd || prev?.cwd || '', mode: typeof e.permission_mode === 'string' ? e.permission_mode.slice(0, 40) : (prev?.mode ?? ''), state: state as 'idle' | 'working' | 'blocked' };
+    if (prev && prev.state === h.state && prev.mode === h.mode && prev.cwd === h.cwd) return;
+    this.hooked.set(session, h);
+    void this.post(path, { ...project, agents: [{ session, label: h.label, cwd: h.cwd, mode: h.mode, state: h.state, origin: 'hook' }] });
+  }
+
   /** Ends the sessions and reports them ended (their chats stay). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.abort?.abort();
+    this.hookServer?.close();
+    this.hooked.clear();
     const procs = [...this.agents.values()].map((a) => a.proc).filter((p): p is ChildProcess => !!p);
     await Promise.all(
       procs.map(
@@ -287,6 +357,7 @@ export const SPACE_HELP = `roost space: this machine as a Work Space (docs/work.
 usage:
   roost space --server URL --name NAME [--token T] [--project P] [--contribute]
               [--agents 1] [--cwd DIR] [--claude claude] [--permission-mode MODE]
+              [--hooks-port N]   (hand-started Claude Code sessions report here)
 
 Registers the Space (the token's person owns it), optionally contributes it to
 --project, runs --agents Claude Code sessions in --cwd as Work agents, and
@@ -310,6 +381,7 @@ export async function spaceCommand(argv: string[]): Promise<void> {
       cwd: { type: 'string' },
       claude: { type: 'string' },
       'permission-mode': { type: 'string' },
+      'hooks-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -332,6 +404,7 @@ export async function spaceCommand(argv: string[]): Promise<void> {
     cwd: values.cwd ?? process.cwd(),
     claude: values.claude ?? process.env.ROOST_CLAUDE_BIN ?? 'claude',
     claudeArgs: values['permission-mode'] ? ['--permission-mode', values['permission-mode']] : [],
+    hookPort: values['hooks-port'] !== undefined ? Number(values['hooks-port']) : undefined,
     log,
   });
   let stopping = false;
