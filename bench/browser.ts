@@ -12,7 +12,7 @@
 // Internal mode: `--poster <url>` is the load generator (run as a child).
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,6 +138,22 @@ const q = (xs: number[], p: number) => {
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** CPU seconds used so far by every Chromium process of this profile (all its children share the flag). */
+function chromiumCpuSeconds(profile: string): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes(profile)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+    } catch {}
+  }
+  return ticks / 100; // USER_HZ
+}
+
 async function heapMB(page: Page): Promise<number> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('HeapProfiler.enable');
@@ -192,6 +208,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
     // The 30 s frame window, after 15 s of warm-up.
     await sleep(framesOnly ? 5_000 : 15_000);
     await page.evaluate(() => (window as unknown as { __long: number[] }).__long.splice(0));
+    const cpu0 = chromiumCpuSeconds(profile);
     const frames = await page.evaluate(
       (windowMs) =>
         new Promise<{ intervals: number[]; work: number[]; drawWork: number[]; events: number; draws: number }>((done) => {
@@ -225,11 +242,12 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
       windowMs,
     );
     const longTasks = await page.evaluate(() => (window as unknown as { __long: number[] }).__long.splice(0));
+    const cpuPct = ((chromiumCpuSeconds(profile) - cpu0) / (windowMs / 1000)) * 100;
     const slow = frames.intervals.filter((x) => x > 50).length;
     const loadInWindow = loadavg()[0];
     console.error(`bench: frame window done; intervals > 50 ms: ${slow}; long tasks: ${longTasks.length} (max ${fmt(Math.max(0, ...longTasks), 0)} ms)`);
     if (framesOnly) {
-      console.log(JSON.stringify({ median: q(frames.intervals, 0.5), max: Math.max(...frames.intervals), workMedian: q(frames.work, 0.5), workP99: q(frames.work, 0.99), workMax: Math.max(...frames.work), draws: frames.draws, events: frames.events }));
+      console.log(JSON.stringify({ cpuPct, median: q(frames.intervals, 0.5), max: Math.max(...frames.intervals), workMedian: q(frames.work, 0.5), workP99: q(frames.work, 0.99), workMax: Math.max(...frames.work), draws: frames.draws, events: frames.events }));
       return;
     }
     await sleep(Math.max(0, t0 + memA - Date.now()));
@@ -248,6 +266,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
       ['Frame interval, median (rAF to rAF)', `${fmt(q(frames.intervals, 0.5))} ms`, '< 16 ms (60 Hz vsync is 16.7)', q(frames.intervals, 0.5) < 17 ? 'ok' : 'MISS'],
       ['Floor work per frame, median (fold, and draw when due)', `${fmt(q(frames.work, 0.5))} ms`, '< 16 ms', q(frames.work, 0.5) < 16 ? 'ok' : 'MISS'],
       ['Floor work per drawn frame, median / p99 / max', `${fmt(q(frames.drawWork, 0.5))} / ${fmt(q(frames.drawWork, 0.99))} / ${fmt(Math.max(...frames.drawWork))} ms`, '', ''],
+      ['Chromium CPU during the window (all its processes)', `${fmt(cpuPct, 0)} % of one core`, '', ''],
       ['Frame intervals over 50 ms; long tasks (30 s)', `${slow}; ${longTasks.length} (max ${fmt(Math.max(0, ...longTasks), 0)} ms)`, '', ''],
       ['Longest frame interval (30 s)', `${fmt(Math.max(...frames.intervals))} ms`, '< 100 ms', Math.max(...frames.intervals) < 100 ? 'ok' : 'MISS'],
       ['Frames drawn / events folded (30 s)', `${frames.draws} / ${frames.events} (${fmt(frames.events / seconds, 0)} ev/s)`, '200 ev/s', ''],

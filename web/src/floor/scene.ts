@@ -677,7 +677,14 @@ export class FloorScene {
     ctx.clip();
     ctx.drawImage(this.bg, x0, y0, x1 - x0, y1 - y0, x0, y0, x1 - x0, y1 - y0);
     world();
-    for (const r of this.rooms.values()) if (hit(r.x - 14, r.y - 14, r.w + 28, r.h + 28)) this.drawRoomLive(ctx, r, now);
+    for (const r of this.rooms.values()) {
+      if (!hit(r.x - 14, r.y - 14, r.w + 28, r.h + 28)) continue;
+      // Most boxes are a desk cell well inside the room: no halo, no whiteboard there.
+      const inside = rect.x > r.x + 4 && rect.y > r.y + 4 && rect.x + rect.w < r.x + r.w - 4 && rect.y + rect.h < r.y + r.h - 4;
+      const b = this.boardRect(r);
+      const board = hit(b.x, b.y, b.w, b.h);
+      if (board || !inside) this.drawRoomLive(ctx, r, now, !inside, board);
+    }
     // Desks, monitors and name tags: sprites blitted at whole device pixels (a copy, not a resample).
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     for (const v of this.views.values()) {
@@ -825,9 +832,10 @@ export class FloorScene {
     void s;
   }
 
-  private drawRoomLive(ctx: CanvasRenderingContext2D, r: Room, now: number): void {
+  private drawRoomLive(ctx: CanvasRenderingContext2D, r: Room, now: number, halo = true, board = true): void {
+    void now;
     // The attention halo: rooms with a waiting or failed agent are outlined so the eye goes there.
-    if (r.attention) {
+    if (r.attention && halo) {
       const col = r.attention === 'error' ? STATUS_COLOR.error : STATUS_COLOR.waiting;
       // Steady, not pulsing: the halo is repainted piecemeal, and the rings already pulse.
       ctx.strokeStyle = col;
@@ -837,6 +845,7 @@ export class FloorScene {
       ctx.stroke();
       ctx.globalAlpha = 1;
     }
+    if (!board) return;
     // Whiteboard on the top wall.
     const bw = boardWidth(r);
     const bx = r.x + r.w - PAD - bw;
