@@ -25,6 +25,7 @@ import { MAX_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-w
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { StreamFollower, rebuildFrames } from './follower.js';
 
 export const FLOOR_STREAM = 'floor';
 
@@ -64,14 +65,9 @@ function fold(state: FloorState, entry: LogEntry): { name: string; data: string 
 
 export class FloorService {
   state: FloorState = emptyFloor();
-  private pos = 0;
-  private lastSnapshot = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping = false;
-  private reading = false;
-  private readAgain = false;
-  private readDone: Promise<void> = Promise.resolve();
-  private unlisten: (() => void) | null = null;
+  private follower: StreamFollower;
   channel!: LiveChannel;
   readonly stream: string;
 
@@ -80,10 +76,22 @@ export class FloorService {
     private opts: FloorOptions,
   ) {
     this.stream = opts.stream ?? FLOOR_STREAM;
+    this.follower = new StreamFollower(store, this.stream, {
+      apply: (e) => this.applyEntry(e),
+      snapshots: {
+        every: opts.snapshotEvery,
+        body: (position) => JSON.stringify({ position, floor: floorToJSON(this.state) } satisfies SnapshotBody),
+        label: 'snapshot',
+      },
+    });
   }
 
   get position(): number {
-    return this.pos;
+    return this.follower.position;
+  }
+
+  private get pos(): number {
+    return this.follower.position;
   }
 
   /** Loads the newest useful snapshot and folds the rest of the log; fills the replay ring. */
@@ -97,82 +105,33 @@ export class FloorService {
       },
       { ...this.opts.live, epoch },
     );
-    const head = await this.store.head(this.stream);
-    // Prefer a snapshot old enough that the ring can be refilled behind it.
-    const snap =
-      (await this.store.getSnapshot(this.stream, Math.max(0, head - this.opts.live.ringSize))) ??
-      (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(this.stream) : null);
-    if (snap) {
+    this.follower.listen();
+    await this.follower.start(async () => {
+      const head = await this.store.head(this.stream);
+      // Prefer a snapshot old enough that the ring can be refilled behind it.
+      const snap =
+        (await this.store.getSnapshot(this.stream, Math.max(0, head - this.opts.live.ringSize))) ??
+        (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(this.stream) : null);
+      if (!snap) return 0;
       const body = JSON.parse(snap.state) as SnapshotBody;
       this.state = floorFromJSON(body.floor);
-      this.pos = body.position;
-      this.lastSnapshot = body.position;
-    }
-    this.unlisten = this.store.onCommit((stream, h, entries) => {
-      if (stream === this.stream) this.onCommit(h, entries);
+      return body.position;
     });
-    await this.catchUp();
     this.sweepTimer = setInterval(() => void this.sweepIfDue(), this.opts.sweepEveryMs);
     this.sweepTimer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.unlisten?.();
+    const done = this.follower.stop(); // stops hearing commits now
     this.channel?.stop();
-    await this.readDone;
+    await done;
   }
 
-  private onCommit(head: number, entries: LogEntry[] | null): void {
-    if (head <= this.pos) return;
-    if (!this.reading && entries && entries[0].position === this.pos + 1) {
-      for (const e of entries) this.applyEntry(e);
-      return;
-    }
-    void this.catchUp();
-  }
-
-  /** Reads and folds everything after our position (another node's commits, or a gap). */
-  private catchUp(): Promise<void> {
-    if (this.reading) {
-      // One more round after the current one, so a wake-up during a read is not lost.
-      this.readAgain = true;
-      return this.readDone;
-    }
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        do {
-          this.readAgain = false;
-          await this.readAll();
-        } while (this.readAgain);
-      } finally {
-        this.reading = false;
-      }
-    })();
-    return this.readDone;
-  }
-
-  private async readAll(): Promise<void> {
-    for (;;) {
-      const batch = await this.store.read(this.stream, this.pos, 5000);
-      for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
-      if (batch.length < 5000) return;
-    }
-  }
-
+  /** Folds one entry (the follower calls it in position order) and publishes its frame. */
   private applyEntry(entry: LogEntry): void {
     const { name, data } = fold(this.state, entry);
-    this.pos = entry.position;
     this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, name, data) });
-    if (this.pos - this.lastSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
-  }
-
-  private saveSnapshot(): void {
-    const position = this.pos;
-    this.lastSnapshot = position;
-    const body = JSON.stringify({ position, floor: floorToJSON(this.state) });
-    this.store.putSnapshot(this.stream, position, body).catch((e) => console.error('roost: snapshot failed', e));
   }
 
   private snapshotFrame(reset: boolean): Frame {
@@ -198,17 +157,10 @@ export class FloorService {
       pos = body.position;
     }
     if (after - pos > this.opts.maxReplay) return null;
-    const frames: Frame[] = [];
-    while (pos < upTo) {
-      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
-      if (batch.length === 0) break;
-      for (const e of batch) {
-        const { name, data } = fold(state, e);
-        pos = e.position;
-        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, name, data) });
-      }
-    }
-    return frames;
+    return rebuildFrames(this.store, this.stream, { state, position: pos }, after, upTo, (s, e) => {
+      const { name, data } = fold(s, e);
+      return { state: s, bytes: sseFrame(this.store.epoch, e.position, name, data) };
+    });
   }
 
   private async sweepIfDue(): Promise<void> {
@@ -273,7 +225,7 @@ export class FloorService {
     // folded yet (another node acknowledged it a moment ago). Read the log up to
     // it first, so the client is resumed, not reset.
     const id = LiveChannel.parseId((req.headers['last-event-id'] as string | undefined) ?? url.searchParams.get('lastEventId'));
-    if (id && id !== 'invalid' && id.epoch === this.store.epoch && id.position > this.pos) await this.catchUp();
+    if (id && id !== 'invalid' && id.epoch === this.store.epoch && id.position > this.pos) await this.follower.catchUp();
     this.channel.subscribe(req, res, url);
   };
 }
