@@ -36,6 +36,7 @@ import {
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { StreamFollower, rebuildFrames } from './follower.js';
 import { LocalAccess, type Access } from './access.js';
 
 export const APPROVALS_STREAM = 'approvals';
@@ -75,15 +76,10 @@ function fold(state: ApprovalsState, entry: LogEntry): string {
 
 export class ApprovalService {
   state: ApprovalsState = emptyApprovals();
-  private pos = 0;
   private waiters = new Map<string, Set<(a: Approval) => void>>();
-  private positionWaiters: { position: number; wake: () => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private timerAt: number | null = null;
-  private reading = false;
-  private readAgain = false;
-  private readDone: Promise<void> = Promise.resolve();
-  private unlisten: (() => void) | null = null;
+  private follower: StreamFollower;
   private stopped = false;
   channel!: LiveChannel;
   readonly stream: string;
@@ -93,10 +89,16 @@ export class ApprovalService {
     private opts: ApprovalOptions,
   ) {
     this.stream = opts.stream ?? APPROVALS_STREAM;
+    // After every run of folded entries the follower wakes position waiters; then the expiry timer is re-armed.
+    this.follower = new StreamFollower(store, this.stream, { apply: (e) => this.applyEntry(e), afterFold: () => this.arm() });
   }
 
   get position(): number {
-    return this.pos;
+    return this.follower.position;
+  }
+
+  private get pos(): number {
+    return this.follower.position;
   }
 
   async start(): Promise<void> {
@@ -108,53 +110,21 @@ export class ApprovalService {
       },
       { ...this.opts.live, epoch: this.store.epoch },
     );
-    this.unlisten = this.store.onCommit((stream, head, entries) => {
-      if (stream !== this.stream || head <= this.pos) return;
-      if (!this.reading && entries && entries[0].position === this.pos + 1) {
-        for (const e of entries) this.applyEntry(e);
-        this.afterFold();
-        return;
-      }
-      void this.catchUp();
-    });
-    await this.catchUp();
+    this.follower.listen();
+    await this.follower.catchUp();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    this.unlisten?.();
+    const done = this.follower.stop(); // stops hearing commits now
     this.channel?.stop();
-    await this.readDone;
+    await done;
   }
 
-  private catchUp(): Promise<void> {
-    if (this.reading) {
-      this.readAgain = true;
-      return this.readDone;
-    }
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        do {
-          this.readAgain = false;
-          for (;;) {
-            const batch = await this.store.read(this.stream, this.pos, 5000);
-            for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
-            if (batch.length < 5000) break;
-          }
-        } while (this.readAgain);
-      } finally {
-        this.reading = false;
-        this.afterFold();
-      }
-    })();
-    return this.readDone;
-  }
-
+  /** Folds one entry (the follower calls it in position order), publishes its frame, wakes its approval's waiters. */
   private applyEntry(entry: LogEntry): void {
     const data = fold(this.state, entry);
-    this.pos = entry.position;
     this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
     // Wake whoever waits on an approval this entry closed.
     const id = (JSON.parse(entry.body) as { id?: unknown }).id;
@@ -166,16 +136,6 @@ export class ApprovalService {
         for (const w of ws) w(a);
       }
     }
-  }
-
-  /** After folding: wake position waiters, re-arm the expiry timer. */
-  private afterFold(): void {
-    if (this.positionWaiters.length) {
-      const ready = this.positionWaiters.filter((w) => w.position <= this.pos);
-      this.positionWaiters = this.positionWaiters.filter((w) => w.position > this.pos);
-      for (const w of ready) w.wake();
-    }
-    this.arm();
   }
 
   private arm(): void {
@@ -217,11 +177,7 @@ export class ApprovalService {
 
   /** Resolves once this node has folded the stream up to `position`. */
   private folded(position: number): Promise<void> {
-    if (this.pos >= position) return Promise.resolve();
-    return new Promise((wake) => {
-      this.positionWaiters.push({ position, wake });
-      void this.catchUp();
-    });
+    return this.follower.folded(position);
   }
 
   // ------------------------------------------------------------ commands
@@ -306,19 +262,10 @@ export class ApprovalService {
   /** Rebuilds frames (after, upTo] by folding the stream from its start (it is small: a few events per approval). */
   private async replay(after: number, upTo: number): Promise<Frame[] | null> {
     if (upTo > this.opts.maxReplay) return null;
-    const state = emptyApprovals();
-    const frames: Frame[] = [];
-    let pos = 0;
-    while (pos < upTo) {
-      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
-      if (batch.length === 0) break;
-      for (const e of batch) {
-        const data = fold(state, e);
-        pos = e.position;
-        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, 'event', data) });
-      }
-    }
-    return frames;
+    return rebuildFrames(this.store, this.stream, { state: emptyApprovals(), position: 0 }, after, upTo, (state, e) => ({
+      state,
+      bytes: sseFrame(this.store.epoch, e.position, 'event', fold(state, e)),
+    }));
   }
 
   getApprovals = (_req: IncomingMessage, res: ServerResponse, url: URL): void => {
