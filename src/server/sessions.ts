@@ -34,6 +34,7 @@ import {
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { StreamFollower, rebuildFrames } from './follower.js';
 import { DEFAULT_PROJECT, grantOf } from './access.js';
 import { randomBytes } from 'node:crypto';
 import { checkLive, checkRequest } from '../core/session-requests.js';
@@ -103,12 +104,7 @@ function fold(state: SessionsState, entry: LogEntry): { state: SessionsState; da
 /** One thread's board: its fold, its position in the log and its live channel. */
 class Board {
   state: SessionsState = emptySessions();
-  pos = 0;
-  private lastSnapshot = 0;
-  private reading = false;
-  private readAgain = false;
-  private readDone: Promise<void> = Promise.resolve();
-  private positionWaiters: { position: number; wake: () => void }[] = [];
+  private follower: StreamFollower;
   channel: LiveChannel;
 
   constructor(
@@ -125,105 +121,56 @@ class Board {
       },
       { ...opts.live, epoch: store.epoch },
     );
+    this.follower = new StreamFollower(store, stream, {
+      apply: (e) => this.applyEntry(e),
+      snapshots: {
+        every: opts.snapshotEvery,
+        body: (position) => JSON.stringify({ position, state: this.state } satisfies SnapshotBody),
+        label: 'sessions snapshot',
+      },
+    });
+  }
+
+  get pos(): number {
+    return this.follower.position;
   }
 
   /** Loads the newest snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
   start(): Promise<void> {
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        const snap = await this.store.getSnapshot(this.stream);
-        if (snap) {
-          const body = JSON.parse(snap.state) as SnapshotBody;
-          this.state = body.state;
-          this.pos = body.position;
-          this.lastSnapshot = body.position;
-        }
-        await this.readRounds();
-      } finally {
-        this.reading = false;
-        this.wakeWaiters();
-      }
-    })();
-    return this.readDone;
+    return this.follower.start(async () => {
+      const snap = await this.store.getSnapshot(this.stream);
+      if (!snap) return 0;
+      const body = JSON.parse(snap.state) as SnapshotBody;
+      this.state = body.state;
+      return body.position;
+    });
   }
 
+  /** A commit of this board's stream (the service routes them: one listener for every board). */
   onCommit(head: number, entries: LogEntry[] | null): void {
-    if (head <= this.pos) return;
-    if (!this.reading && entries && entries[0].position === this.pos + 1) {
-      for (const e of entries) this.applyEntry(e);
-      this.wakeWaiters();
-      return;
-    }
-    void this.catchUp();
+    this.follower.onCommit(head, entries);
   }
 
   /** Reads and folds everything after our position (another node's commits, or a gap). */
   catchUp(): Promise<void> {
-    if (this.reading) {
-      // One more round after the current one, so a wake-up during a read is not lost.
-      this.readAgain = true;
-      return this.readDone;
-    }
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        await this.readRounds();
-      } finally {
-        this.reading = false;
-        this.wakeWaiters();
-      }
-    })();
-    return this.readDone;
-  }
-
-  private async readRounds(): Promise<void> {
-    do {
-      this.readAgain = false;
-      for (;;) {
-        const batch = await this.store.read(this.stream, this.pos, 5000);
-        for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
-        if (batch.length < 5000) break;
-      }
-    } while (this.readAgain);
+    return this.follower.catchUp();
   }
 
   /** Resolves once this node has folded the stream up to `position`. */
   folded(position: number): Promise<void> {
-    if (this.pos >= position) return Promise.resolve();
-    return new Promise((wake) => {
-      this.positionWaiters.push({ position, wake });
-      void this.catchUp();
-    });
+    return this.follower.folded(position);
   }
 
   /** Catches up with the log's head (commits of other nodes not yet announced). */
-  async fresh(): Promise<void> {
-    if (!this.store.capabilities.crossNodeWakeups) return; // one node: every commit is folded on commit
-    const head = await this.store.head(this.stream);
-    if (head > this.pos) await this.folded(head);
+  fresh(): Promise<void> {
+    return this.follower.fresh();
   }
 
-  private wakeWaiters(): void {
-    if (this.positionWaiters.length === 0) return;
-    const ready = this.positionWaiters.filter((w) => w.position <= this.pos);
-    this.positionWaiters = this.positionWaiters.filter((w) => w.position > this.pos);
-    for (const w of ready) w.wake();
-  }
-
+  /** Folds one entry (the follower calls it in position order) and publishes its frame. */
   private applyEntry(entry: LogEntry): void {
     const r = fold(this.state, entry);
     this.state = r.state;
-    this.pos = entry.position;
     this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', r.data) });
-    if (this.pos - this.lastSnapshot >= this.opts.snapshotEvery) this.saveSnapshot();
-  }
-
-  private saveSnapshot(): void {
-    const position = this.pos;
-    this.lastSnapshot = position;
-    const body = JSON.stringify({ position, state: this.state } satisfies SnapshotBody);
-    this.store.putSnapshot(this.stream, position, body).catch((e) => console.error('roost: sessions snapshot failed', e));
   }
 
   snapshotBody(reset: boolean): string {
@@ -262,18 +209,10 @@ class Board {
       pos = body.position;
     }
     if (after - pos > this.opts.maxReplay) return null;
-    const frames: Frame[] = [];
-    while (pos < upTo) {
-      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
-      if (batch.length === 0) break;
-      for (const e of batch) {
-        const r = fold(state, e);
-        state = r.state;
-        pos = e.position;
-        if (pos > after) frames.push({ position: pos, bytes: sseFrame(this.store.epoch, pos, 'event', r.data) });
-      }
-    }
-    return frames;
+    return rebuildFrames(this.store, this.stream, { state, position: pos }, after, upTo, (st, e) => {
+      const r = fold(st, e);
+      return { state: r.state, bytes: sseFrame(this.store.epoch, e.position, 'event', r.data) };
+    });
   }
 }
 
