@@ -38,6 +38,7 @@ import {
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { StreamFollower, rebuildFrames } from './follower.js';
 import { LocalAccess, atLeast, type Access, type Principal, type Role } from './access.js';
 
 export const WORK_PREFIX = 'work:';
@@ -87,11 +88,7 @@ function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffe
 /** One Work stream folded in memory, with its live channel. */
 class Book {
   state: WorkState = emptyWork();
-  pos = 0;
-  private reading = false;
-  private readAgain = false;
-  private readDone: Promise<void> = Promise.resolve();
-  private waiters: { position: number; wake: () => void }[] = [];
+  private follower: StreamFollower;
   readonly channel: LiveChannel;
   /** Hears every folded entry (the Space command feeds use it). */
   listeners = new Set<(changes: WorkChange[]) => void>();
@@ -106,71 +103,38 @@ class Book {
       { position: () => this.pos, snapshot: (reset) => this.snapshotFrame(reset), replay: (a, u) => this.replay(a, u) },
       { ...opts.live, epoch: store.epoch },
     );
+    this.follower = new StreamFollower(store, stream, { apply: (e) => this.apply(e) });
+  }
+
+  get pos(): number {
+    return this.follower.position;
   }
 
   start(): Promise<void> {
-    return this.catchUp();
+    return this.follower.catchUp();
   }
 
+  /** A commit of this book's stream (the service routes them: one listener for every book). */
   onCommit(head: number, entries: LogEntry[] | null): void {
-    if (head <= this.pos) return;
-    if (!this.reading && entries && entries[0].position === this.pos + 1) {
-      for (const e of entries) this.apply(e);
-      this.wake();
-      return;
-    }
-    void this.catchUp();
+    this.follower.onCommit(head, entries);
   }
 
   catchUp(): Promise<void> {
-    if (this.reading) {
-      this.readAgain = true;
-      return this.readDone;
-    }
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        do {
-          this.readAgain = false;
-          for (;;) {
-            const batch = await this.store.read(this.stream, this.pos, 5000);
-            for (const e of batch) if (e.position === this.pos + 1) this.apply(e);
-            if (batch.length < 5000) break;
-          }
-        } while (this.readAgain);
-      } finally {
-        this.reading = false;
-        this.wake();
-      }
-    })();
-    return this.readDone;
+    return this.follower.catchUp();
   }
 
   folded(position: number): Promise<void> {
-    if (this.pos >= position) return Promise.resolve();
-    return new Promise((wake) => {
-      this.waiters.push({ position, wake });
-      void this.catchUp();
-    });
+    return this.follower.folded(position);
   }
 
-  async fresh(): Promise<void> {
-    if (!this.store.capabilities.crossNodeWakeups) return;
-    const head = await this.store.head(this.stream);
-    if (head > this.pos) await this.folded(head);
+  fresh(): Promise<void> {
+    return this.follower.fresh();
   }
 
-  private wake(): void {
-    if (!this.waiters.length) return;
-    const ready = this.waiters.filter((w) => w.position <= this.pos);
-    this.waiters = this.waiters.filter((w) => w.position > this.pos);
-    for (const w of ready) w.wake();
-  }
-
+  /** Folds one entry (the follower calls it in position order; `pos` is already the entry's, which listeners read). */
   private apply(entry: LogEntry): void {
     const r = applyWork(this.state, parse(entry.body), entry.position);
     this.state = r.state;
-    this.pos = entry.position;
     this.channel.publish({ position: entry.position, bytes: framesOf(this.store.epoch, entry.position, r.changes) });
     if (r.changes.length) for (const l of this.listeners) l(r.changes);
   }
@@ -200,20 +164,10 @@ class Book {
   /** Frames (after, upTo], rebuilt by folding the log from the start (Work streams are small). */
   private async replay(after: number, upTo: number): Promise<Frame[] | null> {
     if (upTo - after > this.opts.maxReplay || upTo > this.opts.maxReplay * 4) return null;
-    let state = emptyWork();
-    let pos = 0;
-    const frames: Frame[] = [];
-    while (pos < upTo) {
-      const batch = await this.store.read(this.stream, pos, Math.min(5000, upTo - pos));
-      if (batch.length === 0) break;
-      for (const e of batch) {
-        const r = applyWork(state, parse(e.body), e.position);
-        state = r.state;
-        pos = e.position;
-        if (pos > after) frames.push({ position: pos, bytes: framesOf(this.store.epoch, pos, r.changes) });
-      }
-    }
-    return frames;
+    return rebuildFrames(this.store, this.stream, { state: emptyWork(), position: 0 }, after, upTo, (state, e) => {
+      const r = applyWork(state, parse(e.body), e.position);
+      return { state: r.state, bytes: framesOf(this.store.epoch, e.position, r.changes) };
+    });
   }
 }
 
