@@ -39,6 +39,7 @@ import type { EventStore, LogEntry } from '../storage/types.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, decide, rememberGrant, type Access, type Grant, type Principal } from './access.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { StreamHub, claimStream, type StreamOwner } from './live.js';
+import { StreamFollower } from './follower.js';
 
 // ------------------------------------------------------------------ secrets
 
@@ -121,36 +122,24 @@ type Stored = Record<string, unknown> & { type: string; ts: number };
 
 export class IdentityService {
   state: IdentityState = emptyIdentity();
-  private pos = 0;
-  private reading = false;
-  private readAgain = false;
-  private readDone: Promise<void> = Promise.resolve();
-  private positionWaiters: { position: number; wake: () => void }[] = [];
   private changeListeners = new Set<(c: IdentityChange) => void>();
-  private unlisten: (() => void) | null = null;
+  private follower: StreamFollower;
 
-  constructor(private store: EventStore) {}
+  constructor(private store: EventStore) {
+    this.follower = new StreamFollower(store, IDENTITY_STREAM, { apply: (e) => this.applyEntry(e) });
+  }
 
   get position(): number {
-    return this.pos;
+    return this.follower.position;
   }
 
   async start(): Promise<void> {
-    this.unlisten = this.store.onCommit((stream, head, entries) => {
-      if (stream !== IDENTITY_STREAM || head <= this.pos) return;
-      if (!this.reading && entries && entries[0].position === this.pos + 1) {
-        for (const e of entries) this.applyEntry(e);
-        this.wake();
-        return;
-      }
-      void this.catchUp();
-    });
-    await this.catchUp();
+    this.follower.listen();
+    await this.follower.catchUp();
   }
 
   stop(): Promise<void> {
-    this.unlisten?.();
-    return this.readDone;
+    return this.follower.stop();
   }
 
   onChange(l: (c: IdentityChange) => void): () => void {
@@ -158,53 +147,18 @@ export class IdentityService {
     return () => this.changeListeners.delete(l);
   }
 
-  private catchUp(): Promise<void> {
-    if (this.reading) {
-      this.readAgain = true;
-      return this.readDone;
-    }
-    this.reading = true;
-    this.readDone = (async () => {
-      try {
-        do {
-          this.readAgain = false;
-          for (;;) {
-            const batch = await this.store.read(IDENTITY_STREAM, this.pos, 5000);
-            for (const e of batch) if (e.position === this.pos + 1) this.applyEntry(e);
-            if (batch.length < 5000) break;
-          }
-        } while (this.readAgain);
-      } finally {
-        this.reading = false;
-        this.wake();
-      }
-    })();
-    return this.readDone;
-  }
-
+  /** Folds one entry (the follower calls it in position order) and tells the change listeners. */
   private applyEntry(entry: LogEntry): void {
     let event: unknown = null;
     try {
       event = JSON.parse(entry.body);
     } catch {}
     const changes = applyIdentity(this.state, event);
-    this.pos = entry.position;
     for (const c of changes) for (const l of this.changeListeners) l(c);
   }
 
-  private wake(): void {
-    if (!this.positionWaiters.length) return;
-    const ready = this.positionWaiters.filter((w) => w.position <= this.pos);
-    this.positionWaiters = this.positionWaiters.filter((w) => w.position > this.pos);
-    for (const w of ready) w.wake();
-  }
-
   private folded(position: number): Promise<void> {
-    if (this.pos >= position) return Promise.resolve();
-    return new Promise((wake) => {
-      this.positionWaiters.push({ position, wake });
-      void this.catchUp();
-    });
+    return this.follower.folded(position);
   }
 
   /**
