@@ -180,16 +180,27 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.deepEqual(await s.append(st, [ev('retry')], { idempotencyKey: key3 }), { first: 5, last: 5, duplicate: false });
     });
 
-    test('idempotency keys hold across two store instances on the same database, also at the same moment', async () => {
+    test('idempotency keys hold across two store instances on the same database', async () => {
       const a = await store();
-      const b = await store();
       const st = fresh('idem2');
       const key = `k-${run}-${++n}`;
-      const r1 = await a.append(st, [ev('from-a')], { idempotencyKey: key });
-      const r2 = await b.append(st, [ev('from-b')], { idempotencyKey: key });
-      assert.deepEqual(r1, { first: 1, last: 1, duplicate: false });
-      assert.deepEqual(r2, { first: 1, last: 1, duplicate: true });
-      // Both at once, several times: exactly one write per key, and both answers agree.
+      assert.deepEqual(await a.append(st, [ev('from-a')], { idempotencyKey: key }), { first: 1, last: 1, duplicate: false });
+      // A second instance (a restarted server, an admin command) honours the first one's keys.
+      const b = await store();
+      assert.deepEqual(await b.append(st, [ev('from-b')], { idempotencyKey: key }), { first: 1, last: 1, duplicate: true });
+      assert.equal(await b.head(st), 1);
+      assert.deepEqual((await b.read(st, 0)).map((e) => JSON.parse(e.body).tag), ['from-a']);
+    });
+
+    test('stores shared by several nodes: the same key on two instances at the same moment is written once', async (t) => {
+      const a = await store();
+      if (!a.capabilities.crossNodeWakeups) {
+        // A single-process store has one writer; a second instance is a restart or an admin command, not a rival.
+        t.skip(`${a.kind} is a single-process store`);
+        return;
+      }
+      const b = await store();
+      const st = fresh('idem3');
       for (let i = 0; i < 5; i++) {
         const k = `k-${run}-${++n}`;
         const [p, q] = await Promise.all([a.append(st, [ev(`a${i}`)], { idempotencyKey: k }), b.append(st, [ev(`b${i}`)], { idempotencyKey: k })]);
@@ -197,8 +208,8 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
         assert.equal(p.last, q.last);
         assert.equal([p, q].filter((r) => !r.duplicate).length, 1, 'exactly one of them wrote');
       }
-      assert.equal(await a.head(st), 6);
-      assert.equal((await b.read(st, 0)).length, 6);
+      assert.equal(await a.head(st), 5);
+      assert.equal((await b.read(st, 0)).length, 5);
     });
 
     test('snapshots: newest, at or before a position, old ones pruned, newest kept', async () => {
