@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/server/app.js';
 
@@ -40,7 +41,17 @@ function tempDir(): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-let nextPort = 43000 + Math.floor(Math.random() * 2000);
+/** A port nobody listens on now (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => ok(p));
+    });
+  });
+}
 
 interface Proc {
   url: string;
@@ -53,7 +64,7 @@ async function waitHealthy(url: string, proc: ChildProcess, path = '/health', ti
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`process exited (${proc.exitCode})`);
     try {
-      const r = await fetch(url + path);
+      const r = await fetch(url + path, { signal: AbortSignal.timeout(2000) });
       if (r.status < 500) return;
     } catch {}
     if (Date.now() > deadline) throw new Error(`${url} did not come up`);
@@ -72,7 +83,7 @@ function stopper(proc: ChildProcess) {
 }
 
 async function roost(dataDir = tempDir(), env: Record<string, string> = {}): Promise<Proc & { startMs: number }> {
-  const port = nextPort++;
+  const port = await freePort();
   const argv = [join(PACKAGE_ROOT, 'bin', 'roost.js'), 'serve', '--port', String(port), '--data', dataDir];
   if (DB) argv.push('--db', DB);
   const t0 = performance.now();
@@ -83,7 +94,7 @@ async function roost(dataDir = tempDir(), env: Record<string, string> = {}): Pro
 }
 
 async function baseline(): Promise<Proc> {
-  const port = nextPort++;
+  const port = await freePort();
   const proc = spawn(process.execPath, [join(BENCH, 'baseline-server.js'), String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   await waitHealthy(url, proc, '/');
