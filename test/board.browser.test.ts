@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { freePort, inProcess, tempDir } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
-import { need } from './support/env.js';
+import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
 import { SqliteStore } from '../src/storage/index.js';
 
@@ -385,7 +385,7 @@ describe('the fleet board in the browser', () => {
     await card(page, 'ledger').getByTestId('approval-q1').waitFor();
     await waitChat(page, 10);
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
-    const dir = join(PACKAGE_ROOT, 'docs', 'img');
+    const dir = screenshotDir(PACKAGE_ROOT);
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, 'board.png') });
     // The nav counts it among the approvals waiting; the inbox lists it, answerable there.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
-import { need } from './support/env.js';
+import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT, type Roost } from '../src/server/index.js';
 import { Demo } from '../src/cli/demo.js';
 
@@ -277,8 +277,8 @@ describe('the floor under prefers-reduced-motion, and its screenshot', () => {
       await shot
         .waitForFunction(() => window.__roost!.scene.planes.filter((p) => !p.brief && Date.now() - p.t0 > 600).length >= 2, null, { timeout: 5_000, polling: 16 })
         .catch(() => {});
-      mkdirSync(join(PACKAGE_ROOT, 'docs', 'img'), { recursive: true });
-      await shot.screenshot({ path: join(PACKAGE_ROOT, 'docs', 'img', 'floor.png') });
+      mkdirSync(screenshotDir(PACKAGE_ROOT), { recursive: true });
+      await shot.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'floor.png') });
       const seen = await shot.evaluate(() => ({ rooms: window.__roost!.scene.rooms.size, agents: window.__roost!.state.agents.size }));
       assert.ok(seen.rooms >= 4 && seen.agents >= 12, `a few teams on the floor: ${JSON.stringify(seen)}`);
     } finally {

@@ -13,3 +13,12 @@ export function need(t: TestContext, ok: boolean, reason: string): boolean {
   t.skip(reason);
   return false;
 }
+
+/**
+ * Where tests write their screenshots: `test-results/` (ignored by git), or
+ * `docs/img/` with ROOST_SCREENSHOTS=docs when the pictures in the docs should
+ * be renewed. A test run never dirties the checkout by itself.
+ */
+export function screenshotDir(root: string): string {
+  return process.env.ROOST_SCREENSHOTS === 'docs' ? `${root}/docs/img` : `${root}/test-results`;
+}
