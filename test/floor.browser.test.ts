@@ -182,6 +182,8 @@ describe('the floor in the browser', () => {
     const [a, b] = [await snap(page), await snap(page2)];
     assert.deepEqual(a, b);
     assert.ok(a.some((x) => x.startsWith('srch-lead|Search|error')));
+    // The header counts are redrawn a few times a second, not per frame: wait for them.
+    await waitFor(page2, `document.querySelector('[data-testid=counts] [data-status=error]')?.getAttribute('data-count') === '1'`);
     assert.equal(await page2.locator('[data-testid=counts] [data-status=error]').getAttribute('data-count'), '1');
     // The leaver walks out, then is removed by the server's sweep in both tabs.
     await waitFor(page, `!window.__roost.state.agents.has('pay-rhea')`, 10_000);
