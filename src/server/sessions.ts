@@ -151,11 +151,6 @@ class Board {
     this.follower.onCommit(head, entries);
   }
 
-  /** Reads and folds everything after our position (another node's commits, or a gap). */
-  catchUp(): Promise<void> {
-    return this.follower.catchUp();
-  }
-
   /** Resolves once this node has folded the stream up to `position`. */
   folded(position: number): Promise<void> {
     return this.follower.folded(position);

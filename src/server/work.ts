@@ -119,10 +119,6 @@ class Book {
     this.follower.onCommit(head, entries);
   }
 
-  catchUp(): Promise<void> {
-    return this.follower.catchUp();
-  }
-
   folded(position: number): Promise<void> {
     return this.follower.folded(position);
   }
