@@ -110,7 +110,9 @@ export interface Roost {
 }
 
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
-  const cfg: RoostConfig = { ...DEFAULTS, ...partial };
+  // An option given as undefined (an unset environment variable) keeps its default.
+  const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<RoostConfig>;
+  const cfg: RoostConfig = { ...DEFAULTS, ...given };
   // Who is calling, and what may they do (docs/security.md): local mode until
   // accounts exist (or `shared`), then people, tokens, projects and roles.
   const identity = new IdentityService(store);

@@ -1,0 +1,44 @@
+// `roost serve` with no environment set runs with the documented defaults:
+// an unset variable must not turn an interval into "as often as possible"
+// (a heartbeat every millisecond to every subscriber) or switch snapshots off.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { child, post } from './support/server.js';
+import { openSse } from './support/sse.js';
+
+test('serve without environment: heartbeats are 15 s apart, and a restart starts from a snapshot', async () => {
+  const env: Record<string, string> = {};
+  for (const k of ['ROOST_HEARTBEAT_MS', 'ROOST_SWEEP_MS', 'ROOST_SNAPSHOT_EVERY']) env[k] = '';
+  const server = await child({ env });
+  try {
+    const sse = await openSse(server.url + '/stream');
+    await sse.waitFor((f) => f.event === 'snapshot');
+    await new Promise((r) => setTimeout(r, 400));
+    sse.close();
+    assert.equal(sse.comments <= 1, true, `no heartbeat storm: ${sse.comments} comments in 400 ms`);
+    // 10,000 events (the default snapshot interval), then a restart: the floor is
+    // the same and was restored from a snapshot (its position is the stream's head).
+    for (let i = 0; i < 50; i++) {
+      const batch = Array.from({ length: 200 }, (_, j) => ({ type: 'status', agent: `a${j % 20}`, activity: `n=${i * 200 + j}` }));
+      assert.equal((await post(server.url, batch)).status, 200);
+    }
+    const before = await (await fetch(server.url + '/state')).json();
+    await server.stop();
+    const db = new Database(join(server.dataDir, 'roost.db'), { readonly: true });
+    const snaps = db.prepare("SELECT position FROM snapshots WHERE stream = 'floor'").all() as { position: number }[];
+    db.close();
+    assert.deepEqual(snaps.map((s) => s.position), [10_000], 'a snapshot every 10,000 events');
+    const again = await child({ env, dataDir: server.dataDir, port: server.port });
+    try {
+      const after = await (await fetch(again.url + '/state')).json();
+      assert.equal(after.position, 10_000);
+      assert.deepEqual(after.agents.map((a: { activity: string }) => a.activity).sort(), before.agents.map((a: { activity: string }) => a.activity).sort());
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await server.stop();
+  }
+});
