@@ -54,7 +54,7 @@ interface SnapshotBody {
 
 /** One entry folded: its frame event name and JSON data (built without re-serializing the stored body). */
 function fold(state: FloorState, entry: LogEntry): { name: string; data: string } {
-  const event = JSON.parse(entry.body) as FloorEvent;
+  const event = (entry.value ?? JSON.parse(entry.body)) as FloorEvent;
   const effects: Effect[] = applyEvent(state, event);
   if (entry.type === SWEEP) {
     const removed = effects.length ? (effects[0] as { agents: string[] }).agents : [];
@@ -190,7 +190,7 @@ export class FloorService {
       const why = checkFloorEvent(items[i]);
       if (why) throw new HttpError(400, 'bad_request', Array.isArray(body) ? `event ${i}: ${why}` : why);
       const e = normalizeFloorEvent(items[i] as Record<string, unknown>, now);
-      events[i] = { type: e.type, body: JSON.stringify(e) };
+      events[i] = { type: e.type, body: JSON.stringify(e), value: e };
     }
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');

@@ -30,6 +30,8 @@ interface Pending {
 }
 
 const SNAPSHOTS_KEPT = 4;
+/** Rows per multi-row INSERT in an append of many events. */
+const INSERT_CHUNK = 40;
 
 const MIGRATIONS = [
   `CREATE TABLE events (
@@ -73,6 +75,7 @@ export class SqliteStore implements EventStore {
   private closed = false;
   private stmts: {
     insert: Database.Statement;
+    insertChunk: Database.Statement;
     head: Database.Statement;
     read: Database.Statement;
     idemGet: Database.Statement;
@@ -96,6 +99,9 @@ export class SqliteStore implements EventStore {
     this.epoch = this.loadEpoch();
     this.stmts = {
       insert: this.db.prepare('INSERT INTO events (stream, position, type, body, at) VALUES (?, ?, ?, ?, ?)'),
+      insertChunk: this.db.prepare(
+        'INSERT INTO events (stream, position, type, body, at) VALUES ' + new Array(INSERT_CHUNK).fill('(?, ?, ?, ?, ?)').join(', '),
+      ),
       head: this.db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?'),
       read: this.db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?'),
       idemGet: this.db.prepare('SELECT stream, first, last FROM idempotency WHERE key = ?'),
@@ -167,10 +173,28 @@ export class SqliteStore implements EventStore {
       }
       const first = this.headOf(p.stream) + 1;
       const entries: LogEntry[] = new Array(p.events.length);
-      for (let i = 0; i < p.events.length; i++) {
+      // Rows go in INSERT_CHUNK at a time (one statement call per chunk, not per row).
+      let i = 0;
+      for (; i + INSERT_CHUNK <= p.events.length; i += INSERT_CHUNK) {
+        const params: unknown[] = new Array(INSERT_CHUNK * 5);
+        for (let j = 0; j < INSERT_CHUNK; j++) {
+          const ev = p.events[i + j];
+          const o = j * 5;
+          params[o] = p.stream;
+          params[o + 1] = first + i + j;
+          params[o + 2] = ev.type;
+          params[o + 3] = ev.body;
+          params[o + 4] = at;
+        }
+        this.stmts.insertChunk.run(params);
+      }
+      for (; i < p.events.length; i++) {
         const ev = p.events[i];
         this.stmts.insert.run(p.stream, first + i, ev.type, ev.body, at);
-        entries[i] = { stream: p.stream, position: first + i, type: ev.type, body: ev.body, at };
+      }
+      for (let k = 0; k < p.events.length; k++) {
+        const ev = p.events[k];
+        entries[k] = { stream: p.stream, position: first + k, type: ev.type, body: ev.body, at, value: ev.value };
       }
       const last = first + p.events.length - 1;
       if (p.key !== undefined) this.stmts.idemPut.run(p.key, p.stream, first, last, at);

@@ -15,6 +15,12 @@ export interface NewEvent {
   type: string;
   /** The event as JSON text; stored and replayed byte for byte. */
   body: string;
+  /**
+   * The same event already parsed, when the caller has it. Never stored: it is
+   * handed to this node's commit listeners so they need not parse `body` again.
+   * Listeners must treat it as read-only.
+   */
+  value?: unknown;
 }
 
 export interface LogEntry {
@@ -24,6 +30,8 @@ export interface LogEntry {
   body: string;
   /** Server time of the append, ms. */
   at: number;
+  /** The parsed event, on entries of this node's own commits (see NewEvent.value). */
+  value?: unknown;
 }
 
 export interface AppendResult {
