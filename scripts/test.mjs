@@ -25,6 +25,16 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// In CI every environment's suites must be there to run (each fails rather than
+// skips when its environment is missing: see test/support/env.ts).
+if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1')) {
+  for (const kind of ['.pg.test.ts', '.browser.test.ts', '.claude.test.ts']) {
+    if (!files.some((f) => f.endsWith(kind))) {
+      console.error(`CI: no ${kind} suite found; the required suites did not run`);
+      process.exit(1);
+    }
+  }
+}
 const r = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
