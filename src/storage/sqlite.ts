@@ -2,9 +2,9 @@
 //
 // Group commit: `append` only queues. The first append of an event-loop turn
 // schedules one flush (setImmediate); the flush writes every queued request in
-// one transaction (each in its own savepoint, so one bad request cannot sink the
-// others), commits once (one fsync), and only then resolves the requests and
-// calls the commit listeners.
+// one transaction, commits once (one fsync), and only then resolves the requests
+// and calls the commit listeners. If the batch fails, it is written again with a
+// savepoint per request, so one bad request cannot sink the others.
 
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
