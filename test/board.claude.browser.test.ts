@@ -6,7 +6,7 @@
 // from his, and Ana closes the session: the worktree goes, the branch stays.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -15,7 +15,9 @@ import { need } from './support/env.js';
 import { inProcess, tempDir } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
-import { modelStandin, step, text, toolUse, hasResult, offersTool, and, not, type RecordedRequest } from './support/model-standin.js';
+import { modelStandin, step, text, toolUse, hasResult, and, not } from './support/model-standin.js';
+import { askedWithBash as asked } from './support/model-standin.js';
+import { until as waitUntil, git } from './support/until.js';
 
 /** What the page exposes for tests (web/src/board/useBoard.ts). */
 declare global {
@@ -28,33 +30,9 @@ const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const BUILT = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js')) && existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html'));
 const THREAD = 'crew';
 
-/** What the member asked last (the last user text that is not a tool result). */
-function lastAsk(req: RecordedRequest): string {
-  const msgs: any[] = req.body?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    const t = (m.content ?? []).filter((b: any) => b?.type === 'text').map((b: any) => b.text).join('');
-    if (t) return t;
-  }
-  return '';
-}
-const asked = (marker: string) => and(offersTool('Bash'), (r: RecordedRequest) => lastAsk(r).includes(marker));
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8' }).trim();
-}
 
-async function until<T>(what: string, f: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 30_000) => waitUntil<T>(what, f, ms);
 
 const cleanup: (() => Promise<void>)[] = [];
 after(async () => {

@@ -3,7 +3,7 @@
 // the scripted model stand-in. Members are told apart by `Roost-Name`.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -13,39 +13,17 @@ import { need } from './support/env.js';
 import { inProcess, freePort, tempDir } from './support/server.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { openSse } from './support/sse.js';
-import { modelStandin, step, text, toolUse, hasResult, offersTool, and, not, toolResults, type RecordedRequest } from './support/model-standin.js';
+import { modelStandin, step, text, toolUse, hasResult, and, not, toolResults } from './support/model-standin.js';
+import { askedWithBash as asked, lastAsk } from './support/model-standin.js';
+import { until as waitUntil, git } from './support/until.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js'));
 const THREAD = 'crew';
 
-/** The text of the last user message that is not a tool result (what the member asked last). */
-function lastAsk(req: RecordedRequest): string {
-  const msgs: any[] = req.body?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i];
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    const t = (m.content ?? []).filter((b: any) => b?.type === 'text').map((b: any) => b.text).join('');
-    if (t) return t;
-  }
-  return '';
-}
-const asked = (marker: string) => and(offersTool('Bash'), (r: RecordedRequest) => lastAsk(r).includes(marker));
 
-async function until<T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 45_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 45_000) => waitUntil<T>(what, f, ms);
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8' }).trim();
-}
 
 interface BridgeProc {
   proc: ChildProcess;

@@ -198,3 +198,19 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
       }),
   };
 }
+
+/** The text of the last user message that is not a tool result (what the member asked last). */
+export function lastAsk(req: RecordedRequest): string {
+  const msgs: any[] = req.body?.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    const t = (m.content ?? []).filter((b: any) => b?.type === 'text').map((b: any) => b.text).join('');
+    if (t) return t;
+  }
+  return '';
+}
+
+/** A request that offers Bash and whose last ask contains `marker`. */
+export const askedWithBash = (marker: string) => and(offersTool('Bash'), (r: RecordedRequest) => lastAsk(r).includes(marker));
