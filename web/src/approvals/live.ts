@@ -1,6 +1,7 @@
-// The browser's side of the approvals stream: one EventSource on
-// /approvals/stream, folded by the shared approvals fold (src/core/approvals.ts),
-// the very code the server folds with. Nothing here interprets an event itself.
+// The browser's side of the approvals stream: the shared live stream
+// (../live/stream.ts) on /approvals/stream, folded by the shared approvals fold
+// (src/core/approvals.ts), the very code the server folds with. Nothing here
+// interprets an event itself.
 //
 // Invariants:
 // - the state is built only by `approvalsFromJSON` (snapshots) and
@@ -12,33 +13,52 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { applyApproval, approvalsFromJSON, emptyApprovals, type ApprovalsJSON, type ApprovalsState } from '../../../src/core/approvals.js';
+import { LiveStream, advance, withLastEventId } from '../live/stream.js';
 
+/** The inbox's connection: live from the first frame of a stream on; it never says `replaying`. */
 export type Connection = 'connecting' | 'live' | 'reconnecting';
-
-function parseId(id: string): { epoch: string; position: number } | null {
-  const m = /^(.+):(\d+)$/.exec(id);
-  return m ? { epoch: m[1], position: Number(m[2]) } : null;
-}
 
 export class ApprovalsClient {
   state: ApprovalsState = emptyApprovals();
-  connection: Connection = 'connecting';
   epoch = '';
   position = 0;
-  private es: EventSource | null = null;
   private listeners = new Set<() => void>();
   private scheduled = false;
-  private retryTimer = 0;
-  private retryMs = 500;
+  private readonly stream: LiveStream;
 
-  constructor(private base = '') {}
+  constructor(base = '') {
+    this.stream = new LiveStream({
+      url: () => withLastEventId(`${base}/approvals/stream`, this.epoch ? `${this.epoch}:${this.position}` : ''),
+      frames: {
+        snapshot: (d: { epoch: string; position: number; state: ApprovalsJSON }) => {
+          this.state = approvalsFromJSON(d.state);
+          this.epoch = d.epoch;
+          this.position = d.position;
+          this.stream.setConnection('live');
+          this.changed();
+        },
+        event: (d: { event: unknown }, key) => {
+          const id = advance(this, key);
+          if (!id) return;
+          applyApproval(this.state, d.event, id.position);
+          this.stream.setConnection('live');
+          this.changed();
+        },
+      },
+      onConnection: () => this.changed(),
+    });
+  }
+
+  get connection(): Connection {
+    return this.stream.connection as Connection; // setConnection('replaying') is never called here
+  }
 
   subscribe(f: () => void): () => void {
     this.listeners.add(f);
-    if (this.listeners.size === 1) this.open();
+    if (this.listeners.size === 1) this.stream.start();
     return () => {
       this.listeners.delete(f);
-      if (this.listeners.size === 0) this.close();
+      if (this.listeners.size === 0) this.stream.stop();
     };
   }
 
@@ -50,53 +70,6 @@ export class ApprovalsClient {
       this.scheduled = false;
       for (const f of this.listeners) f();
     });
-  }
-
-  private open(): void {
-    const last = this.epoch ? `${this.epoch}:${this.position}` : '';
-    const es = new EventSource(`${this.base}/approvals/stream${last ? `?lastEventId=${encodeURIComponent(last)}` : ''}`);
-    this.es = es;
-    es.onopen = () => {
-      this.retryMs = 500;
-    };
-    es.addEventListener('snapshot', (e) => {
-      const d = JSON.parse((e as MessageEvent).data as string) as { epoch: string; position: number; state: ApprovalsJSON };
-      this.state = approvalsFromJSON(d.state);
-      this.epoch = d.epoch;
-      this.position = d.position;
-      this.connection = 'live';
-      this.changed();
-    });
-    es.addEventListener('event', (e) => {
-      const m = e as MessageEvent;
-      const id = parseId(m.lastEventId);
-      if (!id || (id.epoch === this.epoch && id.position <= this.position)) return;
-      const d = JSON.parse(m.data as string) as { event: unknown };
-      applyApproval(this.state, d.event, id.position);
-      this.epoch = id.epoch;
-      this.position = id.position;
-      if (this.connection !== 'live') this.connection = 'live';
-      this.changed();
-    });
-    es.addEventListener('error', (e) => {
-      if (es !== this.es) return;
-      this.connection = 'reconnecting';
-      this.changed();
-      // The server's own `event: error` ends the stream; so does a closed EventSource.
-      if (e instanceof MessageEvent || es.readyState === EventSource.CLOSED) {
-        es.close();
-        this.es = null;
-        clearTimeout(this.retryTimer);
-        this.retryTimer = window.setTimeout(() => this.listeners.size && this.open(), this.retryMs);
-        this.retryMs = Math.min(this.retryMs * 2, 5000);
-      }
-    });
-  }
-
-  private close(): void {
-    this.es?.close();
-    this.es = null;
-    clearTimeout(this.retryTimer);
   }
 }
 

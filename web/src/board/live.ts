@@ -1,5 +1,6 @@
-// The browser's side of a thread's sessions stream (the fleet board): one
-// EventSource, the shared sessions fold, and the chat lines it projects.
+// The browser's side of a thread's sessions stream (the fleet board): the
+// shared live stream (../live/stream.ts: reconnects, backoff, connection
+// state), the shared sessions fold, and the chat lines it projects.
 //
 // Invariants:
 // - the board is only ever built from a snapshot's state and by
@@ -19,8 +20,9 @@
 // everything arrives on the stream.
 
 import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/sessions.js';
+import { LiveStream, advance, withLastEventId, type Connection } from '../live/stream.js';
 
-export type Connection = 'connecting' | 'live' | 'reconnecting' | 'replaying';
+export type { Connection };
 
 /** A chat line of the thread: one projected event. */
 export interface ChatEntry {
@@ -51,17 +53,11 @@ export interface BoardStats {
   reconnects: number;
 }
 
-function parseId(id: string): { epoch: string; position: number } | null {
-  const m = /^(.+):(\d+)$/.exec(id);
-  return m ? { epoch: m[1], position: Number(m[2]) } : null;
-}
-
 export class SessionsClient {
   state: SessionsState = emptySessions();
   chat: ChatEntry[] = [];
   /** false when the chat does not reach back to the thread's first event. */
   historyComplete = true;
-  connection: Connection = 'connecting';
   /** Why the server refuses this board to us (401/403 message), or ''. Cleared once frames flow. */
   denied = '';
   epoch = '';
@@ -83,14 +79,29 @@ export class SessionsClient {
   /** Called after frames were folded or the connection changed (batched: at most once per tick). */
   onChange: () => void = () => {};
 
-  private es: EventSource | null = null;
   private based = false; // we hold a base state (a snapshot, or the empty board at position 0)
   private catchUpTo = 0;
-  private quietTimer = 0;
-  private retryTimer = 0;
   private notifyTimer = 0;
-  private retryMs = 500;
   private closed = false;
+  private readonly stream = new LiveStream({
+    // The browser's own reconnects send Last-Event-ID, which wins over the query.
+    url: () => withLastEventId(this.withQuery(`${this.url}/stream`, {}), this.lastEventId),
+    frames: { snapshot: (d) => this.onSnapshot(d), event: (d, id) => this.onEvent(d, id), live: (d) => this.onLive(d) },
+    onOpen: () => {
+      this.denied = '';
+      if (this.based) {
+        this.stream.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
+        this.stream.armQuiet();
+      }
+    },
+    onConnection: () => this.changed(),
+    onReopen: () => this.stats.reconnects++,
+    // A stream the server refused says nothing about why (EventSource hides
+    // the status): one GET tells a refusal (signed out, removed) apart.
+    beforeReopen: () => this.probe(),
+    // A board refused to us (401/403) is asked again rarely: access changes by a person's hand.
+    maxRetryMs: () => (this.denied ? 30_000 : 5_000),
+  });
 
   constructor(
     readonly thread: string,
@@ -138,6 +149,10 @@ export class SessionsClient {
     }
   }
 
+  get connection(): Connection {
+    return this.stream.connection;
+  }
+
   get lastEventId(): string {
     return this.epoch ? `${this.epoch}:${this.position}` : '';
   }
@@ -159,15 +174,12 @@ export class SessionsClient {
     }
     if (this.closed) return;
     if (!this.based) this.historyComplete = false;
-    this.open();
+    this.stream.start();
   }
 
   stop(): void {
     this.closed = true;
-    this.es?.close();
-    this.es = null;
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.quietTimer);
+    this.stream.stop();
     clearTimeout(this.notifyTimer);
   }
 
@@ -179,76 +191,7 @@ export class SessionsClient {
     }, 16);
   }
 
-  private setConnection(c: Connection): void {
-    if (this.connection === c) return;
-    this.connection = c;
-    this.changed();
-  }
-
-  private open(): void {
-    const last = this.lastEventId;
-    // A fresh EventSource does not know our last id; the query carries it
-    // (the browser's own reconnects send Last-Event-ID, which wins).
-    const es = new EventSource(this.withQuery(`${this.url}/stream`, { lastEventId: last }));
-    this.es = es;
-    es.onopen = () => {
-      this.retryMs = 500;
-      this.denied = '';
-      if (this.based) {
-        this.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
-        this.armQuiet();
-      }
-    };
-    es.addEventListener('snapshot', (e) => this.onSnapshot(e as MessageEvent));
-    es.addEventListener('event', (e) => this.onEvent(e as MessageEvent));
-    es.addEventListener('live', (e) => this.onLive(e as MessageEvent));
-    es.addEventListener('error', (e) => {
-      if (es !== this.es) return;
-      // The server's own `event: error` (slow consumer, shutdown) carries data;
-      // the browser's connection errors do not. Either way this stream is over.
-      if (e instanceof MessageEvent) {
-        this.reopenSoon();
-        return;
-      }
-      this.setConnection('reconnecting');
-      // CONNECTING: the browser retries by itself, resending Last-Event-ID.
-      // CLOSED: it gave up (a 5xx during a restart, say); we open a new one.
-      if (es.readyState === EventSource.CLOSED) this.reopenSoon();
-    });
-  }
-
-  private reopenSoon(): void {
-    this.es?.close();
-    this.es = null;
-    this.setConnection('reconnecting');
-    if (this.closed) return;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = window.setTimeout(async () => {
-      this.stats.reconnects++;
-      // A stream the server refused says nothing about why (EventSource hides
-      // the status): one GET tells a refusal (signed out, removed) apart.
-      await this.probe();
-      if (!this.closed) this.open();
-    }, this.retryMs);
-    // A board refused to us (401/403) is asked again rarely: access changes by a person's hand.
-    this.retryMs = Math.min(this.retryMs * 2, this.denied ? 30_000 : 5_000);
-  }
-
-  /** 'replaying' ends once the stream has been quiet briefly. */
-  private armQuiet(): void {
-    clearTimeout(this.quietTimer);
-    this.quietTimer = window.setTimeout(() => {
-      if (this.connection === 'replaying' || (this.connection === 'reconnecting' && this.es?.readyState === EventSource.OPEN)) this.setConnection('live');
-    }, 400);
-  }
-
-  private onSnapshot(e: MessageEvent): void {
-    let d: { epoch: string; position: number; reset: boolean; state: SessionsState; bridges?: unknown };
-    try {
-      d = JSON.parse(e.data as string);
-    } catch {
-      return;
-    }
+  private onSnapshot(d: { epoch: string; position: number; reset: boolean; state: SessionsState; bridges?: unknown }): void {
     this.state = d.state && Array.isArray(d.state.sessions) ? d.state : emptySessions();
     this.stats.snapshots++;
     this.noteBridges(d.bridges);
@@ -266,26 +209,13 @@ export class SessionsClient {
     this.based = true;
     this.catchUpTo = d.position;
     this.denied = '';
-    this.setConnection('live');
+    this.stream.setConnection('live');
     this.changed();
   }
 
-  private onEvent(e: MessageEvent): void {
-    const id = parseId(e.lastEventId);
+  private onEvent(d: { event: SessionEvent }, key: string): void {
+    const id = advance(this, key, this.stats);
     if (!id) return;
-    if (id.epoch === this.epoch && id.position <= this.position) {
-      this.stats.duplicates++;
-      return;
-    }
-    let d: { event: SessionEvent };
-    try {
-      d = JSON.parse(e.data as string);
-    } catch {
-      return;
-    }
-    this.epoch = id.epoch;
-    this.position = id.position;
-    this.stats.frames++;
     const ev = d.event ?? {};
     if (ev.type === 'request.start' || ev.type === 'request.refused') this.noteRequest(ev);
     const r = applySessionEvent(this.state, ev);
@@ -294,7 +224,7 @@ export class SessionsClient {
     if (ev.type === 'session.turn' || ev.type === 'session.result' || ev.type === 'session.end') this.live.delete(String(ev.id));
     if (r.chat) {
       this.chat.push({
-        key: e.lastEventId,
+        key,
         position: id.position,
         type: typeof ev.type === 'string' ? ev.type : '',
         session: typeof ev.id === 'string' ? ev.id : '',
@@ -309,8 +239,8 @@ export class SessionsClient {
       }
     }
     if (this.connection === 'replaying') {
-      if (this.position >= this.catchUpTo) this.setConnection('live');
-      else this.armQuiet();
+      if (this.position >= this.catchUpTo) this.stream.setConnection('live');
+      else this.stream.armQuiet();
     }
     this.changed();
   }
@@ -334,13 +264,7 @@ export class SessionsClient {
     this.changed();
   }
 
-  private onLive(e: MessageEvent): void {
-    let f: { type?: unknown; id?: unknown; tool?: unknown; text?: unknown; ts?: unknown; count?: unknown };
-    try {
-      f = JSON.parse(e.data as string);
-    } catch {
-      return;
-    }
+  private onLive(f: { type?: unknown; id?: unknown; tool?: unknown; text?: unknown; ts?: unknown; count?: unknown }): void {
     if (f.type === 'bridges') {
       this.noteBridges(f.count);
       return;

@@ -1,5 +1,6 @@
-// The browser's side of the floor stream: one EventSource, the shared fold,
-// and a queue drained once per animation frame.
+// The browser's side of the floor stream: the shared live stream
+// (../live/stream.ts: reconnects, backoff, connection state), the shared
+// fold, and a queue drained once per animation frame.
 //
 // Invariants:
 // - the state is only ever built by `floorFromJSON` (snapshots) and
@@ -13,8 +14,9 @@
 //   frames arriving in one frame cost one redraw, not 200.
 
 import { applyEvent, emptyFloor, floorFromJSON, type Effect, type FloorEvent, type FloorJSON, type FloorState } from '../../../src/core/floor.js';
+import { LiveStream, advance, withLastEventId, type Connection } from '../live/stream.js';
 
-export type Connection = 'connecting' | 'live' | 'reconnecting' | 'replaying';
+export type { Connection };
 
 type Queued =
   | { kind: 'snapshot'; id: string; data: { epoch: string; position: number; reset: boolean; state: FloorJSON } }
@@ -38,120 +40,56 @@ export interface FloorStats {
   reconnects: number;
 }
 
-function parseId(id: string): { epoch: string; position: number } | null {
-  const m = /^(.+):(\d+)$/.exec(id);
-  return m ? { epoch: m[1], position: Number(m[2]) } : null;
-}
-
 /** An event older than this when it arrives is history (a replay): folded, not animated. */
 const ANIMATE_WITHIN_MS = 5_000;
 
 export class FloorClient {
   state: FloorState = emptyFloor();
-  connection: Connection = 'connecting';
   epoch = '';
   position = 0;
   readonly stats: FloorStats = { snapshots: 0, resets: 0, frames: 0, duplicates: 0, reconnects: 0 };
   /** Called (at most once per animation frame) when the connection state changes. */
   onConnection: (c: Connection) => void = () => {};
 
-  private es: EventSource | null = null;
   private queue: Queued[] = [];
   private hadSnapshot = false;
-  private quietTimer = 0;
-  private retryTimer = 0;
-  private retryMs = 500;
-  private closed = false;
+  /** The last frame received (queued frames are applied before any frame of a new stream). */
+  private lastReceived = '';
+  private readonly stream: LiveStream;
 
-  constructor(private base = '') {}
+  constructor(base = '') {
+    const queue = (kind: Queued['kind']) => (data: unknown, id: string) => {
+      this.queue.push({ kind, id, data } as Queued);
+      if (id) this.lastReceived = id;
+      if (this.connection === 'replaying') this.stream.armQuiet();
+    };
+    this.stream = new LiveStream({
+      url: () => withLastEventId(`${base}/stream`, this.lastReceived || this.lastEventId),
+      frames: { snapshot: queue('snapshot'), event: queue('event'), removed: queue('removed') },
+      onOpen: () => {
+        if (this.hadSnapshot) this.stream.setConnection('replaying');
+        this.stream.armQuiet();
+      },
+      onConnection: (c) => this.onConnection(c),
+      onReopen: () => this.stats.reconnects++,
+    });
+  }
+
+  get connection(): Connection {
+    return this.stream.connection;
+  }
 
   /** The last frame applied. */
   get lastEventId(): string {
     return this.epoch ? `${this.epoch}:${this.position}` : '';
   }
 
-  /** The last frame received (queued frames are applied before any frame of a new stream). */
-  private lastReceived = '';
-
   start(): void {
-    this.closed = false;
-    this.open();
+    this.stream.start();
   }
 
   stop(): void {
-    this.closed = true;
-    this.es?.close();
-    this.es = null;
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.quietTimer);
-  }
-
-  private setConnection(c: Connection): void {
-    if (this.connection === c) return;
-    this.connection = c;
-    this.onConnection(c);
-  }
-
-  private open(): void {
-    const last = this.lastReceived || this.lastEventId;
-    // A fresh EventSource does not know our last id; the query carries it.
-    const url = `${this.base}/stream${last ? `?lastEventId=${encodeURIComponent(last)}` : ''}`;
-    const es = new EventSource(url);
-    this.es = es;
-    es.onopen = () => {
-      this.retryMs = 500;
-      if (this.hadSnapshot) this.setConnection('replaying');
-      this.armQuiet();
-    };
-    es.addEventListener('snapshot', (e) => this.push('snapshot', e as MessageEvent));
-    es.addEventListener('event', (e) => this.push('event', e as MessageEvent));
-    es.addEventListener('removed', (e) => this.push('removed', e as MessageEvent));
-    es.addEventListener('error', (e) => {
-      if (es !== this.es) return;
-      // The server's own `event: error` (slow consumer, shutdown) carries data;
-      // the browser's connection errors do not. Either way the stream is over.
-      if (e instanceof MessageEvent) {
-        this.reopenSoon();
-        return;
-      }
-      this.setConnection('reconnecting');
-      // CONNECTING: the browser retries by itself, resending Last-Event-ID.
-      // CLOSED: it gave up (e.g. a 5xx during a restart); we open a new one.
-      if (es.readyState === EventSource.CLOSED) this.reopenSoon();
-    });
-  }
-
-  private reopenSoon(): void {
-    this.es?.close();
-    this.es = null;
-    this.setConnection('reconnecting');
-    if (this.closed) return;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = window.setTimeout(() => {
-      this.stats.reconnects++;
-      this.open();
-    }, this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, 5_000);
-  }
-
-  /** 'replaying' ends once the stream has been quiet briefly or caught up with now. */
-  private armQuiet(): void {
-    clearTimeout(this.quietTimer);
-    this.quietTimer = window.setTimeout(() => {
-      if (this.connection === 'replaying' || (this.connection === 'reconnecting' && this.es?.readyState === EventSource.OPEN)) this.setConnection('live');
-    }, 400);
-  }
-
-  private push(kind: Queued['kind'], e: MessageEvent): void {
-    let data: unknown;
-    try {
-      data = JSON.parse(e.data as string);
-    } catch {
-      return;
-    }
-    this.queue.push({ kind, id: e.lastEventId, data } as Queued);
-    if (e.lastEventId) this.lastReceived = e.lastEventId;
-    if (this.connection === 'replaying') this.armQuiet();
+    this.stream.stop();
   }
 
   /** Folds everything queued since the last call. Call once per animation frame. */
@@ -161,7 +99,6 @@ export class FloorClient {
     const q = this.queue;
     this.queue = [];
     for (const f of q) {
-      const id = parseId(f.id);
       if (f.kind === 'snapshot') {
         const d = f.data;
         this.state = floorFromJSON(d.state);
@@ -173,17 +110,10 @@ export class FloorClient {
         out.replaced = true;
         out.changed = true;
         out.effects.length = 0;
-        this.setConnection('live');
+        this.stream.setConnection('live');
         continue;
       }
-      if (!id) continue;
-      if (id.epoch === this.epoch && id.position <= this.position) {
-        this.stats.duplicates++;
-        continue;
-      }
-      this.epoch = id.epoch;
-      this.position = id.position;
-      this.stats.frames++;
+      if (!advance(this, f.id, this.stats)) continue;
       out.changed = true;
       if (f.kind === 'event') {
         const ev = f.data.event;
@@ -199,7 +129,7 @@ export class FloorClient {
     }
     if (this.connection === 'replaying') {
       const last = out.events[out.events.length - 1];
-      if (last && typeof last.ts === 'number' && now - last.ts < 2_000) this.setConnection('live');
+      if (last && typeof last.ts === 'number' && now - last.ts < 2_000) this.stream.setConnection('live');
     }
     return out;
   }
