@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inProcess, tempDir, freePort } from './support/server.js';
+import { until as waitUntil } from './support/until.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { Router } from '../src/server/http.js';
 
@@ -28,21 +29,13 @@ async function pending(url: string): Promise<any[]> {
   return ((await (await fetch(url + '/approvals')).json()) as any).pending;
 }
 
-async function until<T>(f: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 10_000) => waitUntil<T>(what, f, ms, 25);
 
 test('a held tool call: pending in the inbox and waiting on the floor, then allowed; 409 for a second decision, 404 for an unknown id', async () => {
   const roost = await inProcess();
   try {
     const held = postJson(`${roost.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1&team=Shop`, PRE_BASH);
-    const [p] = await until(async () => {
+    const [p] = await until('the held call pending', async () => {
       const l = await pending(roost.url);
       return l.length ? l : undefined;
     });
@@ -116,17 +109,17 @@ test('a hook that goes away withdraws its request; other tools answer in their o
   try {
     const ac = new AbortController();
     const held = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1`, PRE_BASH, ac.signal).catch(() => null);
-    const [p] = await until(async () => {
+    const [p] = await until('the held call pending', async () => {
       const l = await pending(roost.url);
       return l.length ? l : undefined;
     });
     ac.abort();
     await held;
-    await until(async () => ((await pending(roost.url)).length === 0 ? true : undefined));
+    await until('the request withdrawn', async () => ((await pending(roost.url)).length === 0 ? true : undefined));
     assert.equal((await postJson(`${roost.url}/approvals/${p.id}/decision`, { decision: 'allow' })).status, 409, 'nobody waits: too late to decide');
 
     const cursor = postJson(`${roost.url}/hooks/cursor?approvals=Bash&window=60000&hold=1`, fixture('hooks-doc-examples/cursor/beforeShellExecution.json'));
-    const [c] = await until(async () => {
+    const [c] = await until('the Cursor call pending', async () => {
       const l = await pending(roost.url);
       return l.length ? l : undefined;
     });
@@ -142,14 +135,14 @@ test('the audit trail survives a restart, and a request pending across it still 
   const dataDir = tempDir();
   let roost = await inProcess({}, dataDir);
   const held = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1`, PRE_BASH);
-  const [p] = await until(async () => {
+  const [p] = await until('the held call pending', async () => {
     const l = await pending(roost.url);
     return l.length ? l : undefined;
   });
   await postJson(`${roost.url}/approvals/${p.id}/decision`, { decision: 'deny', by: 'carol' });
   await held;
   const orphan = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=1500&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_9' }).catch(() => null);
-  await until(async () => ((await pending(roost.url)).length === 1 ? true : undefined));
+  await until('the orphan pending', async () => ((await pending(roost.url)).length === 1 ? true : undefined));
   // A hard stop: the waiting hook's connection is cut with the server.
   roost.server.closeAllConnections();
   await roost.close();
@@ -161,7 +154,7 @@ test('the audit trail survives a restart, and a request pending across it still 
     assert.equal(old.status, 'denied');
     assert.equal(old.decidedBy, 'carol');
     // The orphan was withdrawn when its hook's connection went, or expires at its deadline after the restart.
-    await until(async () => ((await pending(roost.url)).length === 0 ? true : undefined), 5000);
+    await until('the orphan withdrawn or expired', async () => ((await pending(roost.url)).length === 0 ? true : undefined), 5000);
   } finally {
     await roost.close();
   }

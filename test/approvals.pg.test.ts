@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { child, type ChildServer } from './support/server.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
+import { until as waitUntil } from './support/until.js';
 
 const reachable = await pgReachable();
 const PRE_BASH = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code', 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8'));
@@ -23,15 +24,7 @@ async function pendingOn(url: string): Promise<any[]> {
   return ((await (await fetch(url + '/approvals')).json()) as any).pending;
 }
 
-async function until<T>(f: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 15_000) => waitUntil<T>(what, f, ms, 30);
 
 describe('approvals on two nodes', { timeout: 90_000 }, () => {
   const db = freshSchema('roost_approvals');
@@ -49,7 +42,7 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
   test('held on node A, decided on node B: A answers; concurrent decisions on both nodes have one winner', async (t) => {
     if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
     const held = postJson(`${a.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, PRE_BASH);
-    const [p] = await until(async () => {
+    const [p] = await until('the held call pending on the other node', async () => {
       const l = await pendingOn(b.url);
       return l.length ? l : undefined;
     });
@@ -65,7 +58,7 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
     assert.match(answer.permissionDecisionReason, new RegExp(`by ${winner.decidedBy}`));
     // Both nodes folded the same outcome.
     for (const n of [a, b]) {
-      const got = await until(async () => (((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any).status !== 'pending' ? ((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any) : undefined));
+      const got = await until(`the decision on ${n.url}`, async () => (((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any).status !== 'pending' ? ((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any) : undefined));
       assert.equal(got.decidedBy, winner.decidedBy);
     }
   });

@@ -11,6 +11,7 @@ import { PACKAGE_ROOT } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { inProcess, freePort } from './support/server.js';
 import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
+import { until } from './support/until.js';
 import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, toolResults} from './support/model-standin.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
@@ -35,16 +36,6 @@ async function statusHistory(roost: Awaited<ReturnType<typeof inProcess>>): Prom
     }
   }
   return hist;
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== null && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 let roost: Awaited<ReturnType<typeof inProcess>>;

@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { EventSource } from 'eventsource';
 import { child, inProcess, post, tempDir } from './support/server.js';
 import { openSse } from './support/sse.js';
+import { until as waitUntil } from './support/until.js';
 import { SWEEP, applyEvent, floorFromJSON, floorToJSON, type FloorState } from '../src/core/floor.js';
 
 interface Got {
@@ -50,13 +51,7 @@ function gatedFetch(extraHeaders: Record<string, string> = {}) {
   };
 }
 
-async function until(what: string, cond: () => boolean, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, cond: () => boolean, ms = 8000) => waitUntil(what, cond, ms, 10);
 
 const pos = (id: string) => Number(id.split(':')[1]);
 const epochOf = (id: string) => id.split(':')[0];
