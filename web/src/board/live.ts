@@ -85,7 +85,7 @@ export class SessionsClient {
   private closed = false;
   private readonly stream = new LiveStream({
     // The browser's own reconnects send Last-Event-ID, which wins over the query.
-    url: () => withLastEventId(this.withQuery(`${this.url}/stream`, {}), this.lastEventId),
+    url: () => withLastEventId(this.withProject(`${this.url}/stream`), this.lastEventId),
     frames: { snapshot: (d) => this.onSnapshot(d), event: (d, id) => this.onEvent(d, id), live: (d) => this.onLive(d) },
     onOpen: () => {
       this.denied = '';
@@ -114,18 +114,14 @@ export class SessionsClient {
     return `${this.base}/threads/${encodeURIComponent(this.thread)}/sessions`;
   }
 
-  private withQuery(path: string, q: Record<string, string>): string {
-    const p = new URLSearchParams();
-    if (this.project) p.set('project', this.project);
-    for (const [k, v] of Object.entries(q)) if (v) p.set(k, v);
-    const qs = p.toString();
-    return qs ? `${path}?${qs}` : path;
+  private withProject(path: string): string {
+    return this.project ? `${path}?${new URLSearchParams({ project: this.project })}` : path;
   }
 
   /** Asks the server whether this board is open to us; sets `denied` (401/403) and returns the answer when it is. */
   private async probe(): Promise<{ epoch?: unknown; position?: unknown; bridges?: unknown } | null> {
     try {
-      const r = await fetch(this.withQuery(this.url, {}), { headers: { accept: 'application/json' } });
+      const r = await fetch(this.withProject(this.url), { headers: { accept: 'application/json' } });
       if (r.status === 401 || r.status === 403) {
         // Shared mode: signed out meanwhile, or not a member of the project.
         const b = (await r.json().catch(() => ({}))) as { message?: unknown };
