@@ -15,7 +15,7 @@ import { need } from './support/env.js';
 import { openSse, type SseReader } from './support/sse.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { createOwner } from '../src/server/identity.js';
-import { SpaceConnector } from '../src/bridge/space.js';
+import { Bridge, DEFAULT_APPROVALS } from '../src/bridge/index.js';
 import { CLAUDE_BIN, claudeAvailable, claudeSetup } from './support/claude.js';
 import { modelStandin, step, text } from './support/model-standin.js';
 
@@ -198,21 +198,26 @@ test('Work acceptance: two people, one Space, a restart, a demotion and a remova
     // owner's token runs the editor's command against the scripted model stand-in.
     const model = await modelStandin([step(text('Stand-in says: the README is written.'), (r) => JSON.stringify(r.body?.messages ?? '').includes('write the README'))]);
     const cs = claudeSetup('svc');
-    const real = new SpaceConnector({
+    const real = new Bridge({
       server: base,
       token: space.token,
-      name: "Olive's workstation",
+      space: "Olive's workstation",
       project: 'default',
       contribute: true,
       agents: 1,
-      cwd: cs.project,
+      root: cs.project,
+      thread: 'default',
+      name: 'Claude',
+      approvals: DEFAULT_APPROVALS,
+      windowMs: 60_000,
       claude: CLAUDE_BIN,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cs.home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' },
       log: () => {},
     });
     try {
       await real.start();
-      const realRow = (p: Page) => p.locator(`[data-testid^="agent-${real.id}:"]`);
+      await real.ready;
+      const realRow = (p: Page) => p.locator(`[data-testid^="agent-${real.work!.id}:"]`);
       await Promise.all([realRow(owner).waitFor(), realRow(editor).waitFor()]);
       await realRow(editor).click();
       await realRow(owner).click();

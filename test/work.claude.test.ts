@@ -1,83 +1,151 @@
-// The real path: a Work command → the Space connector (src/bridge/space.ts)
-// → the real Claude Code CLI (against the scripted model stand-in) → an
-// execution and a result in the project, in FIFO order, through a restart of
-// the connector (no duplicate agent, no command run twice).
+// The real path of Work through `roost bridge` (src/bridge): a command queued
+// in a project → the bridge, the member's Space → the real Claude Code CLI
+// (against the scripted model stand-in) → an execution and a result, in FIFO
+// order; a restart of the bridge (same Space, same agent, nothing run twice).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { need } from './support/env.js';
-import { CLAUDE_BIN, claudeAvailable, claudeSetup } from './support/claude.js';
-import { allText, modelStandin, step, text } from './support/model-standin.js';
+import { CLAUDE_BIN, claudeAvailable, claudeSetup, type ClaudeSetup } from './support/claude.js';
+import { and, hasResult, lastAsk, modelStandin, not, step, text, toolResults, toolUse, type ModelStandin, type RecordedRequest } from './support/model-standin.js';
 import { inProcess } from './support/server.js';
-import { SpaceConnector } from '../src/bridge/space.js';
+import { until as waitUntil } from './support/until.js';
+import { Bridge, type BridgeOptions } from '../src/bridge/index.js';
 
-const asked = (s: string) => (r: any) => allText(r).includes(s) && !allText(r).includes(`ANSWERED-${s}`);
+const until = <T>(what: string, f: () => Promise<T | undefined | null | false>, ms = 30_000) => waitUntil<T>(what, f, ms, 100);
+/** The member's last ask contains `s` (and it is a main conversation, not a side request). */
+const asked = (s: string) => (r: RecordedRequest) => lastAsk(r).includes(s) && (r.body?.tools ?? []).length > 0;
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function claudeEnv(setup: ClaudeSetup, model: ModelStandin): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: setup.home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
 }
 
-test('a command runs in a real Claude Code session of a Space and comes back as a result', { timeout: 120_000 }, async (t) => {
-  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  const model = await modelStandin([
-    step(text('ANSWERED-FIRST: the login bug is in redirect.ts.'), asked('FIRST')),
-    step({ ...text('ANSWERED-SECOND: added a test.'), delayMs: 300 }, asked('SECOND')),
-    step(text('ANSWERED-THIRD: changelog updated.'), asked('THIRD')),
-  ]);
+/** A local-mode Roost, the model stand-in, and a bridge that is the Space `test-box`, contributed to `default`. */
+async function world(t: any, script: Parameters<typeof modelStandin>[0], extra: Partial<BridgeOptions> = {}) {
+  const model = await modelStandin(script);
   const roost = await inProcess();
   const setup = claudeSetup('shop');
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: setup.home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
   const log: string[] = [];
-  const opts = { server: roost.url, name: 'test-box', project: 'default', contribute: true, agents: 1, cwd: setup.project, claude: CLAUDE_BIN, env, log: (l: string) => log.push(l) };
-  let space = new SpaceConnector(opts);
-  try {
-    await space.start();
-    const snap = async () => (await (await fetch(`${roost.url}/api/v2/snapshot?project=default`)).json()) as any;
-    const agent = await until('the agent', async () => (await snap()).agents.find((a: any) => a.state !== 'ended'));
-    assert.equal(agent.origin, 'bridge');
-    const send = async (textIn: string) => {
-      const r = await fetch(`${roost.url}/api/v2/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ project: 'default', agent: agent.id, text: textIn }) });
-      assert.equal(r.status, 200);
-      return (await r.json()).id as string;
-    };
-    const a = await send('FIRST: where is the login bug?');
-    const b = await send('SECOND: add a test');
-    const first = await until('the first result', async () => (await snap()).results.find((r: any) => r.command === a));
-    assert.equal(first.status, 'done');
-    assert.match(first.text, /ANSWERED-FIRST: the login bug is in redirect\.ts\./);
-    const second = await until('the second result', async () => (await snap()).results.find((r: any) => r.command === b));
-    assert.match(second.text, /ANSWERED-SECOND/);
-    const s = await snap();
-    assert.ok(s.executions.find((x: any) => x.command === a).endedAt <= s.executions.find((x: any) => x.command === b).startedAt, 'one at a time, in queue order');
-    const chat = s.conversations.find((c: any) => c.id === agent.conversation);
-    assert.deepEqual(chat.messages.filter((m: any) => m.kind === 'result').map((m: any) => m.command), [a, b], 'results in queue order, each linked to its command');
-    assert.equal(chat.messages.filter((m: any) => m.kind === 'result').length, 2);
+  const opts: BridgeOptions = {
+    server: roost.url,
+    root: setup.project,
+    thread: 'default',
+    name: 'Claude',
+    claude: CLAUDE_BIN,
+    approvals: 'Bash',
+    windowMs: 60_000,
+    space: 'test-box',
+    contribute: true,
+    env: claudeEnv(setup, model),
+    log: (l) => log.push(l),
+    ...extra,
+  };
+  const bridges: Bridge[] = [];
+  const startBridge = async () => {
+    const b = new Bridge(opts);
+    bridges.push(b);
+    await b.start();
+    await b.ready;
+    await b.work!.ready;
+    return b;
+  };
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(roost.url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    return { status: r.status, json: (await r.json().catch(() => null)) as any };
+  };
+  const snap = async () => (await api('GET', '/api/v2/snapshot?project=default')).json;
+  const send = async (agent: string, textIn: string) => {
+    const r = await api('POST', '/api/v2/commands', { project: 'default', agent, text: textIn });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    return r.json.id as string;
+  };
+  const result = (command: string, ms?: number) => until(`the result of ${command}`, async () => (await snap()).results.find((r: any) => r.command === command), ms);
+  const chat = async (agent: any) => (await snap()).conversations.find((c: any) => c.id === agent.conversation);
+  t.after(async () => {
+    for (const b of bridges) await b.stop();
+    await roost.close();
+    await model.close();
+  });
+  return { model, roost, setup, log, opts, startBridge, api, snap, send, result, chat };
+}
 
-    // The connector restarts: the same Space, its old session ended (chat kept), a new session; nothing ran twice.
-    await space.stop();
-    space = new SpaceConnector(opts);
-    await space.start();
-    const after = await snap();
-    assert.equal(new Set(after.spaces.map((x: any) => x.id)).size, 1, 'the same Space');
-    assert.equal(after.agents.find((x: any) => x.id === agent.id).state, 'ended');
-    const fresh = after.agents.find((x: any) => x.state !== 'ended');
-    assert.ok(fresh && fresh.id !== agent.id);
-    const r3 = await fetch(`${roost.url}/api/v2/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ project: 'default', agent: fresh.id, text: 'THIRD: update the changelog' }) });
-    const c = (await r3.json()).id;
-    const third = await until('the third result', async () => (await snap()).results.find((r: any) => r.command === c));
-    assert.match(third.text, /ANSWERED-THIRD/);
-    assert.equal((await snap()).results.length, 3, 'nothing ran twice');
+async function guard<T>(log: string[], f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
   } catch (e) {
     console.error(log.join('\n'));
     throw e;
-  } finally {
-    await space.stop();
-    await roost.close();
-    await model.close();
   }
+}
+
+test('Work commands run in a real Claude Code session of the bridge, one at a time in queue order, and a restart runs nothing twice', { timeout: 150_000 }, async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  const w = await world(t, [
+    step({ ...text('ANSWERED-FIRST: the login bug is in redirect.ts.'), delayMs: 800 }, asked('FIRST')),
+    step(text('ANSWERED-SECOND: added a test.'), asked('SECOND')),
+    step({ ...text('ANSWERED-SLOW: never seen.'), delayMs: 4000 }, asked('SLOW')),
+    step(text('ANSWERED-THIRD: changelog updated.'), asked('THIRD')),
+  ], { agents: 1 });
+  await guard(w.log, async () => {
+    let bridge = await w.startBridge();
+    const s0 = await w.snap();
+    assert.equal(s0.spaces.length, 1);
+    assert.equal(s0.spaces[0].name, 'test-box');
+    const agent = await until('the standing agent', async () => (await w.snap()).agents.find((a: any) => a.state !== 'ended'));
+    assert.equal(agent.origin, 'bridge');
+    assert.equal(agent.callable, true, 'what the bridge runs is callable by editors');
+    assert.match(agent.pane, /^pid \d+$/);
+    // It is a board session too: the fleet board shows it.
+    const board = await (await fetch(`${w.roost.url}/threads/default/sessions`)).json();
+    assert.ok(board.sessions.some((s: any) => s.name === 'test-box #1' && s.state !== 'ended'), 'the standing agent is on the board');
+
+    const a = await w.send(agent.id, 'FIRST: where is the login bug?');
+    const b = await w.send(agent.id, 'SECOND: add a test');
+    const first = await w.result(a);
+    assert.equal(first.status, 'done');
+    assert.equal(first.text, 'ANSWERED-FIRST: the login bug is in redirect.ts.');
+    const second = await w.result(b);
+    assert.equal(second.text, 'ANSWERED-SECOND: added a test.');
+    const s = await w.snap();
+    const xa = s.executions.find((x: any) => x.command === a);
+    const xb = s.executions.find((x: any) => x.command === b);
+    assert.ok(xa.endedAt <= xb.startedAt, 'one at a time, in queue order');
+    const c1 = await w.chat(agent);
+    assert.deepEqual(c1.messages.filter((m: any) => m.kind === 'result').map((m: any) => m.command), [a, b], 'results in queue order, each linked to its command');
+    // The second prompt went into the same conversation as the first.
+    const secondReq = w.model.requests.find(asked('SECOND'))!;
+    assert.ok(JSON.stringify(secondReq.body.messages).includes('ANSWERED-FIRST'), 'one Claude Code session, one conversation');
+
+    // A slow command is running when the bridge stops: it fails visibly, and is not run again.
+    const slow = await w.send(agent.id, 'SLOW: a long job');
+    await until('the slow command to run', async () => (await w.snap()).executions.find((x: any) => x.command === slow && x.state === 'running'));
+    await until('the model to be asked', async () => w.model.requests.some(asked('SLOW')));
+    await bridge.stop();
+    const stopped = await w.snap();
+    assert.equal(stopped.results.find((r: any) => r.command === slow)?.status, 'failed');
+    assert.equal(stopped.agents.find((x: any) => x.id === agent.id).state, 'ended');
+
+    // The restart: the same Space, the same agent (its conversation resumed), the same chat.
+    bridge = await w.startBridge();
+    const back = await until('the agent back', async () => (await w.snap()).agents.find((x: any) => x.id === agent.id && x.state !== 'ended'));
+    const after = await w.snap();
+    assert.equal(after.spaces.length, 1, 'the same Space');
+    assert.equal(after.agents.length, 1, 'the same agent, not a second one');
+    assert.equal(back.conversation, agent.conversation, 'the same chat');
+    assert.notEqual(back.pane, agent.pane, 'a new process');
+    const c = await w.send(agent.id, 'THIRD: update the changelog');
+    const third = await w.result(c);
+    assert.equal(third.text, 'ANSWERED-THIRD: changelog updated.');
+    const thirdReq = w.model.requests.find(asked('THIRD'))!;
+    assert.ok(JSON.stringify(thirdReq.body.messages).includes('ANSWERED-SECOND'), 'the restarted bridge resumed the same conversation');
+    const end = await w.snap();
+    assert.equal(end.results.length, 4);
+    assert.equal(end.results.filter((r: any) => r.status === 'done').length, 3);
+    assert.equal(w.model.requests.filter(asked('SLOW')).length, 1, 'the interrupted command was not run again');
+    assert.deepEqual(
+      (await w.chat(agent)).messages.filter((m: any) => m.kind === 'system').map((m: any) => m.text.replace(/pid \d+/g, 'pid N')),
+      ['test-box #1 appeared on test-box', 'ended: bridge stopped', 'moved from pid N to pid N', 'seen again'],
+    );
+  });
 });

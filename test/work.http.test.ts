@@ -436,15 +436,22 @@ test('one connection per tab: the events stream also carries presence, role, ter
   }
 });
 
-test('hand-started sessions seen through hooks become trusted-local agents of the Space (roost space --hooks-port)', async () => {
-  const { SpaceConnector } = await import('../src/bridge/space.js');
+test('hand-started sessions seen through hooks become trusted-local agents of the Space (roost bridge --hooks-port)', async () => {
+  const { Connection, SpaceLink, HandStarted } = await import('../src/bridge/index.js');
   const { readFileSync } = await import('node:fs');
   const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/claude-code/hooks-real-2.1.197/${name}`, import.meta.url), 'utf8'));
   const s = await workServer(people());
-  const space = new SpaceConnector({ server: s.url, token: 'ann', name: 'ann-box', project: 'alpha', contribute: true, agents: 0, cwd: '.', claude: 'claude', hookPort: 0, log: () => {} });
+  // The bridge's Work side as `roost bridge --space ann-box --contribute --project alpha --hooks-port 0` wires it.
+  const conn = new Connection({ server: s.url, token: 'ann', name: 'ann-box', log: () => {} });
+  let hands: InstanceType<typeof HandStarted> | null = null;
+  const space = new SpaceLink({ conn, name: 'ann-box', project: 'alpha', contribute: true, log: () => {}, observations: () => hands?.observations() ?? [], onDue: () => {} });
+  hands = new HandStarted({ space, claude: 'claude', env: () => ({}), settings: '{}', isOurs: () => false, wake: () => {}, log: () => {} });
   try {
-    await space.start();
-    const hook = (body: unknown) => fetch(space.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(await space.register(), true);
+    const url = await hands.listen(0);
+    space.start();
+    await space.ready;
+    const hook = (body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const start = fixture('01-SessionStart.json');
     assert.equal((await hook(start)).status, 200);
     await hook(fixture('02-UserPromptSubmit.json'));
@@ -471,7 +478,10 @@ test('hand-started sessions seen through hooks become trusted-local agents of th
     await hook({ session_id: 'not ok!', hook_event_name: 'SessionStart' });
     assert.equal((await bob.get('/api/v2/snapshot?project=alpha')).json.agents.length, 1, 'a bad session id is ignored');
   } finally {
-    await space.stop();
+    await hands.stop('test over');
+    await conn.drain();
+    conn.close();
+    await space.stopped();
     await s.close();
   }
 });

@@ -1,40 +1,53 @@
 // The workstation bridge: runs on a member's machine, connects out to a Roost
-// server, follows one thread's stream and runs the Claude Code sessions the
-// members ask for (docs/bridge.md).
+// server, and is that member's Space (docs/bridge.md, docs/work.md). It runs
+// Claude Code sessions: the ones members start from a board thread, and
+// `--agents N` standing ones of its own; every one is both a board session
+// and a Work agent keyed by its Claude Code session id.
 //
 // What flows where:
 // - in, on the thread's stream (exact replay after a reconnect): the members'
 //   `request.start`, `session.prompt`, `session.end` and approval decisions;
+// - in, on the Space's command feed: the Work commands due now (the head of
+//   each idle agent's queue, as the server orders them);
 // - out, as posts with an Idempotency-Key derived from stable facts (session
-//   id + turn number, + status sequence, + approval rid): `session.spawn`,
-//   `session.status`, `session.turn`, `session.result`, `session.approval`
-//   (pending, and the denial when the window passes), `session.end` when the
-//   bridge ends a session itself, `request.refused`;
-// - lossy, never stored: `session.tool` frames for tool calls and results.
+//   id + turn number, + status sequence, + approval rid; command id + event):
+//   the board's `session.*` events and Work's observations and executions;
+// - lossy, never stored: `session.tool`/`session.stream` frames and the Work
+//   terminal.
 //
 // Invariants:
-// - a frame is handled completely (a session started, a prompt written to
-//   its process) before the next one, and the stream position is saved only
-//   after that, so a crash replays at most the frame in hand; every action is
-//   idempotent (a start whose id is on the board or running is skipped);
+// - a board frame is handled completely (a session started, a prompt written
+//   to its process) before the next one, and the stream position is saved
+//   only after that, so a crash replays at most the frame in hand; every
+//   action is idempotent (a start whose id is on the board or running is skipped);
+// - one prompt at a time per process: a board prompt or a Work command is
+//   written only when the previous one's `result` came back; later ones wait
+//   in order (board prompts here, Work commands in the server's queue);
+// - a Work command is written only after the server accepted its `started`
+//   (it refuses a second start), so a reconnect or a restart never runs a
+//   command twice;
 // - approvals fail closed: a tool call that needs approval runs only if the
 //   first decision in the thread's log allows it; no decision in the window,
 //   an ended session, an unreachable bridge or a hook error all deny;
-// - a restarted bridge runs nothing from before: every session still open on
-//   the board is ended with the reason `bridge restarted`, and worktrees left
-//   behind are removed.
+// - a restarted bridge runs nothing of the board's from before: every session
+//   still open on the board is ended with the reason `bridge restarted`, and
+//   worktrees left behind are removed. Its standing agents resume their
+//   Claude Code sessions, so their Work agents (and chats) stay the same.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { digestInput, needsApproval } from '../core/approvals.js';
 import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/sessions.js';
-import { BoardClient, type SseFrame } from './client.js';
+import { startClaude, succeeded, userMessage } from './claude.js';
+import { BoardClient, Connection, type SseFrame } from './client.js';
 import { addWorktree, excludeLocally, mainRepoOf, removeWorktree, repoTop } from './git.js';
+import { HandStarted } from './hands.js';
+import { SpaceLink, type DueCommand, type Observation } from './work.js';
 
 export interface BridgeOptions {
   server: string;
@@ -52,6 +65,16 @@ export interface BridgeOptions {
   approvals: string;
   /** How long a pending approval waits before it counts as denied. */
   windowMs: number;
+  /** The Space's name in Work (default: the host name). */
+  space?: string;
+  /** Contribute the Space to `project` (or `default`) at start. */
+  contribute?: boolean;
+  /** Standing sessions the bridge runs itself (Work agents from the start; default 0). */
+  agents?: number;
+  /** Listen on 127.0.0.1:<port> (0: any) for hook events of hand-started sessions. */
+  hooksPort?: number;
+  /** The environment Claude Code runs in (default: this process's, without ROOST_TOKEN). */
+  env?: NodeJS.ProcessEnv;
   log: (line: string) => void;
 }
 
@@ -66,13 +89,30 @@ interface Turn {
   texts: string[];
 }
 
+/** What a session's process is answering now. */
+type Inflight = { kind: 'board' } | { kind: 'work'; command: string; by: string };
+
 interface Run {
+  /** The board session's id. */
   id: string;
   name: string;
   cwd: string;
+  flavor: 'scoped' | 'plain';
   worktree: { top: string; path: string } | null;
   proc: ChildProcess | null;
-  claudeSid: string;
+  /** Claude Code's session id: given at launch (`--session-id`), kept on resume; the Work agent's key. */
+  sid: string;
+  /** Whether a prompt was ever written (a relaunch then resumes the conversation). */
+  used: boolean;
+  /** Where it runs (`pid N`): an observation, never identity. */
+  pane: string;
+  /** The standing agent's slot, or null for a session a member started. */
+  slot: number | null;
+  inflight: Inflight | null;
+  /** Board prompts waiting for the one in flight. */
+  pending: string[];
+  /** The text of the current turn, for a Work result when Claude gives none. */
+  lastText: string;
   /** Counters behind the idempotency keys: each post of a kind gets the next number. */
   turns: number;
   statuses: number;
@@ -90,6 +130,8 @@ interface Run {
 interface StateFile {
   bridge: string;
   threads: Record<string, { lastEventId?: string }>;
+  /** Standing agents by slot: their Claude Code session, and the Work command in flight (for a crash). */
+  agents?: { sid: string; used: boolean; running?: string }[];
 }
 
 const oneLine = (s: string, n: number) => {
@@ -124,7 +166,12 @@ function formatWindow(ms: number): string {
 }
 
 export class Bridge {
+  private conn: Connection;
   private client: BoardClient;
+  /** The Space in Work (null when the server has none). */
+  work: SpaceLink | null = null;
+  /** Hand-started sessions (with `hooksPort`). */
+  hands: HandStarted | null = null;
   private board: SessionsState = emptySessions();
   private runs = new Map<string, Run>();
   private state: StateFile = { bridge: '', threads: {} };
@@ -136,12 +183,17 @@ export class Bridge {
   private following: Promise<void> | null = null;
   private stopped = false;
   private rootReal = '';
+  /** The due Work commands as the feed last sent them, and those this process already tried to start. */
+  private due: DueCommand[] = [];
+  private tried = new Set<string>();
+  private pumping: Promise<void> = Promise.resolve();
   /** Resolves once the first frame of the stream (snapshot or replay) has been handled. */
   ready: Promise<void>;
   private markReady!: () => void;
 
   constructor(private opts: BridgeOptions) {
-    this.client = new BoardClient({ server: opts.server, thread: opts.thread, token: opts.token, project: opts.project, name: opts.name, log: opts.log });
+    this.conn = new Connection({ server: opts.server, token: opts.token, project: opts.project, name: opts.name, log: opts.log });
+    this.client = new BoardClient(this.conn, opts.thread);
     this.stateDir = join(resolve(opts.root), STATE_DIR);
     this.ready = new Promise((r) => (this.markReady = r));
   }
@@ -155,6 +207,11 @@ export class Bridge {
     return [this.state.bridge, ...parts].join(':');
   }
 
+  /** The Space's name in Work. */
+  get spaceName(): string {
+    return (this.opts.space || hostname()).slice(0, 100);
+  }
+
   // ------------------------------------------------------------ lifecycle
 
   async start(): Promise<void> {
@@ -165,7 +222,25 @@ export class Bridge {
     await this.loadState();
     await this.startHookServer();
 
-    // Reconcile before following: whatever is open on the board, this fresh
+    // The Space first: registered under its name's key, so a restart finds the same one.
+    const work = new SpaceLink({
+      conn: this.conn,
+      name: this.spaceName,
+      project: this.opts.project ?? (this.opts.contribute ? 'default' : undefined),
+      contribute: this.opts.contribute,
+      log: this.opts.log,
+      observations: () => this.observations(),
+      onDue: (c) => this.onDue(c),
+    });
+    if (await work.register()) this.work = work;
+    // A crash left a standing agent's command running: it was interrupted, say so (a no-op if it finished).
+    for (const a of this.state.agents ?? []) {
+      if (!a.running || !this.work) continue;
+      await this.work.execution(a.running, 'finished', { status: 'failed', result: 'interrupted: the bridge stopped before it finished' });
+      delete a.running;
+    }
+
+    // Reconcile the board before following: whatever is open there, this fresh
     // process does not run it. End it with a reason rather than leave it "running".
     const snap = await this.client.getBoard();
     this.board = { sessions: snap.sessions ?? [] };
@@ -175,11 +250,27 @@ export class Bridge {
       await this.client.post('', { type: 'session.end', id: s.id, session: s.name, reason: 'bridge restarted' }, this.key(s.id, 'end'));
     }
     await this.removeLeftoverWorktrees();
+    for (let i = 0; i < (this.opts.agents ?? 0); i++) await this.startStanding(i);
+    await this.saveState();
 
+    if (this.work && this.opts.hooksPort !== undefined) {
+      const hands = new HandStarted({
+        space: this.work,
+        claude: this.opts.claude,
+        env: (hookId) => this.claudeEnv(hookId),
+        settings: this.claudeSettings(),
+        isOurs: (sid) => [...this.runs.values()].some((r) => r.sid === sid),
+        wake: () => void this.pump(),
+        log: this.opts.log,
+      });
+      this.opts.log(`hand-started sessions: point their hooks at ${await hands.listen(this.opts.hooksPort)}`);
+      this.hands = hands;
+    }
+    this.work?.start();
     this.following = this.client.follow({
       lastEventId: () => this.state.threads[this.streamKey]?.lastEventId,
       onFrame: (f) => this.onFrame(f),
-      onState: (s, why) => this.opts.log(s === 'connected' ? `connected to ${this.client.base}/stream` : `stream down (${why}); reconnecting`),
+      onState: (s, why) => this.opts.log(s === 'connected' ? `connected to ${this.conn.server}${this.client.base}/stream` : `stream down (${why}); reconnecting`),
     });
   }
 
@@ -188,18 +279,22 @@ export class Bridge {
     if (this.stopped) return;
     this.stopped = true;
     await Promise.all([...this.runs.values()].map((r) => this.close(r, reason, true)));
-    await Promise.race([this.client.drain(), new Promise((r) => setTimeout(r, 5000))]);
-    this.client.close();
+    await this.hands?.stop(reason);
+    await Promise.race([this.conn.drain(), new Promise((r) => setTimeout(r, 5000))]);
+    this.conn.close();
     await this.following?.catch(() => undefined);
+    await this.work?.stopped();
     this.hookServer?.closeAllConnections();
     await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = null;
     await this.saveState();
   }
 
   private async loadState(): Promise<void> {
     try {
       const j = JSON.parse(await readFile(join(this.stateDir, 'state.json'), 'utf8')) as StateFile;
-      if (typeof j.bridge === 'string' && j.bridge) this.state = { bridge: j.bridge, threads: j.threads ?? {} };
+      if (typeof j.bridge === 'string' && j.bridge) this.state = { bridge: j.bridge, threads: j.threads ?? {}, agents: Array.isArray(j.agents) ? j.agents : [] };
     } catch {
       // First run (or an unreadable file): a new identity, starting from a snapshot.
     }
@@ -211,16 +306,18 @@ export class Bridge {
   private saving: Promise<void> = Promise.resolve();
   private saveState(): Promise<void> {
     const file = join(this.stateDir, 'state.json');
+    const tmp = `${file}.${process.pid}.tmp`;
     const write = async () => {
-      await writeFile(file + '.tmp', JSON.stringify(this.state, null, 2));
-      await rename(file + '.tmp', file);
+      await writeFile(tmp, JSON.stringify(this.state, null, 2));
+      await rename(tmp, file);
     };
     this.saving = this.saving.then(write, write);
     return this.saving;
   }
 
   private scheduleSave(): void {
-    if (this.saveTimer) return;
+    // Once stopping, the final save in stop() writes everything.
+    if (this.saveTimer || this.stopped) return;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null;
       void this.saveState().catch((e) => this.opts.log(`saving the bridge state failed: ${(e as Error).message}`));
@@ -255,7 +352,7 @@ export class Bridge {
       // After a reset, whatever ended while we were away ends here too.
       for (const r of [...this.runs.values()]) {
         const s = this.session(r.id);
-        if (!s || s.state === 'ended') await this.close(r, s?.reason || 'ended', false);
+        if (!s || s.state === 'ended') await this.close(r, closedReason(s?.reason), false);
       }
       this.settleWaiters();
     } else if (f.event === 'event') {
@@ -287,11 +384,11 @@ export class Bridge {
     if (!run) return;
     switch (e.type) {
       case 'session.prompt':
-        await this.prompt(run, String(e.text ?? ''));
+        this.prompt(run, String(e.text ?? ''));
         break;
       case 'session.end':
         // A member closed it (or our own end came back): stop the process, remove the worktree.
-        await this.close(run, String(e.reason ?? 'closed'), false);
+        await this.close(run, closedReason(e.reason), false);
         break;
       case 'session.approval':
         this.settleWaiters();
@@ -341,6 +438,33 @@ export class Bridge {
     return path === home || path.startsWith(home + sep) ? '~' + path.slice(home.length) : path;
   }
 
+  private newRun(id: string, name: string, cwd: string, flavor: Run['flavor'], worktree: Run['worktree'], slot: number | null, sid: string = randomUUID(), used = false): Run {
+    return {
+      id,
+      name,
+      cwd,
+      flavor,
+      worktree,
+      proc: null,
+      sid,
+      used,
+      pane: '',
+      slot,
+      inflight: null,
+      pending: [],
+      lastText: '',
+      turns: 0,
+      statuses: 0,
+      results: 0,
+      turn: null,
+      closing: false,
+      tools: new Map(),
+      partial: '',
+      partialTimer: null,
+      waiting: new Map(),
+    };
+  }
+
   private async startSession(req: any): Promise<void> {
     const id = typeof req.id === 'string' ? req.id : '';
     if (!id || this.runs.has(id) || this.session(id) || this.stopped) return; // done before, or not ours to redo
@@ -365,101 +489,131 @@ export class Bridge {
       worktree = { top, path };
       cwd = join(path, relative(top, where));
     }
-    const run: Run = {
-      id,
-      name: typeof req.session === 'string' && req.session ? req.session : id,
-      cwd,
-      worktree,
-      proc: null,
-      claudeSid: '',
-      turns: 0,
-      statuses: 0,
-      results: 0,
-      turn: null,
-      closing: false,
-      tools: new Map(),
-      partial: '',
-      partialTimer: null,
-      waiting: new Map(),
-    };
-    this.runs.set(id, run);
-    this.launch(run, false);
+    const run = this.newRun(id, typeof req.session === 'string' && req.session ? req.session : id, cwd, flavor, worktree, null);
+    await this.spawnRun(run, typeof req.name === 'string' ? req.name.slice(0, 80) : '', this.display(where));
+  }
+
+  /** A standing agent: the same Claude Code session across restarts (resumed), a new board session each run. */
+  private async startStanding(slot: number): Promise<void> {
+    const agents = (this.state.agents ??= []);
+    const kept = agents[slot] ?? (agents[slot] = { sid: randomUUID(), used: false });
+    const id = `a${slot + 1}-${randomBytes(3).toString('hex')}`;
+    const run = this.newRun(id, `${this.spaceName} #${slot + 1}`, this.rootReal, 'plain', null, slot, kept.sid, kept.used);
+    await this.spawnRun(run, this.opts.name, this.display(this.rootReal));
+  }
+
+  /** Starts the process, puts the session on the board and in Work. */
+  private async spawnRun(run: Run, by: string, root: string): Promise<void> {
+    this.runs.set(run.id, run);
+    this.launch(run);
     const r = await this.client.post(
       '',
       {
         type: 'session.spawn',
-        id,
+        id: run.id,
         session: run.name,
-        flavor,
-        root: oneLine(this.display(where), 300),
-        worktree: worktree ? oneLine(this.display(worktree.path), 300) : '',
-        by: typeof req.name === 'string' ? req.name.slice(0, 80) : '',
+        flavor: run.flavor,
+        root: oneLine(root, 300),
+        worktree: run.worktree ? oneLine(this.display(run.worktree.path), 300) : '',
+        by,
       },
-      this.key(id, 'spawn'),
+      this.key(run.id, 'spawn'),
     );
     if (r.status !== 200) {
       // Someone else's session by that id (another bridge on this thread?): not ours to run.
       await this.close(run, 'not started', false);
       return;
     }
-    this.opts.log(`started ${id} (${flavor}) in ${cwd}`);
+    this.opts.log(`started ${run.id} (${run.flavor}, Claude Code session ${run.sid}) in ${run.cwd}`);
     this.status(run, 'idle', 'ready for a prompt');
   }
 
-  private launch(run: Run, resume: boolean): void {
-    const timeoutMs = this.opts.windowMs + 60_000;
-    const settings = {
-      hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: hookCommand(timeoutMs), timeout: Math.ceil(timeoutMs / 1000) + 60 }] }] },
-    };
-    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--settings', JSON.stringify(settings)];
-    if (resume && run.claudeSid) args.push('--resume', run.claudeSid);
+  /** Claude Code's environment: the bridge's without its token, plus where the approval hook asks. */
+  private claudeEnv(hookId: string): NodeJS.ProcessEnv {
     // The session never sees the bridge's token: with it, a tool call could post its own approval.
-    const env: NodeJS.ProcessEnv = { ...process.env, ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${run.id}?k=${this.secret}` };
+    const env: NodeJS.ProcessEnv = { ...(this.opts.env ?? process.env), ROOST_BRIDGE_HOOK_URL: `${this.hookUrl}/hook/${hookId}?k=${this.secret}` };
     delete env.ROOST_TOKEN;
-    const proc = spawn(this.opts.claude, args, {
-      cwd: run.cwd,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    run.proc = proc;
-    let buf = '';
-    proc.stdout!.setEncoding('utf8');
-    proc.stdout!.on('data', (d: string) => {
-      buf += d;
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i).trim();
-        buf = buf.slice(i + 1);
-        if (!line) continue;
-        try {
-          this.onClaude(run, JSON.parse(line));
-        } catch (e) {
-          this.opts.log(`${run.id}: unreadable line from claude (${(e as Error).message})`);
-        }
-      }
-    });
-    let err = '';
-    proc.stderr!.on('data', (d) => (err = (err + d).slice(-2000)));
-    proc.stdin!.on('error', () => undefined); // a dead process's pipe; its exit is handled below
-    proc.on('error', (e) => (err += e.message));
-    proc.on('close', (code, signal) => {
-      if (run.proc !== proc) return;
-      run.proc = null;
-      if (run.closing) return;
-      // It died on its own: the board says so; a later prompt resumes it, a close removes it.
-      this.flushTurn(run);
-      const why = `claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`;
-      this.opts.log(`${run.id}: ${why}`);
-      this.status(run, 'dead', why);
+    return env;
+  }
+
+  private claudeSettings(): string {
+    const timeoutMs = this.opts.windowMs + 60_000;
+    return JSON.stringify({
+      hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: hookCommand(timeoutMs), timeout: Math.ceil(timeoutMs / 1000) + 60 }] }] },
     });
   }
 
-  private async prompt(run: Run, text: string): Promise<void> {
+  private launch(run: Run): void {
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--settings', this.claudeSettings()];
+    // The session id is ours from the start (the Work agent's key); a relaunch continues the same conversation.
+    args.push(...(run.used ? ['--resume', run.sid] : ['--session-id', run.sid]));
+    const c = startClaude(
+      this.opts.claude,
+      args,
+      { cwd: run.cwd, env: this.claudeEnv(run.id), stdin: true },
+      (m) => this.onClaude(run, m),
+      (why) => {
+        if (run.proc !== c.proc) return;
+        run.proc = null;
+        if (run.closing) return;
+        // It died on its own: the board says so; its Work agent stays (the next prompt resumes it), a close removes it.
+        this.flushTurn(run, true);
+        this.opts.log(`${run.id}: ${why}`);
+        this.status(run, 'dead', why);
+        const was = run.inflight;
+        run.inflight = null;
+        if (was?.kind === 'work') this.finishWork(run, was.command, 'failed', why);
+        this.work?.observe(this.observation(run));
+        this.next(run);
+      },
+      (l) => this.opts.log(`${run.id}: ${l}`),
+    );
+    run.proc = c.proc;
+    run.pane = c.proc.pid ? `pid ${c.proc.pid}` : run.pane;
+    this.work?.observe(this.observation(run));
+  }
+
+  /** A board prompt: written now if the process is free, else after what is in flight. */
+  private prompt(run: Run, text: string): void {
     if (!text.trim() || run.closing) return;
-    if (!run.proc) this.launch(run, true);
-    this.status(run, 'running', 'thinking');
-    const msg = { type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } };
-    run.proc!.stdin!.write(JSON.stringify(msg) + '\n');
+    if (run.inflight) {
+      run.pending.push(text);
+      return;
+    }
+    run.inflight = { kind: 'board' };
+    this.write(run, text, 'thinking');
+  }
+
+  private write(run: Run, text: string, activity: string): void {
+    if (!run.proc) this.launch(run);
+    this.status(run, 'running', activity);
+    run.lastText = '';
+    run.used = true;
+    this.remember(run);
+    run.proc!.stdin!.write(userMessage(text));
+    this.work?.observe(this.observation(run));
+  }
+
+  /** What comes after a prompt's result: the next board prompt, else a due Work command. */
+  private next(run: Run): void {
+    if (run.inflight || run.closing) return;
+    const text = run.pending.shift();
+    if (text !== undefined) {
+      run.inflight = { kind: 'board' };
+      this.write(run, text, 'thinking');
+      return;
+    }
+    void this.pump();
+  }
+
+  /** A standing agent's facts in the state file (its session, whether it was used, the command in flight). */
+  private remember(run: Run): void {
+    if (run.slot === null || !this.state.agents?.[run.slot]) return;
+    const a = this.state.agents[run.slot];
+    a.used = run.used;
+    if (run.inflight?.kind === 'work') a.running = run.inflight.command;
+    else delete a.running;
+    this.scheduleSave();
   }
 
   /** Ends a session's process and removes its worktree; posts `session.end` when the bridge is the one ending it. */
@@ -479,6 +633,10 @@ export class Bridge {
       await exited;
       clearTimeout(t);
     }
+    // Its Work agent ends (a running execution fails with the reason; the chat stays).
+    run.inflight = null;
+    this.remember(run);
+    this.work?.observe({ session: run.sid, ended: true, reason: oneLine(reason, 120) });
     if (post) await this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
     if (run.worktree) {
       await removeWorktree(run.worktree.top, run.worktree.path).then(
@@ -488,6 +646,62 @@ export class Bridge {
     }
     this.runs.delete(run.id);
     this.opts.log(`closed ${run.id} (${reason})`);
+  }
+
+  // ------------------------------------------------------------ Work
+
+  private observation(run: Run): Observation {
+    return { session: run.sid, label: run.name, pane: run.pane, cwd: oneLine(this.display(run.cwd), 900), origin: 'bridge', mode: run.flavor, state: run.inflight ? 'working' : 'idle' };
+  }
+
+  /** The Space's full snapshot: every session it runs, and the hand-started ones it has heard of. */
+  private observations(): Observation[] {
+    return [...[...this.runs.values()].filter((r) => !r.closing).map((r) => this.observation(r)), ...(this.hands?.observations() ?? [])];
+  }
+
+  private async onDue(commands: DueCommand[]): Promise<void> {
+    this.due = commands;
+    await this.pump();
+  }
+
+  /** Starts what is due on the agents that are free: one pass at a time. */
+  private pump(): Promise<void> {
+    const pass = async () => {
+      for (const c of this.due) {
+        if (this.tried.has(c.id) || this.stopped) continue;
+        const run = [...this.runs.values()].find((r) => r.sid === c.session);
+        if (run) {
+          if (!run.inflight && !run.pending.length && !run.closing) await this.startWork(run, c);
+          continue;
+        }
+        if (this.hands?.take(c) === 'started') this.tried.add(c.id);
+      }
+    };
+    this.pumping = this.pumping.then(pass, pass);
+    return this.pumping;
+  }
+
+  /** A Work command into a session: accepted by the server (`started`) first, then written as a prompt. */
+  private async startWork(run: Run, c: DueCommand): Promise<void> {
+    this.tried.add(c.id);
+    run.inflight = { kind: 'work', command: c.id, by: c.by?.name ?? '' };
+    this.remember(run);
+    const r = await this.work!.execution(c.id, 'started');
+    if (r.status !== 200 || run.closing) {
+      this.opts.log(`did not start ${c.id}: ${r.json?.message ?? (run.closing ? 'the session is closing' : r.status)}`);
+      run.inflight = null;
+      this.remember(run);
+      this.next(run);
+      return;
+    }
+    this.opts.log(`${run.id}: running Work command ${c.id} from ${c.by?.name ?? 'someone'}`);
+    this.work!.terminal(run.sid, `$ ${c.text.split('\n')[0].slice(0, 200)}\n`);
+    this.write(run, c.text, `Work command from ${c.by?.name ?? 'a teammate'}`);
+  }
+
+  private finishWork(run: Run, command: string, status: 'done' | 'failed', result: string): void {
+    void this.work?.execution(command, 'finished', { status, result: result.slice(0, 20_000) });
+    this.remember(run);
   }
 
   // ------------------------------------------------------------ claude's output
@@ -514,7 +728,11 @@ export class Bridge {
     }, 150);
   }
 
-  private flushTurn(run: Run): void {
+  /**
+   * A complete turn: a board `session.turn`; for a Work command also an
+   * `execution.output`, unless it is the last turn (`final`: its text is the result).
+   */
+  private flushTurn(run: Run, final: boolean): void {
     const t = run.turn;
     if (!t) return;
     run.turn = null;
@@ -523,6 +741,9 @@ export class Bridge {
     const body: Record<string, unknown> = { type: 'session.turn', id: run.id, session: run.name };
     if (text) body.text = text.slice(0, 20_000);
     void this.client.post('', body, this.key(run.id, 'turn', n));
+    if (text) run.lastText = text;
+    const w = run.inflight;
+    if (!final && text && w?.kind === 'work') void this.work?.execution(w.command, 'output', { text: text.slice(0, 20_000) }, `${w.command}:output:${n}`);
   }
 
   private onClaude(run: Run, m: any): void {
@@ -531,9 +752,6 @@ export class Bridge {
     switch (m.type) {
       case 'stream_event':
         if (main && m.event?.type === 'content_block_delta' && m.event.delta?.type === 'text_delta' && typeof m.event.delta.text === 'string') this.streamText(run, m.event.delta.text);
-        break;
-      case 'system':
-        if (m.subtype === 'init' && typeof m.session_id === 'string') run.claudeSid = m.session_id;
         break;
       case 'assistant': {
         const content: any[] = Array.isArray(m.message?.content) ? m.message.content : [];
@@ -547,21 +765,24 @@ export class Bridge {
           break;
         }
         const msgId = String(m.message?.id ?? '');
-        if (run.turn && run.turn.msgId !== msgId) this.flushTurn(run);
+        if (run.turn && run.turn.msgId !== msgId) this.flushTurn(run, false);
         run.turn ??= { msgId, texts: [] };
         for (const b of content) {
-          if (b?.type === 'text' && typeof b.text === 'string') run.turn.texts.push(b.text);
-          else if (b?.type === 'tool_use') {
+          if (b?.type === 'text' && typeof b.text === 'string') {
+            run.turn.texts.push(b.text);
+            if (b.text.trim()) this.work?.terminal(run.sid, b.text + '\n');
+          } else if (b?.type === 'tool_use') {
             run.tools.set(b.id, b.name);
             const digest = digestInput(b.name, b.input, 150);
             this.status(run, 'running', `${b.name} ${digest}`);
             this.live(run, b.name, digest);
+            this.work?.terminal(run.sid, `> ${b.name} ${digest}\n`);
           }
         }
         break;
       }
       case 'user': {
-        if (main) this.flushTurn(run);
+        if (main) this.flushTurn(run, false);
         const content: any[] = Array.isArray(m.message?.content) ? m.message.content : [];
         for (const b of content) {
           if (b?.type !== 'tool_result') continue;
@@ -571,15 +792,24 @@ export class Bridge {
         break;
       }
       case 'result': {
-        this.flushTurn(run);
+        this.flushTurn(run, true);
         const n = ++run.results;
         const secs = typeof m.duration_ms === 'number' ? `${(m.duration_ms / 1000).toFixed(1)} s` : '';
         const turns = typeof m.num_turns === 'number' ? `, ${m.num_turns} turn${m.num_turns === 1 ? '' : 's'}` : '';
         const cost = typeof m.total_cost_usd === 'number' && m.total_cost_usd > 0 ? `, $${m.total_cost_usd.toFixed(4)}` : '';
         const denied = Array.isArray(m.permission_denials) && m.permission_denials.length ? `, ${m.permission_denials.length} tool call(s) denied` : '';
-        const summary = m.is_error || m.subtype !== 'success' ? `stopped (${m.subtype ?? 'error'}) after ${secs}${turns}` : `done in ${secs}${turns}${cost}${denied}`;
+        const ok = succeeded(m);
+        const summary = !ok ? `stopped (${m.subtype ?? 'error'}) after ${secs}${turns}` : `done in ${secs}${turns}${cost}${denied}`;
         void this.client.post('', { type: 'session.result', id: run.id, session: run.name, summary: oneLine(summary, 500) }, this.key(run.id, 'result', n));
         this.status(run, 'idle', 'ready for a prompt');
+        const was = run.inflight;
+        run.inflight = null;
+        if (was?.kind === 'work') {
+          const text = typeof m.result === 'string' && m.result.trim() ? m.result : run.lastText || (ok ? 'done' : `stopped (${m.subtype ?? 'error'})`);
+          this.finishWork(run, was.command, ok ? 'done' : 'failed', text);
+        } else this.remember(run);
+        this.work?.observe(this.observation(run));
+        this.next(run);
         break;
       }
     }
@@ -621,22 +851,39 @@ export class Bridge {
   }
 
   private async decide(id: string, payload: any): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
+    const tool = typeof payload.tool_name === 'string' ? payload.tool_name : 'tool';
+    if (id.startsWith('hand_')) {
+      // A hand-started session's headless run: nobody watches it, so nothing that needs approval runs.
+      if (!needsApproval(this.opts.approvals, tool)) return { decision: 'allow', reason: 'needs no approval under the bridge’s rules' };
+      return { decision: 'deny', reason: `${tool} needs approval, and a command run in a hand-started session has nobody to ask: denied` };
+    }
     const run = this.runs.get(id);
     if (!run || run.closing) return { decision: 'deny', reason: 'the session has ended in Roost: denied' };
-    const tool = typeof payload.tool_name === 'string' ? payload.tool_name : 'tool';
     if (!needsApproval(this.opts.approvals, tool)) return { decision: 'allow', reason: 'needs no approval under the bridge’s rules' };
     const rid = this.ridOf(payload, run);
     const digest = digestInput(tool, payload.tool_input, 200);
+    const asking = oneLine(`needs approval: ${tool} ${digest}`, 200);
     // The request and the waiting status in one batch: the board never shows one without the other.
     const posted = await this.client.post(
       '',
       [
         { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' },
-        { type: 'session.status', id, state: 'waiting', activity: oneLine(`needs approval: ${tool} ${digest}`, 200) },
+        { type: 'session.status', id, state: 'waiting', activity: asking },
       ],
       this.key(id, 'approval', rid),
     );
     if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
+    // A Work command shows it is blocked while it waits, and resumed once decided (whichever way).
+    const w = run.inflight?.kind === 'work' ? run.inflight.command : null;
+    if (w) void this.work?.execution(w, 'blocked', { reason: asking }, `${w}:blocked:${rid}`);
+    try {
+      return await this.awaitDecision(run, id, rid, tool, digest);
+    } finally {
+      if (w) void this.work?.execution(w, 'resumed', {}, `${w}:resumed:${rid}`);
+    }
+  }
+
+  private async awaitDecision(run: Run, id: string, rid: string, tool: string, digest: string): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
     const decided = new Promise<{ state: 'allowed' | 'denied'; by: string } | null>((wake) => run.waiting.set(rid, wake));
     this.settleWaiters(); // it may be settled already (a replayed decision)
     let timer: NodeJS.Timeout | null = null;
@@ -664,6 +911,11 @@ export class Bridge {
     this.status(run, 'running', `denied: ${tool}`);
     return { decision: 'deny', reason: `Denied in Roost by ${outcome.by}` };
   }
+}
+
+/** The reason a Work agent ends when its board session was closed. */
+function closedReason(reason: unknown): string {
+  return typeof reason === 'string' && reason && reason !== 'closed' ? `closed on the board: ${reason}` : 'closed on the board';
 }
 
 /** Whether a folder looks like a bridge's state folder (for tests and `roost bridge --help`). */

@@ -1,21 +1,23 @@
-// The bridge's side of the wire: posts that survive a dropped connection, and
-// a thread's stream followed with exact replay.
+// The bridge's side of the wire: one connection to one Roost server as one
+// caller, with posts that survive a dropped connection and streams followed
+// with exact replay. The board (a thread's sessions) and Work (the Space's
+// reports and command feed) both speak through it.
 //
 // Invariants:
 // - posts go out one at a time, in the order they were queued, so the board
-//   sees a session's spawn before its status and its turns in order;
+//   sees a session's spawn before its status and its turns in order, and Work
+//   sees a command's `started` before its output before its `finished`;
 // - a post is retried with the same Idempotency-Key until the server gives a
 //   definitive answer (2xx or a 4xx other than 408/429): a retry after a lost
 //   answer is recognised by the server and stores nothing twice;
-// - the stream reconnects with the last `id:` it saw as Last-Event-ID, so a
-//   reconnect replays exactly the frames it missed. Frames without an id (the
-//   lossy `live` frames) never move that id.
+// - a followed stream reconnects with the last `id:` it saw as Last-Event-ID,
+//   so a reconnect replays exactly the frames it missed. Frames without an id
+//   (lossy frames, the Work command feed) never move that id.
 
-export interface ClientOptions {
+export interface ConnectionOptions {
   server: string;
-  thread: string;
   token?: string;
-  /** The project of the thread, when the token does not imply it (`Roost-Project`). */
+  /** The project of the caller, when the token does not imply it (`Roost-Project`). */
   project?: string;
   /** The label this bridge posts under (`Roost-Name`, local mode). */
   name: string;
@@ -33,31 +35,54 @@ export interface SseFrame {
   data: string;
 }
 
+export interface FollowOptions {
+  lastEventId?: () => string | undefined;
+  onFrame: (f: SseFrame) => Promise<void> | void;
+  onState?: (s: 'connected' | 'down', why?: string) => void;
+  /** A stream silent this long is dead (heartbeats come every 15 s). */
+  idleMs?: number;
+  headers?: Record<string, string>;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export class BoardClient {
-  readonly base: string;
+/** An answer that will not change on retry (a 4xx other than 408/429). */
+export class RefusedError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class Connection {
+  readonly server: string;
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
-  private streamAbort: AbortController | null = null;
+  private aborts = new Set<AbortController>();
 
-  constructor(private opts: ClientOptions) {
-    this.base = `${opts.server.replace(/\/+$/, '')}/threads/${encodeURIComponent(opts.thread)}/sessions`;
+  constructor(private opts: ConnectionOptions) {
+    this.server = opts.server.replace(/\/+$/, '');
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   headers(extra: Record<string, string> = {}): Record<string, string> {
     const h: Record<string, string> = { 'roost-name': this.opts.name, ...extra };
-    // Sent as is; the server ignores it in local mode and will check it in shared mode.
+    // Sent as is; local mode ignores it, shared mode checks it.
     if (this.opts.token) h.authorization = `Bearer ${this.opts.token}`;
     if (this.opts.project) h['roost-project'] = this.opts.project;
     return h;
   }
 
-  /** One attempt; throws on a network error. */
+  /** One attempt; throws on a network error. `path` is from the server's root. */
   async postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
     const headers = this.headers({ 'content-type': 'application/json' });
     if (key) headers['idempotency-key'] = key;
-    const r = await fetch(this.base + path, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+    const r = await fetch(this.server + path, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
     const text = await r.text();
     let json: any = null;
     try {
@@ -68,10 +93,10 @@ export class BoardClient {
 
   /**
    * Queues a post behind the earlier ones and retries it until the server
-   * answers definitively. Resolves with that answer (status 0 once the client
-   * is closed).
+   * answers definitively. Resolves with that answer (status 0 once the
+   * connection is closed).
    */
-  post(path: string, body: unknown, key: string): Promise<PostResult> {
+  post(path: string, body: unknown, key?: string): Promise<PostResult> {
     const run = async (): Promise<PostResult> => {
       let wait = 200;
       for (;;) {
@@ -79,7 +104,7 @@ export class BoardClient {
         try {
           const r = await this.postOnce(path, body, key);
           if (r.status < 500 && r.status !== 408 && r.status !== 429) {
-            if (r.status >= 400) this.opts.log(`post ${(Array.isArray(body) ? body[0] : (body as { type?: string }))?.type ?? path} refused: ${r.status} ${r.json?.message ?? ''}`);
+            if (r.status >= 400) this.opts.log(`post ${(Array.isArray(body) ? body[0] : (body as { type?: string; event?: string }))?.type ?? path} refused: ${r.status} ${r.json?.message ?? ''}`);
             return r;
           }
         } catch {
@@ -99,15 +124,16 @@ export class BoardClient {
     return this.queue;
   }
 
-  async getBoard(): Promise<any> {
+  /** A GET retried while the server is away; a definitive refusal throws RefusedError. */
+  async getJson(path: string): Promise<any> {
     let wait = 200;
     for (;;) {
       try {
-        const r = await fetch(this.base, { headers: this.headers(), signal: AbortSignal.timeout(15_000) });
+        const r = await fetch(this.server + path, { headers: this.headers(), signal: AbortSignal.timeout(15_000) });
         if (r.ok) return await r.json();
-        if (r.status < 500) throw new Error(`the server answered ${r.status}: ${await r.text()}`);
+        if (r.status < 500 && r.status !== 408 && r.status !== 429) throw new RefusedError(r.status, `the server answered ${r.status}: ${await r.text()}`);
       } catch (e) {
-        if (e instanceof Error && e.message.startsWith('the server answered')) throw e;
+        if (e instanceof RefusedError) throw e;
       }
       if (this.closed) throw new Error('closed');
       await sleep(wait);
@@ -116,33 +142,26 @@ export class BoardClient {
   }
 
   /**
-   * Follows the thread's stream until closed, reconnecting with the last id
-   * it saw. `onFrame` is called for every frame in order (awaited, so the
-   * handler may do async work before the next frame); `onState` reports the
-   * connection.
+   * Follows an SSE stream until closed, reconnecting (with the last id it saw,
+   * when asked to track one). `onFrame` is called for every frame in order and
+   * awaited, so the handler may do async work before the next frame.
    */
-  async follow(opts: {
-    lastEventId: () => string | undefined;
-    onFrame: (f: SseFrame) => Promise<void> | void;
-    onState?: (s: 'connected' | 'down', why?: string) => void;
-    idleMs?: number;
-  }): Promise<void> {
+  async follow(path: string, opts: FollowOptions): Promise<void> {
     let wait = 200;
     while (!this.closed) {
       const ac = new AbortController();
-      this.streamAbort = ac;
+      this.aborts.add(ac);
       let idle: NodeJS.Timeout | null = null;
       const bump = () => {
         if (idle) clearTimeout(idle);
-        // Heartbeats come every 15 s; a silent socket is a dead one.
-        idle = setTimeout(() => ac.abort(new Error('the stream went silent')), opts.idleMs ?? 40_000);
+        if (opts.idleMs !== 0) idle = setTimeout(() => ac.abort(new Error('the stream went silent')), opts.idleMs ?? 40_000);
       };
       try {
-        const last = opts.lastEventId();
-        const headers = this.headers({ accept: 'text/event-stream', 'roost-client': 'bridge' });
+        const last = opts.lastEventId?.();
+        const headers = this.headers({ accept: 'text/event-stream', ...opts.headers });
         if (last) headers['last-event-id'] = last;
         bump();
-        const res = await fetch(this.base + '/stream', { headers, signal: ac.signal });
+        const res = await fetch(this.server + path, { headers, signal: ac.signal });
         if (!res.ok || !res.body) throw new Error(`the stream answered ${res.status}`);
         opts.onState?.('connected');
         wait = 200;
@@ -173,6 +192,7 @@ export class BoardClient {
         opts.onState?.('down', (e as Error).message);
       } finally {
         if (idle) clearTimeout(idle);
+        this.aborts.delete(ac);
       }
       await sleep(wait);
       wait = Math.min(wait * 2, 2000);
@@ -181,6 +201,35 @@ export class BoardClient {
 
   close(): void {
     this.closed = true;
-    this.streamAbort?.abort();
+    for (const ac of this.aborts) ac.abort();
+  }
+}
+
+/** One board thread's sessions over a connection (docs/bridge.md). */
+export class BoardClient {
+  readonly base: string;
+
+  constructor(
+    readonly conn: Connection,
+    thread: string,
+  ) {
+    this.base = `/threads/${encodeURIComponent(thread)}/sessions`;
+  }
+
+  post(path: string, body: unknown, key: string): Promise<PostResult> {
+    return this.conn.post(this.base + path, body, key);
+  }
+
+  postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
+    return this.conn.postOnce(this.base + path, body, key);
+  }
+
+  getBoard(): Promise<any> {
+    return this.conn.getJson(this.base);
+  }
+
+  /** The thread's stream; `Roost-Client: bridge` lets members see a bridge follows it. */
+  follow(opts: FollowOptions): Promise<void> {
+    return this.conn.follow(this.base + '/stream', { ...opts, headers: { 'roost-client': 'bridge', ...opts.headers } });
   }
 }

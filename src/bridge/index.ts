@@ -1,27 +1,42 @@
-// The workstation bridge: `roost bridge --server URL --token TOKEN --root DIR [--thread T]`.
-// Public surface of src/bridge (docs/bridge.md).
+// The workstation bridge, which is also the member's Space in Work:
+// `roost bridge --server URL --token TOKEN --root DIR [--space NAME] [--thread T]`.
+// Public surface of src/bridge (docs/bridge.md, docs/work.md).
 
 import { parseArgs } from 'node:util';
 import { Bridge, DEFAULT_APPROVALS } from './bridge.js';
 
 export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, hookCommand, type BridgeOptions } from './bridge.js';
-export { BoardClient } from './client.js';
+export { BoardClient, Connection } from './client.js';
+export { SpaceLink, type DueCommand, type Observation } from './work.js';
+export { HandStarted } from './hands.js';
 
-export const BRIDGE_HELP = `roost bridge: run the fleet board's Claude Code sessions on this machine
+export const BRIDGE_HELP = `roost bridge: this machine as your Space: runs Claude Code sessions for the board and for Work
 
 usage:
   roost bridge --server URL --root DIR [--token TOKEN] [--project P] [--thread default] [--name Claude]
+               [--space NAME] [--contribute] [--agents 0] [--hooks-port N]
                [--approvals RULES] [--window 10m] [--claude PATH]
 
-  --root       sessions run here (plain) or in a git worktree of it (scoped); a request's
-               root is a folder inside it
-  --thread     the board's thread to follow (default: default)
-  --project    the thread's project in shared mode, when the token does not imply it
-  --approvals  which tools wait for a member's decision: a regular expression over the tool
-               name, "all", or "off" (default: every tool but the read-only ones)
-  --window     how long an approval waits before it counts as denied (default 10m)
-  --claude     the Claude Code executable (default: claude on the PATH, or ROOST_CLAUDE_BIN)
+  --root        sessions run here (plain) or in a git worktree of it (scoped); a request's
+                root is a folder inside it
+  --thread      the board's thread to follow (default: default)
+  --project     the project (shared mode: the thread's and the Space's), when the token does
+                not imply it
+  --space       the Space's name in Work (default: this machine's host name); a restart with
+                the same name is the same Space
+  --contribute  contribute the Space to --project (or default) at start; otherwise contribute
+                it from the Work view
+  --agents      standing Claude Code sessions to run in --root from the start (default 0);
+                they resume the same conversation after a restart
+  --hooks-port  listen on 127.0.0.1:N for Claude Code hook events of sessions started by hand
+                (trusted local agents; 0: any free port)
+  --approvals   which tools wait for a member's decision: a regular expression over the tool
+                name, "all", or "off" (default: every tool but the read-only ones)
+  --window      how long an approval waits before it counts as denied (default 10m)
+  --claude      the Claude Code executable (default: claude on the PATH, or ROOST_CLAUDE_BIN)
 
+Every session it runs is a board session and a Work agent of the Space (keyed by its
+Claude Code session id); Work commands queued to it are written in as prompts, one at a time.
 environment: ROOST_SERVER, ROOST_TOKEN, ROOST_PROJECT, ROOST_CLAUDE_BIN
 `;
 
@@ -47,6 +62,10 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
       approvals: { type: 'string' },
       window: { type: 'string' },
       claude: { type: 'string' },
+      space: { type: 'string' },
+      contribute: { type: 'boolean' },
+      agents: { type: 'string' },
+      'hooks-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -59,6 +78,11 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
   if (!values.root) throw new Error(`--root is required\n\n${BRIDGE_HELP}`);
   const thread = values.thread ?? 'default';
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(thread)) throw new Error('--thread is 1 to 64 letters, digits, "-" or "_"');
+  const agents = Number(values.agents ?? 0);
+  if (!Number.isInteger(agents) || agents < 0 || agents > 20) throw new Error('--agents is 0 to 20');
+  const hooksPort = values['hooks-port'] !== undefined ? Number(values['hooks-port']) : undefined;
+  if (hooksPort !== undefined && !(Number.isInteger(hooksPort) && hooksPort >= 0 && hooksPort < 65536)) throw new Error('--hooks-port is a port number (0: any free port)');
+  if (values.space !== undefined && !values.space.trim()) throw new Error('--space needs a name');
   const log = (l: string) => console.log(`[bridge ${new Date().toISOString().slice(11, 19)}] ${l}`);
   const bridge = new Bridge({
     server,
@@ -70,6 +94,10 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
     claude: values.claude ?? process.env.ROOST_CLAUDE_BIN ?? 'claude',
     approvals: values.approvals ?? DEFAULT_APPROVALS,
     windowMs: values.window ? parseWindow(values.window) : 10 * 60_000,
+    space: values.space?.trim(),
+    contribute: values.contribute,
+    agents,
+    hooksPort,
     log,
   });
   let stopping = false;

@@ -8,7 +8,6 @@ import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
 import { bridgeCommand } from '../bridge/index.js';
-import { spaceCommand } from '../bridge/space.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
@@ -20,8 +19,8 @@ usage:
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
               [--subagent TYPE[:KEY]] [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
-  roost bridge --server URL --root DIR [--token T] [--thread default]   (run board sessions here)
-  roost space  --server URL --name NAME [--token T] [--project P --contribute] [--agents 1]   (this machine as a Work Space)
+  roost bridge --server URL --root DIR [--token T] [--project P] [--thread default] [--space NAME]
+              [--contribute] [--agents 0] [--hooks-port N]   (this machine as your Space: board and Work sessions)
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
@@ -183,7 +182,8 @@ export async function main(argv: string[]): Promise<void> {
     case 'bridge':
       return bridgeCommand(rest);
     case 'space':
-      return spaceCommand(rest);
+      // The separate Work connector is gone: the bridge is the Space.
+      throw new Error('roost space is now part of roost bridge: run `roost bridge --space NAME --contribute --project P` (see roost bridge --help)');
     case '--version':
     case 'version':
       console.log(VERSION);

@@ -776,6 +776,7 @@ export class WorkService {
    * project it is contributed to, the head of the queue. The whole due set is
    * sent on connect and whenever it changes, so a reconnect replays exactly
    * what has not been started (`execution.started` acknowledges a command).
+   * Each frame also names the projects the Space acts in now.
    */
   getFeed = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const p = await this.principal(req);
@@ -801,7 +802,10 @@ export class WorkService {
   }
 
   private pushFeed(f: { space: string; res: ServerResponse; last: string; p: Principal }): void {
-    const data = JSON.stringify({ commands: this.dueFor(f.space, f.p) });
+    // The projects it acts in ride along, so a bridge hears of a contribution
+    // (or a revocation) made in a browser and reconciles there at once.
+    const projects = this.contributions(f.space, f.p).map((b) => (b.scope as { project: string }).project);
+    const data = JSON.stringify({ commands: this.dueFor(f.space, f.p), projects });
     if (data === f.last) return;
     f.last = data;
     f.res.write(`event: commands\ndata: ${data}\n\n`);

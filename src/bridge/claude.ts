@@ -1,0 +1,72 @@
+// Claude Code processes as the bridge runs them: stream-json out, one parsed
+// message at a time, and why the process ended.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ClaudeProcess {
+  proc: ChildProcess;
+  /** The last lines of its stderr (for the reason it exited). */
+  stderr(): string;
+}
+
+/**
+ * Starts `claude` with `args` in `cwd`; `onMessage` gets every stream-json
+ * line parsed, `onClose` the reason it ended (`claude exited (code): last stderr line`).
+ */
+export function startClaude(
+  bin: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; stdin: boolean },
+  onMessage: (m: any) => void,
+  onClose: (why: string) => void,
+  log: (line: string) => void,
+): ClaudeProcess {
+  const proc = spawn(bin, args, { cwd: opts.cwd, env: opts.env, stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  let buf = '';
+  proc.stdout!.setEncoding('utf8');
+  proc.stdout!.on('data', (d: string) => {
+    buf += d;
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i).trim();
+      buf = buf.slice(i + 1);
+      if (!line) continue;
+      let m: any;
+      try {
+        m = JSON.parse(line);
+      } catch (e) {
+        log(`unreadable line from claude (${(e as Error).message})`);
+        continue;
+      }
+      onMessage(m);
+    }
+  });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err = (err + d).slice(-2000)));
+  proc.stdin?.on('error', () => undefined); // a dead process's pipe; its exit is handled below
+  proc.on('error', (e) => (err += e.message));
+  proc.on('close', (code, signal) => onClose(`claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`));
+  return { proc, stderr: () => err };
+}
+
+/** A user message for `--input-format stream-json`. */
+export function userMessage(text: string): string {
+  return JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } }) + '\n';
+}
+
+/** Whether a `result` message says the turn succeeded. */
+export function succeeded(m: any): boolean {
+  return !m.is_error && m.subtype === 'success';
+}
+
+/** The text blocks of an assistant message of the main conversation, and its tool calls. */
+export function blocksOf(m: any): { texts: string[]; tools: { id: string; name: string; input: unknown }[] } {
+  const content: any[] = Array.isArray(m?.message?.content) ? m.message.content : [];
+  const texts: string[] = [];
+  const tools: { id: string; name: string; input: unknown }[] = [];
+  for (const b of content) {
+    if (b?.type === 'text' && typeof b.text === 'string') texts.push(b.text);
+    else if (b?.type === 'tool_use') tools.push({ id: String(b.id ?? ''), name: String(b.name ?? 'tool'), input: b.input });
+  }
+  return { texts, tools };
+}

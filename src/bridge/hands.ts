@@ -1,0 +1,210 @@
+// Hand-started Claude Code sessions on the bridge's machine, as its Space
+// observes them (docs/work.md): their hooks post to 127.0.0.1:<port>/hook,
+// each session becomes a trusted-local agent (`origin: hook`) keyed by its
+// `session_id`, and one its owner made callable takes a command by a
+// headless resume.
+//
+// Why a headless resume: the bridge did not start the terminal the person
+// types in and cannot type into it. When the session is idle (its last hook
+// was `Stop` or `SessionStart`), a due command runs as
+// `claude -p <text> --resume <session_id>` in the session's folder: the same
+// conversation, continued, its turns reported as the execution. While the
+// session is working, the command waits visibly in its queue and starts at
+// the next `Stop`. Limits: the terminal the person has open does not show
+// these turns until it is resumed again; a tool that needs approval is
+// denied (nobody is watching that run); a session the bridge has not heard
+// of since it started is not known to it.
+
+import { createServer, type Server } from 'node:http';
+import { basename } from 'node:path';
+import { blocksOf, startClaude, succeeded, type ClaudeProcess } from './claude.js';
+import type { DueCommand, Observation, SpaceLink } from './work.js';
+
+export interface HandStartedOptions {
+  space: SpaceLink;
+  claude: string;
+  /** The environment of a headless run (`hookId` names it to the approval hook). */
+  env: (hookId: string) => NodeJS.ProcessEnv;
+  /** `--settings` of a headless run (the approval hook). */
+  settings: string;
+  /** Sessions the bridge runs itself: their hooks are not hand-started sessions. */
+  isOurs: (session: string) => boolean;
+  /** A session became idle: a command may be due for it. */
+  wake: () => void;
+  log: (line: string) => void;
+}
+
+interface Hand {
+  label: string;
+  cwd: string;
+  mode: string;
+  state: 'idle' | 'working' | 'blocked';
+  /** The command its headless run executes now. */
+  command: string | null;
+  run: ClaudeProcess | null;
+  /** Hooks of our own headless run end it; a SessionEnd before this time is that run's, not the person's. */
+  quietUntil: number;
+}
+
+const SESSION = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export class HandStarted {
+  /** Where hand-started sessions' hooks post. */
+  url = '';
+  private hands = new Map<string, Hand>();
+  private server: Server | null = null;
+  private stopped = false;
+
+  constructor(private opts: HandStartedOptions) {}
+
+  listen(port: number): Promise<string> {
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => {
+        if (raw.length < 1_000_000) raw += d;
+      });
+      req.on('end', () => {
+        // Answered at once: a hand-started session never waits on Roost.
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        if (req.method !== 'POST' || !(req.url ?? '').startsWith('/hook')) return;
+        try {
+          this.onHook(JSON.parse(raw));
+        } catch {
+          // not a hook payload
+        }
+      });
+    });
+    this.server = server;
+    return new Promise((ok, fail) => {
+      server.once('error', fail);
+      server.listen(port, '127.0.0.1', () => {
+        this.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+        ok(this.url);
+      });
+    });
+  }
+
+  has(session: string): boolean {
+    return this.hands.has(session);
+  }
+
+  observations(): Observation[] {
+    return [...this.hands].map(([session, h]) => this.observation(session, h));
+  }
+
+  private observation(session: string, h: Hand): Observation {
+    return { session, label: h.label, cwd: h.cwd, mode: h.mode, state: h.command ? 'working' : h.state, origin: 'hook' };
+  }
+
+  onHook(e: any): void {
+    const session = typeof e?.session_id === 'string' ? e.session_id : '';
+    if (!SESSION.test(session) || this.opts.isOurs(session) || this.stopped) return;
+    const prev = this.hands.get(session);
+    if (e.hook_event_name === 'SessionEnd') {
+      if (!prev || prev.command || Date.now() < prev.quietUntil) return;
+      this.hands.delete(session);
+      this.opts.space.observe({ session, ended: true, reason: typeof e.reason === 'string' ? `session ended (${e.reason.slice(0, 60)})` : 'session ended' });
+      return;
+    }
+    const cwd = typeof e.cwd === 'string' ? e.cwd.slice(0, 900) : '';
+    const state = e.hook_event_name === 'Stop' || e.hook_event_name === 'SessionStart' ? 'idle' : e.hook_event_name === 'PermissionRequest' ? 'blocked' : 'working';
+    const h: Hand = {
+      label: prev?.label ?? (cwd ? `${basename(cwd)} (by hand)` : 'by hand'),
+      cwd: cwd || prev?.cwd || '',
+      mode: typeof e.permission_mode === 'string' ? e.permission_mode.slice(0, 40) : (prev?.mode ?? ''),
+      state,
+      command: prev?.command ?? null,
+      run: prev?.run ?? null,
+      quietUntil: prev?.quietUntil ?? 0,
+    };
+    this.hands.set(session, h);
+    if (!prev || prev.state !== h.state || prev.mode !== h.mode || prev.cwd !== h.cwd) this.opts.space.observe(this.observation(session, h));
+    if (state === 'idle' && !h.command) this.opts.wake();
+  }
+
+  /**
+   * A due command for a hand-started session: runs it now if the session is
+   * idle, else it waits. Null when the session is not one of these.
+   */
+  take(c: DueCommand): 'started' | 'waiting' | null {
+    const h = this.hands.get(c.session);
+    if (!h) return null;
+    if (h.command || h.state !== 'idle' || this.stopped) return 'waiting'; // visibly queued until the next Stop
+    void this.run(c, h);
+    return 'started';
+  }
+
+  private async run(c: DueCommand, h: Hand): Promise<void> {
+    const space = this.opts.space;
+    h.command = c.id;
+    const started = await space.execution(c.id, 'started');
+    if (started.status !== 200) {
+      h.command = null;
+      return;
+    }
+    this.opts.log(`running ${c.id} in the hand-started session ${c.session} (headless resume)`);
+    space.terminal(c.session, `$ ${c.text.split('\n')[0].slice(0, 200)}\n`);
+    let texts: string[] = [];
+    let outputs = 0;
+    let last = '';
+    let finished = false;
+    const finish = (status: 'done' | 'failed', result: string) => {
+      if (finished) return;
+      finished = true;
+      void space.execution(c.id, 'finished', { status, result: result.slice(0, 20_000) });
+    };
+    h.run = startClaude(
+      this.opts.claude,
+      ['-p', c.text, '--resume', c.session, '--output-format', 'stream-json', '--verbose', '--settings', this.opts.settings],
+      { cwd: h.cwd || '.', env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`), stdin: false },
+      (m) => {
+        if (m?.parent_tool_use_id) return;
+        if (m?.type === 'assistant') {
+          const { texts: t, tools } = blocksOf(m);
+          for (const x of t) {
+            if (!x.trim()) continue;
+            texts.push(x);
+            last = x;
+            space.terminal(c.session, x + '\n');
+          }
+          for (const tool of tools) space.terminal(c.session, `> ${tool.name} ${JSON.stringify(tool.input ?? {}).slice(0, 300)}\n`);
+        } else if (m?.type === 'user') {
+          const text = texts.join('\n\n').trim();
+          texts = [];
+          if (text) void space.execution(c.id, 'output', { text: text.slice(0, 20_000) }, `${c.id}:output:${++outputs}`);
+        } else if (m?.type === 'result') {
+          const ok = succeeded(m);
+          finish(ok ? 'done' : 'failed', typeof m.result === 'string' && m.result.trim() ? m.result : last || (ok ? 'done' : `stopped (${m.subtype ?? 'error'})`));
+        }
+      },
+      (why) => {
+        finish('failed', why);
+        h.run = null;
+        h.command = null;
+        h.quietUntil = Date.now() + 3000;
+        this.opts.wake();
+      },
+      (l) => this.opts.log(`${c.session}: ${l}`),
+    );
+  }
+
+  /** Stops listening, ends the headless runs (their executions fail) and reports the sessions ended: nobody observes them now. */
+  async stop(reason: string): Promise<void> {
+    this.stopped = true;
+    for (const session of this.hands.keys()) this.opts.space.observe({ session, ended: true, reason });
+    this.server?.closeAllConnections();
+    await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
+    await Promise.all(
+      [...this.hands.values()].map((h) => {
+        const p = h.run?.proc;
+        if (!p || p.exitCode !== null || p.signalCode !== null) return undefined;
+        return new Promise<void>((ok) => {
+          p.once('close', () => ok());
+          p.kill('SIGTERM');
+          setTimeout(() => p.kill('SIGKILL'), 3000).unref();
+        });
+      }),
+    );
+  }
+}
