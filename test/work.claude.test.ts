@@ -1,7 +1,10 @@
 // The real path of Work through `roost bridge` (src/bridge): a command queued
 // in a project → the bridge, the member's Space → the real Claude Code CLI
 // (against the scripted model stand-in) → an execution and a result, in FIFO
-// order; a restart of the bridge (same Space, same agent, nothing run twice).
+// order; a restart of the bridge (same Space, same agent, nothing run twice);
+// an approval a member decides on the board (blocked, then resumed) and one
+// nobody decides (denied); and a hand-started session, made callable by its
+// owner, taking a command by a headless resume.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -147,5 +150,87 @@ test('Work commands run in a real Claude Code session of the bridge, one at a ti
       (await w.chat(agent)).messages.filter((m: any) => m.kind === 'system').map((m: any) => m.text.replace(/pid \d+/g, 'pid N')),
       ['test-box #1 appeared on test-box', 'ended: bridge stopped', 'moved from pid N to pid N', 'seen again'],
     );
+  });
+});
+
+test('a tool that needs approval in a Work command: blocked, resumed once a member decides on the board; denied when nobody does', { timeout: 150_000 }, async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  const w = await world(t, [
+    step(toolUse('Bash', { command: 'echo shipped > shipped.txt', description: 'ship it' }, 'toolu_ship'), and(asked('SHIP'), not(hasResult('toolu_ship')))),
+    step((r) => text(`SHIP-DONE: ${toolResults(r).find((x) => x.tool_use_id === 'toolu_ship')?.is_error ? 'refused' : 'shipped'}`), hasResult('toolu_ship')),
+    step(toolUse('Bash', { command: 'echo pushed > pushed.txt', description: 'push it' }, 'toolu_push'), and(asked('PUSH'), not(hasResult('toolu_push')))),
+    step((r) => text(`PUSH-DONE: ${toolResults(r).find((x) => x.tool_use_id === 'toolu_push')?.content.slice(0, 200)}`), hasResult('toolu_push')),
+  ], { agents: 1, windowMs: 3000 });
+  await guard(w.log, async () => {
+    await w.startBridge();
+    const agent = await until('the agent', async () => (await w.snap()).agents.find((a: any) => a.state !== 'ended'));
+    const boardId = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((s: any) => s.state !== 'ended').id;
+
+    // A member allows it on the board (the approvals inbox does the same post).
+    const ship = await w.send(agent.id, 'SHIP: ship the release');
+    const blocked = await until('the execution to block', async () => (await w.snap()).executions.find((x: any) => x.command === ship && x.state === 'blocked'));
+    assert.match(blocked.blockedOn, /^needs approval: Bash \$ echo shipped > shipped\.txt/);
+    assert.equal((await w.snap()).agents.find((a: any) => a.id === agent.id).state, 'blocked', 'the agent shows it is blocked');
+    const pending = await until('the pending approval on the board', async () => {
+      const s = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((x: any) => x.id === boardId);
+      return s?.approvals.find((a: any) => a.state === 'pending');
+    });
+    const decided = await fetch(`${w.roost.url}/threads/default/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': 'Olive' }, body: JSON.stringify({ type: 'session.approval', id: boardId, rid: pending.rid, state: 'allowed' }) });
+    assert.equal(decided.status, 200);
+    const shipped = await w.result(ship);
+    assert.equal(shipped.text, 'SHIP-DONE: shipped');
+    const lines = (await w.chat(agent)).messages.filter((m: any) => m.command === ship).map((m: any) => `${m.kind}: ${m.text}`);
+    assert.ok(lines.some((l: string) => l.startsWith('system: blocked: needs approval: Bash $ echo shipped')), 'the chat says it was blocked');
+    assert.equal((await w.snap()).executions.find((x: any) => x.command === ship).state, 'done', 'resumed, then done');
+
+    // Nobody decides within the window: denied (fail closed), the execution resumes and finishes.
+    const push = await w.send(agent.id, 'PUSH: push to main');
+    await until('the second block', async () => (await w.snap()).executions.find((x: any) => x.command === push && x.state === 'blocked'));
+    const pushed = await w.result(push, 20_000);
+    assert.match(pushed.text, /^PUSH-DONE: .*No decision in Roost within 3s: denied/);
+    const board = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((x: any) => x.id === boardId);
+    assert.equal(board.approvals.find((a: any) => a.rid !== pending.rid)?.state, 'denied');
+    // The project's log: each command started, blocked, resumed once decided, then finished.
+    const log = (await w.roost.store.read('work:default', 0, 10_000)).map((e) => JSON.parse(e.body));
+    for (const cmd of [ship, push])
+      assert.deepEqual(
+        log.filter((e) => e.command === cmd && e.type.startsWith('execution.')).map((e) => e.type),
+        ['execution.started', 'execution.blocked', 'execution.resumed', 'execution.finished'],
+      );
+  });
+});
+
+test('a hand-started session, made callable by its owner, takes a command by a headless resume of the same conversation', { timeout: 150_000 }, async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  const w = await world(t, [step(text('HAND-ONE-ANSWER: hello by hand.'), asked('HAND-ONE')), step(text('HAND-TWO-ANSWER: done from Work.'), asked('HAND-TWO'))], { hooksPort: 0 });
+  await guard(w.log, async () => {
+    const bridge = await w.startBridge();
+    const hookUrl = bridge.hands!.url;
+    // The person runs Claude Code by hand, with hooks that tell the bridge (as `roost bridge --hooks-port`
+    // asks them to). An interactive session stays open after its turn: so no SessionEnd hook here.
+    const post = `require("http").request(process.env.HOOK,{method:"POST",headers:{"content-type":"application/json"}},(r)=>r.resume()).end(require("fs").readFileSync(0))`;
+    const hook = { type: 'command', command: `node -e '${post}'` };
+    const settings = { hooks: Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'Stop'].map((e) => [e, [{ matcher: '*', hooks: [hook] }]])) };
+    const session = randomUUID();
+    const code = await new Promise<number | null>((ok) => {
+      const c = spawn(CLAUDE_BIN, ['-p', 'HAND-ONE: say hello', '--session-id', session, '--settings', JSON.stringify(settings)], { cwd: w.setup.project, env: { ...w.opts.env, HOOK: hookUrl }, stdio: 'ignore' });
+      c.on('exit', ok);
+    });
+    assert.equal(code, 0);
+    const agentId = `${bridge.work!.id}:${session}`;
+    const agent = await until('the hand-started agent, idle', async () => (await w.snap()).agents.find((a: any) => a.id === agentId && a.state === 'idle'));
+    assert.deepEqual([agent.origin, agent.trustedLocal, agent.callable, agent.label], ['hook', true, false, 'shop (by hand)']);
+
+    // Its owner opens it to teammates, then a command runs in the same conversation.
+    assert.equal((await w.api('POST', `/api/v2/agents/${encodeURIComponent(agentId)}/callable?project=default`, { callable: true })).status, 200);
+    const cmd = await w.send(agentId, 'HAND-TWO: finish it');
+    const r = await w.result(cmd);
+    assert.equal(r.status, 'done');
+    assert.equal(r.text, 'HAND-TWO-ANSWER: done from Work.');
+    const req = w.model.requests.find(asked('HAND-TWO'))!;
+    assert.ok(JSON.stringify(req.body.messages).includes('HAND-ONE-ANSWER'), 'the command continued the hand-started conversation');
+    const s = await w.snap();
+    assert.equal(s.agents.length, 1, 'the same agent');
+    assert.notEqual(s.agents[0].state, 'ended');
   });
 });
