@@ -3,12 +3,10 @@
 // the scripted model stand-in. Members are told apart by `Roost-Name`.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { applySessionEvent, emptySessions } from '../src/core/sessions.js';
-import { PACKAGE_ROOT } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { inProcess, freePort, tempDir } from './support/server.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
@@ -16,58 +14,23 @@ import { openSse } from './support/sse.js';
 import { modelStandin, step, text, toolUse, hasResult, and, not, toolResults } from './support/model-standin.js';
 import { askedWithBash as asked, lastAsk } from './support/model-standin.js';
 import { until as waitUntil, git } from './support/until.js';
+import { bridgeBuilt, killBridges, startBridge as startBridgeProc, type BridgeProc } from './support/bridge.js';
 
-const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
-const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js'));
 const THREAD = 'crew';
-
 
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false> | T | undefined | null | false, ms = 45_000) => waitUntil<T>(what, f, ms);
 
-
-interface BridgeProc {
-  proc: ChildProcess;
-  log: () => string;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
 const procs: BridgeProc[] = [];
-after(async () => {
-  for (const p of procs) await p.stop('SIGKILL');
-});
+after(killBridges);
 
-async function startBridge(server: string, root: string, home: string, modelUrl: string, extra: string[] = []): Promise<BridgeProc> {
-  const proc = spawn(process.execPath, [ROOST, 'bridge', '--server', server, '--token', 'bridge-token', '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, ...extra], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: home,
-      ANTHROPIC_BASE_URL: modelUrl,
-      ANTHROPIC_API_KEY: 'test',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const b: BridgeProc = {
-    proc,
-    log: () => out,
-    stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-      return new Promise((ok) => {
-        proc.once('exit', () => ok());
-        proc.kill(signal);
-      });
-    },
-  };
-  procs.push(b);
-  await until('the bridge to follow the thread', () => {
-    if (proc.exitCode !== null) throw new Error(`the bridge exited: ${out}`);
-    return out.includes('following thread');
-  });
-  return b;
+function startBridge(server: string, root: string, home: string, modelUrl: string, extra: string[] = []): Promise<BridgeProc> {
+  return startBridgeProc(['--server', server, '--token', 'bridge-token', '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, ...extra], {
+    HOME: home,
+    ANTHROPIC_BASE_URL: modelUrl,
+    ANTHROPIC_API_KEY: 'test',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  }).then((b) => (procs.push(b), b));
 }
 
 async function post(url: string, path: string, body: unknown, name: string, key?: string): Promise<{ status: number; json: any }> {
@@ -159,7 +122,7 @@ async function flakyProxy(target: string) {
 
 test('the bridge runs board sessions: worktree, turns, approvals, a lost connection, close, restart', async (t) => {
   if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  if (!need(t, built, 'a build (npm run build)')) return;
+  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
   const t0 = Date.now();
 
   // A repository with one commit, and a HOME of its own for Claude Code.
