@@ -133,7 +133,8 @@ export class SpaceLink {
           fresh = false;
           await this.reconcile();
         }
-        if (this.reconciled) await this.opts.onDue(Array.isArray(data.commands) ? data.commands : []);
+        // Acting in no project (never contributed, revoked, or its owner removed): nothing is due here.
+        await this.opts.onDue(this.reconciled && Array.isArray(data.commands) ? data.commands : []);
       },
     });
   }
