@@ -3,8 +3,9 @@
 // (against the scripted model stand-in) → an execution and a result, in FIFO
 // order; a restart of the bridge (same Space, same agent, nothing run twice);
 // an approval a member decides on the board (blocked, then resumed) and one
-// nobody decides (denied); and a hand-started session, made callable by its
-// owner, taking a command by a headless resume.
+// nobody decides (denied); a hand-started session, made callable by its
+// owner, taking a command by a headless resume; and a bridge killed in the
+// middle of a command.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import { and, hasResult, lastAsk, modelStandin, not, step, text, toolResults, to
 import { inProcess } from './support/server.js';
 import { until as waitUntil } from './support/until.js';
 import { Bridge, type BridgeOptions } from '../src/bridge/index.js';
+import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
 
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>, ms = 30_000) => waitUntil<T>(what, f, ms, 100);
 /** The member's last ask contains `s` (and it is a main conversation, not a side request). */
@@ -232,5 +234,47 @@ test('a hand-started session, made callable by its owner, takes a command by a h
     const s = await w.snap();
     assert.equal(s.agents.length, 1, 'the same agent');
     assert.notEqual(s.agents[0].state, 'ended');
+  });
+});
+
+test('a bridge killed mid-command: after its restart the command is reported interrupted, never run again, and the agent is the same', { timeout: 150_000 }, async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  t.after(killBridges);
+  const w = await world(t, [
+    step(text('ANSWERED-WARM: ready.'), asked('WARM')),
+    step({ ...text('ANSWERED-LONG: never seen.'), delayMs: 6000 }, asked('LONG')),
+    step(text('ANSWERED-AFTER: picked up where we left off.'), asked('AFTER')),
+  ]);
+  const args = ['--server', w.roost.url, '--root', w.setup.project, '--space', 'test-box', '--contribute', '--agents', '1', '--claude', CLAUDE_BIN];
+  const env = { ...w.opts.env };
+  let bridge = await startBridge(args, env);
+  await guard([], async () => {
+    try {
+      const agent = await until('the standing agent', async () => (await w.snap()).agents.find((a: any) => a.state !== 'ended'));
+      assert.equal((await w.result(await w.send(agent.id, 'WARM: get ready'))).text, 'ANSWERED-WARM: ready.');
+      const long = await w.send(agent.id, 'LONG: a long job');
+      await until('the model to be asked', async () => w.model.requests.some(asked('LONG')));
+      await bridge.stop('SIGKILL');
+      assert.equal((await w.snap()).executions.find((x: any) => x.command === long).state, 'running', 'nobody told the server yet');
+
+      bridge = await startBridge(args, env);
+      const r = await w.result(long);
+      assert.equal(r.status, 'failed');
+      assert.equal(r.text, 'interrupted: the bridge stopped before it finished');
+      const back = await until('the agent back', async () => (await w.snap()).agents.find((x: any) => x.id === agent.id && x.state === 'idle'));
+      assert.equal(back.conversation, agent.conversation);
+      const after = await w.send(agent.id, 'AFTER: carry on');
+      assert.equal((await w.result(after)).text, 'ANSWERED-AFTER: picked up where we left off.');
+      const s = await w.snap();
+      assert.equal(s.agents.length, 1, 'the same agent');
+      assert.equal(w.model.requests.filter(asked('LONG')).length, 1, 'the interrupted command was not run again');
+      assert.ok(JSON.stringify(w.model.requests.find(asked('AFTER'))!.body.messages).includes('ANSWERED-WARM'), 'the same conversation, resumed');
+    } catch (e) {
+      console.error(bridge.log());
+      throw e;
+    } finally {
+      await bridge.stop();
+    }
   });
 });
