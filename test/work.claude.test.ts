@@ -10,6 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { need } from './support/env.js';
 import { CLAUDE_BIN, claudeAvailable, claudeSetup, type ClaudeSetup } from './support/claude.js';
 import { and, hasResult, lastAsk, modelStandin, not, step, text, toolResults, toolUse, type ModelStandin, type RecordedRequest } from './support/model-standin.js';
@@ -276,5 +278,28 @@ test('a bridge killed mid-command: after its restart the command is reported int
     } finally {
       await bridge.stop();
     }
+  });
+});
+
+test("a standing agent whose state file is behind Claude Code's own (a crash between the two) still runs its commands", { timeout: 150_000 }, async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  const w = await world(t, [step(text('EARLIER-ANSWER: noted.'), asked('EARLIER')), step(text('ONE-ANSWER: fine.'), asked('ONE')), step(text('TWO-ANSWER: fine too.'), asked('TWO'))], { agents: 2 });
+  // Slot 1 says "never used" of a conversation that exists; slot 2 says "used" of one that never did.
+  const [exists, never] = [randomUUID(), randomUUID()];
+  const code = await new Promise<number | null>((ok) => spawn(CLAUDE_BIN, ['-p', 'EARLIER: remember this', '--session-id', exists], { cwd: w.setup.project, env: w.opts.env, stdio: 'ignore' }).on('exit', ok));
+  assert.equal(code, 0);
+  mkdirSync(join(w.setup.project, '.roost-bridge'), { recursive: true });
+  writeFileSync(join(w.setup.project, '.roost-bridge', 'state.json'), JSON.stringify({ bridge: 'btest', threads: {}, agents: [{ sid: exists, used: false }, { sid: never, used: true }] }));
+  await guard(w.log, async () => {
+    const bridge = await w.startBridge();
+    const id = (sid: string) => `${bridge.work!.id}:${sid}`;
+    await until('both agents', async () => (await w.snap()).agents.filter((a: any) => a.state === 'idle').length === 2);
+    const one = await w.send(id(exists), 'ONE: go on');
+    const two = await w.send(id(never), 'TWO: start');
+    assert.equal((await w.result(one)).text, 'ONE-ANSWER: fine.');
+    assert.equal((await w.result(two)).text, 'TWO-ANSWER: fine too.');
+    assert.ok(JSON.stringify(w.model.requests.find(asked('ONE'))!.body.messages).includes('EARLIER-ANSWER'), 'slot 1 resumed the conversation that existed');
+    assert.equal((await w.snap()).agents.length, 2);
+    t.diagnostic(w.log.filter((l) => /resuming it|starting it/.test(l)).join(' / '));
   });
 });

@@ -111,6 +111,11 @@ interface Run {
   inflight: Inflight | null;
   /** Board prompts waiting for the one in flight. */
   pending: string[];
+  /** The text in flight, and whether it was already written again after a launch in the wrong mode. */
+  inflightText: string;
+  rewritten: boolean;
+  /** Claude Code said it has no such conversation: launch with `--session-id`, not `--resume`. */
+  wrongMode: boolean;
   /** The text of the current turn, for a Work result when Claude gives none. */
   lastText: string;
   /** Counters behind the idempotency keys: each post of a kind gets the next number. */
@@ -233,10 +238,12 @@ export class Bridge {
       onDue: (c) => this.onDue(c),
     });
     if (await work.register()) this.work = work;
-    // A crash left a standing agent's command running: it was interrupted, say so (a no-op if it finished).
+    // A crash left a standing agent's command running: it was interrupted, say so (refused if it
+    // finished, or never started). Its own key: a refusal stored under `<command>:finished` would
+    // be the answer to the real finish of a command that starts later.
     for (const a of this.state.agents ?? []) {
       if (!a.running || !this.work) continue;
-      await this.work.execution(a.running, 'finished', { status: 'failed', result: 'interrupted: the bridge stopped before it finished' });
+      await this.work.execution(a.running, 'finished', { status: 'failed', result: 'interrupted: the bridge stopped before it finished' }, `${a.running}:interrupted`);
       delete a.running;
     }
 
@@ -452,6 +459,9 @@ export class Bridge {
       slot,
       inflight: null,
       pending: [],
+      inflightText: '',
+      rewritten: false,
+      wrongMode: false,
       lastText: '',
       turns: 0,
       statuses: 0,
@@ -556,6 +566,20 @@ export class Bridge {
         if (run.proc !== c.proc) return;
         run.proc = null;
         if (run.closing) return;
+        // Launched in the wrong mode (a crash can leave `used` behind the truth): the session
+        // exists (`--session-id` refused) or does not (`--resume` found nothing). Once, quietly,
+        // launch the other way and write what was in flight again.
+        const exists = /is already in use/.test(why);
+        if ((exists || run.wrongMode) && run.inflight && !run.rewritten) {
+          run.used = exists;
+          run.wrongMode = false;
+          run.rewritten = true;
+          this.opts.log(`${run.id}: ${exists ? 'the session exists: resuming it' : 'no such conversation yet: starting it'}`);
+          this.launch(run);
+          run.proc!.stdin!.write(userMessage(run.inflightText));
+          void this.remember(run);
+          return;
+        }
         // It died on its own: the board says so; its Work agent stays (the next prompt resumes it), a close removes it.
         this.flushTurn(run, true);
         this.opts.log(`${run.id}: ${why}`);
@@ -589,7 +613,9 @@ export class Bridge {
     this.status(run, 'running', activity);
     run.lastText = '';
     run.used = true;
-    this.remember(run);
+    run.inflightText = text;
+    run.rewritten = false;
+    void this.remember(run);
     run.proc!.stdin!.write(userMessage(text));
     this.work?.observe(this.observation(run));
   }
@@ -606,14 +632,18 @@ export class Bridge {
     void this.pump();
   }
 
-  /** A standing agent's facts in the state file (its session, whether it was used, the command in flight). */
-  private remember(run: Run): void {
+  /**
+   * A standing agent's facts in the state file (its session, whether it was
+   * used, the command in flight); `now` writes it before returning.
+   */
+  private async remember(run: Run, now = false): Promise<void> {
     if (run.slot === null || !this.state.agents?.[run.slot]) return;
     const a = this.state.agents[run.slot];
     a.used = run.used;
     if (run.inflight?.kind === 'work') a.running = run.inflight.command;
     else delete a.running;
-    this.scheduleSave();
+    if (now) await this.saveState();
+    else this.scheduleSave();
   }
 
   /** Ends a session's process and removes its worktree; posts `session.end` when the bridge is the one ending it. */
@@ -635,7 +665,7 @@ export class Bridge {
     }
     // Its Work agent ends (a running execution fails with the reason; the chat stays).
     run.inflight = null;
-    this.remember(run);
+    void this.remember(run);
     this.work?.observe({ session: run.sid, ended: true, reason: oneLine(reason, 120) });
     if (post) await this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
     if (run.worktree) {
@@ -685,12 +715,13 @@ export class Bridge {
   private async startWork(run: Run, c: DueCommand): Promise<void> {
     this.tried.add(c.id);
     run.inflight = { kind: 'work', command: c.id, by: c.by?.name ?? '' };
-    this.remember(run);
+    // Written down before the server hears of it: a crash after `started` is then reported as interrupted.
+    await this.remember(run, true);
     const r = await this.work!.execution(c.id, 'started');
     if (r.status !== 200 || run.closing) {
       this.opts.log(`did not start ${c.id}: ${r.json?.message ?? (run.closing ? 'the session is closing' : r.status)}`);
       run.inflight = null;
-      this.remember(run);
+      void this.remember(run);
       this.next(run);
       return;
     }
@@ -701,7 +732,7 @@ export class Bridge {
 
   private finishWork(run: Run, command: string, status: 'done' | 'failed', result: string): void {
     void this.work?.execution(command, 'finished', { status, result: result.slice(0, 20_000) });
-    this.remember(run);
+    void this.remember(run);
   }
 
   // ------------------------------------------------------------ claude's output
@@ -792,6 +823,11 @@ export class Bridge {
         break;
       }
       case 'result': {
+        if (m.is_error && Array.isArray(m.errors) && m.errors.some((e: unknown) => typeof e === 'string' && e.startsWith('No conversation found')) && !run.rewritten) {
+          // `--resume` of a conversation Claude Code never saved: the process exits now, and is launched again (see launch).
+          run.wrongMode = true;
+          break;
+        }
         this.flushTurn(run, true);
         const n = ++run.results;
         const secs = typeof m.duration_ms === 'number' ? `${(m.duration_ms / 1000).toFixed(1)} s` : '';
@@ -807,7 +843,7 @@ export class Bridge {
         if (was?.kind === 'work') {
           const text = typeof m.result === 'string' && m.result.trim() ? m.result : run.lastText || (ok ? 'done' : `stopped (${m.subtype ?? 'error'})`);
           this.finishWork(run, was.command, ok ? 'done' : 'failed', text);
-        } else this.remember(run);
+        } else void this.remember(run);
         this.work?.observe(this.observation(run));
         this.next(run);
         break;
