@@ -46,12 +46,16 @@ export interface Grant extends Principal {
 
 export interface Access {
   readonly mode: 'local' | 'shared';
-  /** The caller, or null when the request carries no valid credentials. */
-  principal(req: IncomingMessage): Promise<Principal | null>;
+  /**
+   * The caller, or null when the request carries no valid credentials.
+   * Synchronous, like `require`: identity is folded into memory, and the
+   * ingest path pays for every microtask (docs/architecture.md).
+   */
+  principal(req: IncomingMessage): Principal | null;
   /** The role of a principal in a project (a token's scope caps it), or null. */
   roleIn(p: Principal, project: string): Role | null;
   /** The caller with at least `min` in `project`; throws 401/403 otherwise. */
-  require(req: IncomingMessage, project: string, min: Role): Promise<Grant>;
+  require(req: IncomingMessage, project: string, min: Role): Grant;
   /** Hears role changes and removals: (project, uid). */
   onChange(listener: (project: string, uid: string) => void): () => void;
 }
@@ -78,7 +82,7 @@ export const LOCAL_OWNER: Principal = { kind: 'local', uid: 'local', name: 'loca
 export class LocalAccess implements Access {
   readonly mode = 'local' as const;
 
-  async principal(): Promise<Principal> {
+  principal(): Principal {
     return LOCAL_OWNER;
   }
 
@@ -86,7 +90,7 @@ export class LocalAccess implements Access {
     return 'owner';
   }
 
-  async require(req: IncomingMessage, project: string): Promise<Grant> {
+  require(req: IncomingMessage, project: string): Grant {
     return rememberGrant(req, { ...LOCAL_OWNER, project, role: 'owner' });
   }
 

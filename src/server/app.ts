@@ -158,10 +158,9 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
    */
   const as =
     (min: Role, h: Handler): Handler =>
-    async (req, res, url, params) => {
-      const p = await access.principal(req);
-      await access.require(req, projectOf(req, url, p), min);
-      await h(req, res, url, params);
+    (req, res, url, params) => {
+      access.require(req, projectOf(req, url, access.principal(req)), min);
+      return h(req, res, url, params);
     };
   // The fleet board: one sessions stream per thread (docs/sessions.md).
   const sessions = new SessionsService(store, {
@@ -182,7 +181,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
 
   const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
-    .on('POST', '/events', as('editor', async (req, res) => (await floors.of(req)).postEvents(req, res)))
+    .on('POST', '/events', as('editor', (req, res) => floors.with(req, (f) => f.postEvents(req, res))))
     .on('GET', '/stream', as('viewer', async (req, res, url) => (await floors.of(req)).getStream(req, res, url)))
     .on('GET', '/state', as('viewer', async (req, res) => (await floors.of(req)).getState(req, res)))
     .on('GET', '/health', (req, res) => {

@@ -262,13 +262,10 @@ export class SharedAccess implements Access {
     }
   }
 
-  async principal(req: IncomingMessage): Promise<Principal | null> {
+  principal(req: IncomingMessage): Principal | null {
+    if (this.mode === 'local') return LOCAL_OWNER;
     const cached = this.seen.get(req);
     if (cached !== undefined) return cached;
-    if (this.mode === 'local') {
-      this.seen.set(req, LOCAL_OWNER);
-      return LOCAL_OWNER;
-    }
     const s = this.identity.state;
     let p: Principal | null = null;
     let viaCookie = false;
@@ -321,8 +318,8 @@ export class SharedAccess implements Access {
     return r;
   }
 
-  async require(req: IncomingMessage, project: string, min: Role): Promise<Grant> {
-    const p = await this.principal(req);
+  require(req: IncomingMessage, project: string, min: Role): Grant {
+    const p = this.principal(req);
     const g = rememberGrant(req, decide(p, p ? this.roleIn(p, project) : null, project, min));
     if (g.kind !== 'local') {
       claimStream(req, this.hub, { caller: callerKey(g, req), uid: g.uid, project, token: g.token, session: g.session });

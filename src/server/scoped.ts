@@ -43,6 +43,15 @@ export class PerProject<T extends Startable> {
     return this.get(grantOf(req)?.project ?? DEFAULT_PROJECT);
   }
 
+  /**
+   * Runs `f` with this request's instance: at once when it is started (no
+   * promise in between: the ingest path), else once it has started.
+   */
+  with(req: IncomingMessage, f: (t: T) => void | Promise<void>): void | Promise<void> {
+    const t = this.ready.get(grantOf(req)?.project ?? DEFAULT_PROJECT);
+    return t ? f(t) : this.of(req).then(f);
+  }
+
   async stopAll(): Promise<void> {
     const all = await Promise.allSettled([...this.started.values()]);
     for (const r of all) if (r.status === 'fulfilled') await r.value.stop();

@@ -27,7 +27,7 @@ export class TestAccess implements Access {
     else m.delete(uid);
     for (const l of this.listeners) l(project, uid);
   }
-  async principal(req: IncomingMessage): Promise<Principal | null> {
+  principal(req: IncomingMessage): Principal | null {
     const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     if (!m || !this.names.has(m[1])) return null;
     return { kind: 'person', uid: m[1], name: this.names.get(m[1])! };
@@ -35,8 +35,8 @@ export class TestAccess implements Access {
   roleIn(p: Principal, project: string): Role | null {
     return this.roles.get(project)?.get(p.uid) ?? null;
   }
-  async require(req: IncomingMessage, project: string, min: Role): Promise<Grant> {
-    const p = await this.principal(req);
+  require(req: IncomingMessage, project: string, min: Role): Grant {
+    const p = this.principal(req);
     return decide(p, p ? this.roleIn(p, project) : null, project, min);
   }
   onChange(l: (project: string, uid: string) => void): () => void {
