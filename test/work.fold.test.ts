@@ -67,6 +67,37 @@ test('one command at a time, FIFO in log order; results link to command and chat
   assert.deepEqual(kinds.slice(-6), ['prompt', 'prompt', 'prompt', 'system', 'agent', 'result']);
 });
 
+test('a blocked execution points at its board approval until it resumes; an old blocked event (no pointer) still folds', () => {
+  let s = run(base);
+  s = run([{ type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'push it', by: bob, at: 10 }, { type: 'execution.started', command: 'k1', at: 11 }], s);
+  assert.equal(s.executions['x-k1'].approval, null);
+  const approval = { project: 'alpha', thread: 'default', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' };
+  const r = applyWork(s, { type: 'execution.blocked', command: 'k1', reason: 'needs approval: Bash $ git push', approval, at: 12 }, s.rev + 1);
+  s = r.state;
+  assert.deepEqual(r.changes.map((c) => c.family).sort(), ['agent', 'conversation', 'execution'], 'frames name aggregates only; the pointer rides the execution');
+  assert.deepEqual(s.executions['x-k1'].approval, approval);
+  assert.equal(s.agents['s1:sess-a'].state, 'blocked');
+  // The same report again (a retried post) changes nothing; another request while blocked does.
+  assert.equal(applyWork(s, { type: 'execution.blocked', command: 'k1', reason: 'needs approval: Bash $ git push', approval, at: 13 }, s.rev + 1).changes.length, 0);
+  s = run([{ type: 'execution.resumed', command: 'k1', at: 14 }], s);
+  assert.equal(s.executions['x-k1'].approval, null, 'decided (either way): nothing to decide any more');
+  assert.equal(s.executions['x-k1'].state, 'running');
+  s = run([{ type: 'execution.blocked', command: 'k1', reason: 'needs approval: Bash $ rm -rf x', approval: { ...approval, rid: 'toolu_2' }, at: 15 }], s);
+  assert.equal(s.executions['x-k1'].approval?.rid, 'toolu_2');
+  s = run([{ type: 'execution.finished', command: 'k1', status: 'failed', result: 'stopped', at: 16 }], s);
+  assert.equal(s.executions['x-k1'].approval, null, 'a finished execution waits for nothing');
+  // An event stored before the pointer existed, and a malformed pointer: blocked, nothing to decide from Work.
+  let old = run([{ type: 'command.queued', id: 'k2', agent: 's1:sess-a', text: 'b', by: bob, at: 20 }, { type: 'execution.started', command: 'k2', at: 21 }], s);
+  old = run([{ type: 'execution.blocked', command: 'k2', reason: 'needs approval: Bash $ ls', at: 22 }], old);
+  assert.equal(old.executions['x-k2'].state, 'blocked');
+  assert.equal(old.executions['x-k2'].approval, null);
+  for (const bad of [{ ...approval, thread: 'no/slash' }, { ...approval, rid: 'x'.repeat(65) }, { ...approval, tool: '' }, { ...approval, project: undefined }, { ...approval, digest: 'd'.repeat(201) }, 'toolu_1', [approval]]) {
+    const b = applyWork(run([{ type: 'execution.resumed', command: 'k2', at: 23 }], old), { type: 'execution.blocked', command: 'k2', reason: 'again', approval: bad, at: 24 }, old.rev + 2).state;
+    assert.equal(b.executions['x-k2'].state, 'blocked', JSON.stringify(bad).slice(0, 60));
+    assert.equal(b.executions['x-k2'].approval, null, JSON.stringify(bad).slice(0, 60));
+  }
+});
+
 test('revoking a Space cancels queued commands, keeps chats and results, and refuses new commands', () => {
   let s = run([...base.slice(1)], run(base.slice(0, 1)));
   s = run([{ type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'a', by: ann, at: 1 }, { type: 'execution.started', command: 'k1', at: 2 }, { type: 'command.queued', id: 'k2', agent: 's1:sess-a', text: 'b', by: ann, at: 3 }], s);
@@ -139,6 +170,8 @@ test('replaying any prefix then the rest gives the same state', () => {
     { type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'a', by: ann, at: 3 },
     { type: 'command.queued', id: 'k2', agent: 's1:sess-a', text: 'b', by: bob, at: 4 },
     { type: 'execution.started', command: 'k1', at: 5 },
+    { type: 'execution.blocked', command: 'k1', reason: 'needs approval', approval: { project: 'alpha', thread: 't', session: 's', rid: 'r1', tool: 'Bash', digest: '$ ls' }, at: 5 },
+    { type: 'execution.resumed', command: 'k1', at: 5 },
     { type: 'execution.finished', command: 'k1', result: 'ok', at: 6 },
     { type: 'agent.ended', space: 's1', session: 'sess-a', at: 7 },
   ].map((event, i) => ({ position: i + 1, event }));

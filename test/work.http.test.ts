@@ -2,9 +2,12 @@
 // restart, exact replay, private chat, Space reconciliation and the feed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { TestAccess, client, workServer, type WorkServer } from './support/work-server.js';
 import { openSse } from './support/sse.js';
-import { inProcess } from './support/server.js';
+import { inProcess, tempDir } from './support/server.js';
+import { SqliteStore } from '../src/storage/index.js';
+import { createOwner, startRoost } from '../src/server/index.js';
 
 function people(): TestAccess {
   const a = new TestAccess().person('ann', 'Ann').person('bob', 'Bob').person('vic', 'Vic').person('eve', 'Eve');
@@ -483,5 +486,129 @@ test('hand-started sessions seen through hooks become trusted-local agents of th
     conn.close();
     await space.stopped();
     await s.close();
+  }
+});
+
+test('a blocked execution points at its board approval: the board project is the reporting bridge’s, checked, and the pointer goes on resume', async () => {
+  const s = await workServer(people());
+  try {
+    const { space, agent } = await setup(s);
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    const cmd = await bob.post('/api/v2/commands', { project: 'alpha', agent, text: 'push the branch' });
+    assert.equal((await ann.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'started' })).status, 200);
+    const x = `/api/v2/executions/x-${cmd.json.id}?project=alpha`;
+    const exec = `${s.url}/api/v2/spaces/${space}/executions`;
+    const report = async (approval: unknown, project: string | null, key?: string) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...ann.auth };
+      if (project) headers['roost-project'] = project;
+      if (key) headers['idempotency-key'] = key;
+      const r = await fetch(exec, { method: 'POST', headers, body: JSON.stringify({ command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ git push', approval }) });
+      return { status: r.status, json: (await r.json()) as any };
+    };
+    const pointer = { thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' };
+    const head = await s.store.head('work:alpha');
+    for (const bad of [{ ...pointer, thread: 'a/b' }, { ...pointer, rid: '' }, { ...pointer, tool: 7 }, 'toolu_1']) {
+      const r = await report(bad, 'alpha');
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      assert.match(r.json.message, /"approval"/);
+    }
+    const outside = await report(pointer, 'beta');
+    assert.equal(outside.status, 403, 'Ann could not have posted the request on a board of beta: no pointer there');
+    assert.match(outside.json.message, /project "beta"/);
+    assert.equal(await s.store.head('work:alpha'), head, 'a refused report stores nothing');
+    assert.equal((await bob.get(x)).json.item.state, 'running');
+    // A pointer naming its own project is not believed: the board's project is the one this bridge posts to.
+    const ok = await report({ ...pointer, project: 'beta' }, 'alpha', 'k-blocked');
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal(ok.json.state, 'blocked');
+    const seen = (await bob.get(x)).json.item;
+    assert.deepEqual(seen.approval, { project: 'alpha', thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' });
+    assert.equal(seen.blockedOn, 'needs approval: Bash $ git push');
+    const snap = (await client(s.url, 'vic').get('/api/v2/snapshot?project=alpha')).json;
+    assert.equal(snap.executions.find((e: any) => e.command === cmd.json.id).approval.rid, 'toolu_1', 'viewers read it too (the snapshot carries it)');
+    const atBlock = await s.store.head('work:alpha');
+    assert.equal((await report(pointer, 'alpha', 'k-blocked')).status, 200);
+    assert.equal(await s.store.head('work:alpha'), atBlock, 'a retried report stores nothing twice');
+    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'resumed' })).status, 200);
+    const resumed = (await bob.get(x)).json.item;
+    assert.equal(resumed.state, 'running');
+    assert.equal(resumed.approval, null, 'decided: nothing left to decide');
+    // An old bridge's report (no pointer) is still a blocked execution, with nothing to decide from Work.
+    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ ls' })).status, 200);
+    const old = (await bob.get(x)).json.item;
+    assert.deepEqual([old.state, old.approval], ['blocked', null]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('shared mode: from a blocked execution to the board decision; a viewer is refused, the first editor wins, a later decision is told who was first', async () => {
+  const dir = tempDir();
+  const store = new SqliteStore({ path: join(dir, 'roost.db') });
+  await createOwner(store, 'ann', 'ann-password', 'Ann');
+  const srv = await startRoost(store, { port: 0 });
+  type Who = { cookie?: string; token?: string };
+  const call = async (who: Who, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const h: Record<string, string> = { ...headers };
+    if (body !== undefined) h['content-type'] = 'application/json';
+    if (who.cookie) (h.cookie = who.cookie), (h.origin = srv.url);
+    if (who.token) h.authorization = `Bearer ${who.token}`;
+    const r = await fetch(srv.url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    let json: any = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.status, json };
+  };
+  const login = async (name: string): Promise<Who> => {
+    const r = await fetch(srv.url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: name, password: `${name}-password` }) });
+    assert.equal(r.status, 200);
+    return { cookie: /roost_session=[^;]+/.exec(r.headers.get('set-cookie') ?? '')![0] };
+  };
+  try {
+    const ann = await login('ann');
+    for (const [name, role] of [['bob', 'editor'], ['carol', 'viewer']] as const) assert.equal((await call(ann, 'POST', '/users', { login: name, name: name[0].toUpperCase() + name.slice(1), password: `${name}-password`, project: 'default', role })).status, 201);
+    const bob = await login('bob');
+    const carol = await login('carol');
+    // Ann's bridge: her token (scoped to default), her Space with one session of the board's thread "ops".
+    const tok = await call(ann, 'POST', '/tokens', { project: 'default', role: 'editor', label: 'bridge' });
+    const bridge: Who = { token: tok.json.secret };
+    const space = (await call(bridge, 'POST', '/api/v2/spaces', { name: "Ann's laptop" })).json.id;
+    assert.equal((await call(bridge, 'POST', '/api/v2/projects/default/spaces', { space })).status, 200);
+    assert.equal((await call(bridge, 'POST', `/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'cc-1', label: 'fix-login', origin: 'bridge' }] })).status, 200);
+    assert.equal((await call(bridge, 'POST', '/threads/ops/sessions', { type: 'session.spawn', id: 'fix-login', session: 'fix-login', flavor: 'plain', root: '~/shop' })).status, 200);
+    const cmd = await call(bob, 'POST', '/api/v2/commands?project=default', { agent: `${space}:cc-1`, text: 'push the branch' });
+    assert.equal(cmd.status, 200, JSON.stringify(cmd.json));
+    const events = await openSse(`${srv.url}/api/v2/events?project=default`, { cookie: carol.cookie! });
+    await events.waitFor((f) => f.event === 'snapshot');
+    assert.equal((await call(bridge, 'POST', `/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'started' })).status, 200);
+    // The bridge asks on the board, then reports the execution blocked, pointing at that request.
+    const ask = { type: 'session.approval', id: 'fix-login', rid: 'toolu_1', session: 'fix-login', tool: 'Bash', digest: '$ git push', state: 'pending' };
+    assert.equal((await call(bridge, 'POST', '/threads/ops/sessions', [ask, { type: 'session.status', id: 'fix-login', state: 'waiting', activity: 'needs approval: Bash $ git push' }])).status, 200);
+    const blocked = await call(bridge, 'POST', `/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ git push', approval: { thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' } });
+    assert.equal(blocked.status, 200, JSON.stringify(blocked.json));
+    const frame = await events.waitFor((f) => f.event === 'execution.changed' && JSON.parse(f.data).id === `x-${cmd.json.id}` && (events.frames.filter((g) => g.event === 'execution.changed').length >= 2));
+    assert.deepEqual(Object.keys(JSON.parse(frame.data)).sort(), ['id', 'rev'], 'the live frame stays identity and revision');
+    events.close();
+    const x = (await call(carol, 'GET', `/api/v2/executions/x-${cmd.json.id}?project=default`)).json.item;
+    assert.deepEqual(x.approval, { project: 'default', thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' });
+    // What the Work view posts: the board's decision on the pointer's thread, in the pointer's project.
+    const decision = (state: string) => ({ type: 'session.approval', id: x.approval.session, rid: x.approval.rid, state });
+    const board = `/threads/${x.approval.thread}/sessions?project=${x.approval.project}`;
+    const refused = await call(carol, 'POST', board, decision('allowed'));
+    assert.equal(refused.status, 403, 'a viewer cannot decide');
+    assert.match(refused.json.message, /editor/);
+    const pendingNow = (await call(carol, 'GET', board)).json.sessions.find((z: any) => z.id === 'fix-login').approvals[0];
+    assert.equal(pendingNow.state, 'pending', 'the refused decision changed nothing');
+    assert.equal((await call(bob, 'POST', board, decision('allowed'))).status, 200);
+    const late = await call(ann, 'POST', board, decision('denied'));
+    assert.equal(late.status, 409, 'the first decision wins');
+    assert.match(late.json.message, /already allowed by Bob/);
+    const decided = (await call(carol, 'GET', board)).json.sessions.find((z: any) => z.id === 'fix-login').approvals[0];
+    assert.deepEqual([decided.state, decided.by], ['allowed', 'Bob']);
+  } finally {
+    await srv.close();
   }
 });

@@ -910,8 +910,11 @@ export class Bridge {
     );
     if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
     // A Work command shows it is blocked while it waits, and resumed once decided (whichever way).
+    // The report points at the request on the board (thread, board session, rid), so a member can
+    // decide from the Work view with the board's own post; the server adds the board's project.
     const w = run.inflight?.kind === 'work' ? run.inflight.command : null;
-    if (w) void this.work?.execution(w, 'blocked', { reason: asking }, `${w}:blocked:${rid}`);
+    const approval = { thread: this.opts.thread, session: id, rid, tool: tool.slice(0, 120), digest };
+    if (w) void this.work?.execution(w, 'blocked', { reason: asking, approval }, `${w}:blocked:${rid}`);
     try {
       return await this.awaitDecision(run, id, rid, tool, digest);
     } finally {

@@ -27,6 +27,8 @@ export const WORK_LIMITS = {
   id: 128,
   label: 200,
   reason: 500,
+  tool: 120,
+  digest: 200,
 };
 
 export type AgentOrigin = 'bridge' | 'hook' | 'manual';
@@ -119,6 +121,23 @@ export interface Command {
   rev: number;
 }
 
+/**
+ * Where a blocked execution's approval waits, as the Space reported it: a
+ * pending `session.approval` on a fleet-board thread. It is decided there
+ * (by the board's `session.approval` post, the first decision wins), never
+ * in Work; Work only points at it so a member can decide from the agent.
+ */
+export interface PendingApproval {
+  /** The board's project: stamped by the server from the reporting bridge's transport, never from the payload. */
+  project: string;
+  thread: string;
+  /** The board session's id (not the Claude Code session id that keys the agent). */
+  session: string;
+  rid: string;
+  tool: string;
+  digest: string;
+}
+
 export interface Execution {
   id: string;
   command: string;
@@ -126,6 +145,8 @@ export interface Execution {
   conversation: string;
   state: ExecutionState;
   blockedOn: string;
+  /** While blocked on a board approval: where to decide it; null otherwise (and for events from before it existed). */
+  approval: PendingApproval | null;
   startedAt: number;
   endedAt: number | null;
   result: string | null;
@@ -202,6 +223,22 @@ const str = (x: unknown, max: number): string | null => (typeof x === 'string' &
 const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const id = (x: unknown): string | null => (typeof x === 'string' && ID.test(x) ? x : null);
+/** Board thread, session and approval ids, and project ids (the board's own pattern). */
+const BOARD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const boardId = (x: unknown): string | null => (typeof x === 'string' && BOARD_ID.test(x) ? x : null);
+
+/** A valid approval pointer, or null (absent, as in events from before it existed, or malformed). */
+function pendingApproval(x: unknown): PendingApproval | null {
+  if (!isRec(x)) return null;
+  const project = boardId(x.project);
+  const thread = boardId(x.thread);
+  const session = boardId(x.session);
+  const rid = boardId(x.rid);
+  const tool = str(x.tool, WORK_LIMITS.tool);
+  const digest = str(x.digest ?? '', WORK_LIMITS.digest);
+  if (!project || !thread || !session || !rid || !tool || digest === null) return null;
+  return { project, thread, session, rid, tool, digest };
+}
 function who(x: unknown): Who | null {
   if (!isRec(x)) return null;
   const uid = str(x.uid, WORK_LIMITS.id);
@@ -492,7 +529,7 @@ function step(d: Draft, e: Rec): void {
       if (!a || a.running || a.queue[0] !== c.id || a.state === 'ended') return;
       const xid = `x-${c.id}`;
       putCommand(d, { ...c, status: 'running' });
-      putExecution(d, { id: xid, command: c.id, agent: a.id, conversation: c.conversation, state: 'running', blockedOn: '', startedAt: at, endedAt: null, result: null, rev: d.pos });
+      putExecution(d, { id: xid, command: c.id, agent: a.id, conversation: c.conversation, state: 'running', blockedOn: '', approval: null, startedAt: at, endedAt: null, result: null, rev: d.pos });
       putAgent(d, { ...a, queue: a.queue.slice(1), running: xid, state: 'working' });
       return;
     }
@@ -502,8 +539,10 @@ function step(d: Draft, e: Rec): void {
       if (!x || (x.state !== 'running' && x.state !== 'blocked')) return;
       const blocked = e.type === 'execution.blocked';
       const reason = blocked ? str(e.reason, WORK_LIMITS.reason) || 'waiting for a decision' : '';
-      if (x.state === (blocked ? 'blocked' : 'running') && x.blockedOn === reason) return;
-      putExecution(d, { ...x, state: blocked ? 'blocked' : 'running', blockedOn: reason });
+      // A blocked report may say where its approval waits; resuming clears it.
+      const approval = blocked ? pendingApproval(e.approval) : null;
+      if (x.state === (blocked ? 'blocked' : 'running') && x.blockedOn === reason && (x.approval?.rid ?? null) === (approval?.rid ?? null)) return;
+      putExecution(d, { ...x, state: blocked ? 'blocked' : 'running', blockedOn: reason, approval });
       const a = d.s.agents[x.agent];
       if (a) putAgent(d, { ...a, state: blocked ? 'blocked' : 'working' });
       if (blocked) say(d, x.conversation, { kind: 'system', text: `blocked: ${reason}`, by: SYSTEM, at, command: x.command });
@@ -539,7 +578,7 @@ function finishExecution(d: Draft, xid: string, status: 'done' | 'failed', text:
   const x = d.s.executions[xid];
   if (!x) return;
   const rid = `r-${x.command}`;
-  putExecution(d, { ...x, state: status, blockedOn: '', endedAt: at, result: rid });
+  putExecution(d, { ...x, state: status, blockedOn: '', approval: null, endedAt: at, result: rid });
   const c = d.s.commands[x.command];
   if (c) putCommand(d, { ...c, status });
   putResult(d, { id: rid, execution: x.id, command: x.command, agent: x.agent, conversation: x.conversation, status, text, at, rev: d.pos });

@@ -39,12 +39,14 @@ import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { LocalAccess, atLeast, type Access, type Principal, type Role } from './access.js';
+import { LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
 
 export const WORK_PREFIX = 'work:';
 export const SPACES_STREAM = 'work:spaces';
 const PRIVATE_PREFIX = 'work:private:';
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A board thread, session or approval id (the board's pattern). */
+const BOARD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_BODY = 256 * 1024;
 
 export interface ProjectInfo {
@@ -717,7 +719,7 @@ export class WorkService {
   }
 
   /** A Space reports an execution's lifecycle for a command addressed to one of its agents. */
-  postExecution = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+  postExecution = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
     const body = await this.body(req);
     const p = await this.principal(req);
     const sp = await this.needSpace(params.id, p);
@@ -736,7 +738,10 @@ export class WorkService {
     const types: Record<string, string> = { started: 'execution.started', blocked: 'execution.blocked', resumed: 'execution.resumed', output: 'execution.output', finished: 'execution.finished' };
     if (typeof kind !== 'string' || !types[kind]) throw new HttpError(400, 'bad_request', '"event" is one of started, blocked, resumed, output, finished');
     const ev: Record<string, unknown> = { type: types[kind], command: cmdId, at: Date.now() };
-    if (kind === 'blocked') ev.reason = typeof body.reason === 'string' ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';
+    if (kind === 'blocked') {
+      ev.reason = typeof body.reason === 'string' ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';
+      if (body.approval !== undefined) ev.approval = this.approvalPointer(req, url, p, body.approval);
+    }
     if (kind === 'output') ev.text = textField(body, 'text', WORK_LIMITS.text, true);
     if (kind === 'finished') {
       ev.status = body.status === 'failed' ? 'failed' : 'done';
@@ -752,6 +757,36 @@ export class WorkService {
     const x = s.executions[`x-${cmdId}`];
     sendJson(res, 200, { project: (book.scope as { project: string }).project, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null });
   };
+
+  /**
+   * Where a blocked execution's approval waits: `{thread, session, rid, tool,
+   * digest}` of the `session.approval` the bridge posted pending on its board
+   * thread. The board's project is not taken from the payload: it is the one
+   * the board routes resolve for this same caller (its token's project, else
+   * its `Roost-Project`, else the default), where the bridge posted the
+   * request; and the caller must be an editor there, as posting it needed.
+   * Members decide it on the board's route, which checks their own role.
+   */
+  private approvalPointer(req: IncomingMessage, url: URL, p: Principal, raw: unknown): Record<string, string> {
+    const bad = (why: string) => new HttpError(400, 'bad_request', `"approval" ${why}`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is {thread, session, rid, tool, digest}');
+    const a = raw as Record<string, unknown>;
+    const out: Record<string, string> = {};
+    for (const f of ['thread', 'session', 'rid']) {
+      const v = a[f];
+      if (typeof v !== 'string' || !BOARD_ID.test(v)) throw bad(`.${f} must be 1 to 64 letters, digits, "-" or "_"`);
+      out[f] = v;
+    }
+    if (typeof a.tool !== 'string' || !a.tool) throw bad('.tool must be a non-empty string');
+    if (a.digest !== undefined && typeof a.digest !== 'string') throw bad('.digest must be a string');
+    out.tool = a.tool.slice(0, WORK_LIMITS.tool);
+    out.digest = ((a.digest as string | undefined) ?? '').slice(0, WORK_LIMITS.digest);
+    const project = projectOf(req, url, p);
+    const role = this.access.roleIn(p, project);
+    if (!role || !atLeast(role, 'editor')) throw new HttpError(403, 'forbidden', `this Space cannot post approvals on the board of project "${project}" (it needs the editor role there), so it cannot point at one`);
+    out.project = project;
+    return out;
+  }
 
   /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
   postTerminal = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
