@@ -179,10 +179,36 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     await editor.getByTestId('queue').getByText('then update the changelog').waitFor();
     assert.deepEqual(await queueOf(owner), ['then add a test', 'then update the changelog']);
     assert.deepEqual(await queueOf(editor), await queueOf(owner));
-    // The owner allows the tool call on the board; the command resumes and finishes.
-    const pending = await until('the approval on the board', async () => (await boardSession('fix-login'))?.approvals.find((a: any) => a.state === 'pending'), 10_000);
-    assert.equal(pending.tool, 'Bash');
-    await onBoard('', { type: 'session.approval', id: 'fix-login', rid: pending.rid, state: 'allowed' });
+    // Both see the request on the agent, with Allow / Deny (owner and editor may decide); a viewer sees it read-only.
+    for (const p of [owner, editor]) {
+      const box = p.getByTestId('work-approval');
+      await box.getByTestId('approval-tool').filter({ hasText: 'Bash' }).waitFor({ timeout: 10_000 });
+      await box.getByTestId('approval-digest').filter({ hasText: '$ echo "12 tests pass"' }).waitFor();
+      await box.getByTestId('approval-who').filter({ hasText: 'Editors and owners of' }).waitFor();
+      assert.equal(await box.getByTestId('approval-allow').isEnabled(), true);
+    }
+    const rid = await owner.getByTestId('work-approval').getAttribute('data-rid');
+    assert.equal((await boardSession('fix-login'))?.approvals.find((a: any) => a.rid === rid)?.state, 'pending', 'it is the request waiting on the board');
+    const viewerMade = await admin.post(base + '/users', { data: { login: 'vera', name: 'Vera', password: PASSWORD, project: 'default', role: 'viewer' }, headers: { origin: base } });
+    assert.equal(viewerMade.status(), 201, await viewerMade.text());
+    const viewerCtx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const viewer = await signIn(viewerCtx, base, 'vera');
+    await viewer.getByTestId(`agent-${agentId}`).click();
+    await viewer.getByTestId('work-approval').getByTestId('approval-readonly').filter({ hasText: 'You are a viewer' }).waitFor({ timeout: 10_000 });
+    assert.equal(await viewer.getByTestId('approval-allow').count(), 0, 'no buttons for a viewer');
+    const forged = await viewer.evaluate(
+      async (r) => (await fetch('/threads/default/sessions?project=default', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'session.approval', id: 'fix-login', rid: r, state: 'allowed' }) })).status,
+      rid,
+    );
+    assert.equal(forged, 403, "the server refuses a viewer's decision");
+    assert.deepEqual((viewer as any).errors, [], 'no page errors');
+    await viewerCtx.close();
+    // The owner clicks Allow in the Work view; the editor's browser sees the execution blocked until then, and resumed after.
+    await owner.getByTestId('approval-allow').click();
+    await editor.getByTestId('work-approval').waitFor({ state: 'detached', timeout: 10_000 });
+    await editor.getByTestId('agent-blocked').waitFor({ state: 'detached' });
+    const decided = (await boardSession('fix-login'))?.approvals.find((a: any) => a.rid === rid);
+    assert.deepEqual([decided?.state, decided?.by], ['allowed', 'Olive'], 'decided on the board, by the owner, from the Work view');
     const answers = ['Login redirect fixed; 12 tests pass.', 'Test added.', 'Changelog updated.'];
     for (const p of [owner, editor]) {
       for (const r of answers) await p.getByTestId('transcript').getByText(r).waitFor({ timeout: 15_000 });

@@ -89,22 +89,28 @@ export function projectOfPage(): string {
 }
 
 /** The project rides every request as `?project=` (the streams cannot carry a header). */
-function scoped(path: string): string {
-  const p = projectOfPage();
-  return p ? `${path}?project=${encodeURIComponent(p)}` : path;
+function scoped(path: string, project = projectOfPage()): string {
+  return project ? `${path}?project=${encodeURIComponent(project)}` : path;
 }
 
-/** Posts one durable session event as this member (prompt, decision, close). */
-export function postSessionEvent(thread: string, event: Record<string, unknown>): Promise<Posted> {
-  return postJson(scoped(board(thread)), event);
+/** Posts one durable session event as this member (prompt, decision, close), on the board of `project` (default: the page's). */
+export function postSessionEvent(thread: string, event: Record<string, unknown>, project?: string): Promise<Posted> {
+  return postJson(scoped(board(thread), project), event);
 }
 
 export function prompt(thread: string, id: string, text: string): Promise<Posted> {
   return postSessionEvent(thread, { type: 'session.prompt', id, text });
 }
 
-export function decide(thread: string, id: string, rid: string, allow: boolean): Promise<Posted> {
-  return postSessionEvent(thread, { type: 'session.approval', id, rid, state: allow ? 'allowed' : 'denied' });
+/**
+ * A member's decision on a pending approval: the board's `session.approval`
+ * post, the one path for the board, the approvals inbox and the Work view
+ * (which names the board's project, since its page has no `?project=`). The
+ * server checks the role (editor) and the first decision wins: a later one
+ * is a 409 that says who was first.
+ */
+export function decide(thread: string, id: string, rid: string, allow: boolean, project?: string): Promise<Posted> {
+  return postSessionEvent(thread, { type: 'session.approval', id, rid, state: allow ? 'allowed' : 'denied' }, project);
 }
 
 /** Closing is a member's `session.end`: the board shows it closed at once, and the bridge ends the process and removes a scoped worktree. */

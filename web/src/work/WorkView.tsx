@@ -6,7 +6,8 @@
 // new agent appearing changes the rail, never the selection.
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Agent, Conversation } from '../../../src/core/work.js';
+import type { Agent, Conversation, Execution, PendingApproval } from '../../../src/core/work.js';
+import { decide } from '../board/api.js';
 import { post, useWork, type Conn, type WorkModel } from './client.js';
 import './work.css';
 
@@ -212,7 +213,18 @@ export function WorkView() {
             />
           )}
         </section>
-        {selAgent && <AgentPanel agent={selAgent} model={proj.model} terminal={live.terminal} canWrite={canWrite} project={project!} />}
+        {selAgent && (
+          <AgentPanel
+            agent={selAgent}
+            model={proj.model}
+            terminal={live.terminal}
+            canWrite={canWrite}
+            project={project!}
+            // My role in another project (an approval waits on that project's board); this project's is live.
+            roleIn={(p) => (p === project ? role : (projects.find((x) => x.id === p)?.role ?? null))}
+            projectName={(p) => projects.find((x) => x.id === p)?.name ?? p}
+          />
+        )}
       </div>
     </div>
   );
@@ -367,7 +379,8 @@ function Composer(props: { conv: Conversation; agent: Agent | null; project: str
   );
 }
 
-function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agent; model: WorkModel; terminal: string; canWrite: boolean; project: string }) {
+function AgentPanel(props: { agent: Agent; model: WorkModel; terminal: string; canWrite: boolean; project: string; roleIn: (project: string) => string | null; projectName: (project: string) => string }) {
+  const { agent, model, terminal, canWrite, project } = props;
   const x = agent.running ? model.executions[agent.running] : null;
   const running = x ? model.commands[x.command] : null;
   const results = useMemo(() => Object.values(model.results).filter((r) => r.agent === agent.id).sort((a, b) => b.rev - a.rev), [model.results, agent.id]);
@@ -395,6 +408,7 @@ function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agen
         <dt>Pane</dt>
         <dd data-testid="agent-pane">{agent.pane || '—'}</dd>
       </dl>
+      {x?.state === 'blocked' && x.approval && <ApprovalBox x={x} approval={x.approval} role={props.roleIn(x.approval.project)} projectName={props.projectName(x.approval.project)} />}
       <h3>Running</h3>
       <p data-testid="running">{running ? running.text : <span class="muted">nothing</span>}</p>
       <h3>Queue</h3>
@@ -423,6 +437,65 @@ function AgentPanel({ agent, model, terminal, canWrite, project }: { agent: Agen
         {agent.state === 'ended' ? '(ended)' : terminal || '(no output yet)'}
       </pre>
     </aside>
+  );
+}
+
+/**
+ * The approval a blocked execution waits for. It lives on the fleet board
+ * (the bridge posted it pending on its thread); Allow / Deny here is the
+ * board's own decision post (`decide`, as on the board's card and in the
+ * approvals inbox), so the first decision anywhere wins and the server checks
+ * the role. Nothing changes here until the bridge reports the execution
+ * resumed: the box goes away for everyone at once. Viewers see it read-only.
+ */
+function ApprovalBox({ x, approval: a, role, projectName }: { x: Execution; approval: PendingApproval; role: string | null; projectName: string }) {
+  const [sent, setSent] = useState<string | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const canDecide = role === 'owner' || role === 'editor';
+  const answer = async (allow: boolean) => {
+    setSent(a.rid);
+    setErr(null);
+    const r = await decide(a.thread, a.session, a.rid, allow, a.project);
+    if (!r.ok) {
+      setErr(r.message);
+      setSent(null);
+    }
+  };
+  const busy = sent === a.rid;
+  return (
+    <section class="work-approval" data-testid="work-approval" data-rid={a.rid} data-execution={x.id} aria-label="Needs approval">
+      <h3>Needs approval</h3>
+      <p class="ask">
+        <code class="tool" data-testid="approval-tool">
+          {a.tool}
+        </code>{' '}
+        <span class="digest" data-testid="approval-digest">
+          {a.digest}
+        </span>
+      </p>
+      <p class="muted small" data-testid="approval-who">
+        Editors and owners of {projectName} decide, here or on the fleet board #{a.thread}; the first decision wins, and no decision in time is a no.
+      </p>
+      {canDecide ? (
+        <div class="answer">
+          <button class="allow" data-testid="approval-allow" disabled={busy} onClick={() => void answer(true)} aria-label={`Allow ${a.tool}`}>
+            Allow
+          </button>
+          <button class="deny" data-testid="approval-deny" disabled={busy} onClick={() => void answer(false)} aria-label={`Deny ${a.tool}`}>
+            Deny
+          </button>
+        </div>
+      ) : (
+        <p class="small" data-testid="approval-readonly">
+          {role === 'viewer' ? `You are a viewer of ${projectName}: you can see this request, not decide it.` : `You are not a member of ${projectName}: you cannot decide this request.`}
+        </p>
+      )}
+      {err && (
+        <p class="error" role="alert" data-testid="approval-error">
+          {err}
+        </p>
+      )}
+    </section>
   );
 }
 
