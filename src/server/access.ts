@@ -78,6 +78,15 @@ export function rememberGrant(req: IncomingMessage, g: Grant): Grant {
 
 export const LOCAL_OWNER: Principal = { kind: 'local', uid: 'local', name: 'local owner' };
 
+const localGrants = new Map<string, Grant>();
+
+/** The local owner's grant in a project (one shared, frozen object per project). */
+export function localGrant(project: string): Grant {
+  let g = localGrants.get(project);
+  if (!g) localGrants.set(project, (g = Object.freeze({ ...LOCAL_OWNER, project, role: 'owner' as const })));
+  return g;
+}
+
 /** Local mode: loopback only, no accounts; the person at the machine owns everything. */
 export class LocalAccess implements Access {
   readonly mode = 'local' as const;
@@ -91,7 +100,7 @@ export class LocalAccess implements Access {
   }
 
   require(req: IncomingMessage, project: string): Grant {
-    return rememberGrant(req, { ...LOCAL_OWNER, project, role: 'owner' });
+    return rememberGrant(req, localGrant(project));
   }
 
   onChange(): () => void {

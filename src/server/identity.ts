@@ -36,7 +36,7 @@ import {
   type Role,
 } from '../core/identity.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
-import { DEFAULT_PROJECT, LOCAL_OWNER, decide, rememberGrant, type Access, type Grant, type Principal } from './access.js';
+import { DEFAULT_PROJECT, LOCAL_OWNER, decide, localGrant, rememberGrant, type Access, type Grant, type Principal } from './access.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import { StreamHub, claimStream, type StreamOwner } from './live.js';
 import { StreamFollower } from './follower.js';
@@ -319,6 +319,7 @@ export class SharedAccess implements Access {
   }
 
   require(req: IncomingMessage, project: string, min: Role): Grant {
+    if (this.mode === 'local') return rememberGrant(req, localGrant(project));
     const p = this.principal(req);
     const g = rememberGrant(req, decide(p, p ? this.roleIn(p, project) : null, project, min));
     if (g.kind !== 'local') {
