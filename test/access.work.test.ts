@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
 import { startRoost, createOwner, type Roost } from '../src/server/index.js';
-import { tempDir } from './support/server.js';
+import { answer, tempDir } from './support/server.js';
 import { openSse } from './support/sse.js';
 
 interface Caller {
@@ -21,12 +21,7 @@ async function call(url: string, who: Caller, method: string, path: string, body
   if (who.cookie) (headers.cookie = who.cookie), (headers.origin = url);
   if (who.token) headers.authorization = `Bearer ${who.token}`;
   const r = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: r.status, json };
+  return answer(r);
 }
 
 async function login(url: string, login: string, password: string): Promise<Caller> {

@@ -3,7 +3,7 @@
 // board and its chat, would see.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inProcess, tempDir } from './support/server.js';
+import { answer, inProcess, tempDir } from './support/server.js';
 import { openSse, type SseFrame } from './support/sse.js';
 
 type Server = Awaited<ReturnType<typeof inProcess>>;
@@ -13,12 +13,7 @@ async function send(srv: Server, thread: string, body: unknown, opts: { as?: str
   if (opts.as) headers['roost-name'] = opts.as;
   if (opts.key) headers['idempotency-key'] = opts.key;
   const r = await fetch(`${srv.url}/threads/${thread}/sessions`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  const text = await r.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: r.status, json };
+  return answer(r);
 }
 
 async function board(srv: Server, thread: string): Promise<any> {

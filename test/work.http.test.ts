@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { TestAccess, client, workServer, type WorkServer } from './support/work-server.js';
 import { openSse } from './support/sse.js';
-import { inProcess, tempDir } from './support/server.js';
+import { answer, inProcess, tempDir } from './support/server.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { createOwner, startRoost } from '../src/server/index.js';
 
@@ -555,12 +555,7 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
     if (who.cookie) (h.cookie = who.cookie), (h.origin = srv.url);
     if (who.token) h.authorization = `Bearer ${who.token}`;
     const r = await fetch(srv.url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await r.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: r.status, json };
+    return answer(r);
   };
   const login = async (name: string): Promise<Who> => {
     const r = await fetch(srv.url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: name, password: `${name}-password` }) });

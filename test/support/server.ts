@@ -75,16 +75,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const r = await fetch(url + '/events', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+/** A response's status and its body as JSON (null when the body is not JSON). */
+export async function answer(r: Response): Promise<{ status: number; json: any }> {
   const text = await r.text();
   let json: any = null;
   try {
     json = JSON.parse(text);
   } catch {}
   return { status: r.status, json };
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const r = await fetch(url + '/events', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return answer(r);
 }

@@ -8,7 +8,7 @@ import { SqliteStore } from '../../src/storage/index.js';
 import { Router } from '../../src/server/http.js';
 import { WorkService } from '../../src/server/work.js';
 import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
-import { tempDir } from './server.js';
+import { answer, tempDir } from './server.js';
 
 export class TestAccess implements Access {
   readonly mode = 'shared' as const;
@@ -88,12 +88,7 @@ export function client(base: string, uid: string | null) {
       headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(uid ? { authorization: `Bearer ${uid}` } : {}), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await r.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: r.status, json };
+    return answer(r);
   };
   return {
     get: (path: string) => call('GET', path),
