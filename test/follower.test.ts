@@ -104,6 +104,7 @@ test('a gap is read from the store; a commit at or below the position is ignored
   await f.start();
   tap.forward = false; // positions 1..3 are never announced to this follower
   await real.append('s', ev(3));
+  await new Promise((r) => setImmediate(r)); // listeners hear of a commit within the turn its append resolved
   tap.forward = true;
   const reads = tap.reads;
   const r = await real.append('s', ev(1)); // announced with its entries, but 1..3 are missing

@@ -126,7 +126,11 @@ export class StreamFollower {
     if (this.pos >= position) return Promise.resolve();
     return new Promise((wake) => {
       this.waiters.push({ position, wake });
-      void this.catchUp();
+      // A local commit reaches the listeners a microtask after its append has
+      // resolved (stores answer first): read the log only if it did not.
+      queueMicrotask(() => {
+        if (this.pos < position) void this.catchUp();
+      });
     });
   }
 

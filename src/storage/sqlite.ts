@@ -3,7 +3,8 @@
 // Group commit: `append` only queues. The first append of an event-loop turn
 // schedules one flush (setImmediate); the flush writes every queued request in
 // one transaction and commits once (one fsync), and only then answers the
-// requests and calls the commit listeners, in order. How a batch is written
+// requests and (a microtask later, in the same turn) calls the commit
+// listeners, in order. How a batch is written
 // (multi-row inserts across requests, a savepoint per request only when the
 // batch fails): src/storage/sqlite-batch.ts.
 
@@ -141,13 +142,19 @@ export class SqliteStore implements EventStore {
       for (const p of batch) p.reject(new StoreError('append failed', { cause: error }));
       return;
     }
-    // Committed: answer the requests, then wake the listeners, in order.
+    // Committed: answer the requests, then (a microtask later, still in this
+    // turn) wake the listeners, in order. The answers go first: they are what
+    // the callers wait for, and the folding can follow them.
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i];
       if ('error' in o) batch[i].reject(new StoreError('append failed', { cause: o.error }));
       else batch[i].resolve(o);
     }
-    if (this.listeners.size === 0) return;
+    if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes, at));
+  }
+
+  /** Calls the commit listeners with the entries of a committed batch, in position order. */
+  private deliver(batch: Pending[], outcomes: WriteOutcome[], at: number): void {
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i];
       if ('error' in o || o.duplicate) continue;
@@ -157,7 +164,13 @@ export class SqliteStore implements EventStore {
         const ev = p.events[k];
         entries[k] = { stream: p.stream, position: o.first + k, type: ev.type, body: ev.body, at, value: ev.value };
       }
-      for (const l of this.listeners) l(p.stream, o.last, entries);
+      for (const l of this.listeners) {
+        try {
+          l(p.stream, o.last, entries);
+        } catch (e) {
+          console.error('roost: commit listener failed', e);
+        }
+      }
     }
   }
 

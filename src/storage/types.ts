@@ -53,7 +53,9 @@ export interface Snapshot {
 /**
  * Called after a commit. `entries` are given when this node made the commit
  * (so the caller need not read them back); a wake-up from another node carries
- * only the stream's new head and the listener reads what it missed.
+ * only the stream's new head and the listener reads what it missed. A store may
+ * answer the commit's appends first: a listener may hear of a local commit up
+ * to a microtask after its append resolved, never in a later turn.
  */
 export type CommitListener = (stream: string, head: number, entries: LogEntry[] | null) => void;
 
