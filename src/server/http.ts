@@ -50,46 +50,57 @@ export function sendError(res: ServerResponse, err: unknown): void {
   sendJson(res, 500, { message: 'internal error', kind: 'internal' });
 }
 
-/** Reads a JSON body, enforcing the content type and the size limit. */
-export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+/**
+ * Reads a JSON body, enforcing the content type and the size limit, and calls
+ * `done` once: with the parsed value, or with an HttpError. (The callback form
+ * is the ingest path's: no promise per request.)
+ */
+export function readJsonBody(req: IncomingMessage, limit: number, done: (err: HttpError | null, value?: unknown) => void): void {
   const ct = req.headers['content-type'] ?? '';
   if (!/^application\/json\s*(;|$)/i.test(ct)) {
     req.resume();
-    return Promise.reject(new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json'));
+    return done(new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json'));
   }
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) {
+  if (Number(req.headers['content-length']) > limit) {
     req.resume();
-    return Promise.reject(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
+    return done(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c: Buffer) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        reject(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (failed) return;
-      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      try {
-        resolve(JSON.parse(text));
-      } catch (e) {
-        reject(new HttpError(400, 'bad_request', `body is not valid JSON: ${(e as Error).message}`));
-      }
-    });
-    req.on('error', (e) => {
-      if (!failed) reject(new HttpError(400, 'bad_request', 'request body could not be read', { cause: e }));
-      failed = true;
-    });
+  let first: Buffer | null = null;
+  let more: Buffer[] | null = null;
+  let size = 0;
+  let settled = false;
+  req.on('data', (c: Buffer) => {
+    if (settled) return;
+    size += c.length;
+    if (size > limit) {
+      settled = true;
+      return done(new HttpError(413, 'too_large', `body is larger than ${limit} bytes`));
+    }
+    if (first === null) first = c;
+    else (more ??= [first]).push(c);
   });
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    const text = more ? Buffer.concat(more).toString('utf8') : first ? first.toString('utf8') : '';
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      return done(new HttpError(400, 'bad_request', `body is not valid JSON: ${(e as Error).message}`));
+    }
+    done(null, value);
+  });
+  req.on('error', (e) => {
+    if (settled) return;
+    settled = true;
+    done(new HttpError(400, 'bad_request', 'request body could not be read', { cause: e }));
+  });
+}
+
+/** `readJsonBody` as a promise. */
+export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  return new Promise((resolve, reject) => readJsonBody(req, limit, (err, value) => (err ? reject(err) : resolve(value))));
 }
 
 /** `params` holds the values of a route's `:name` segments (empty for exact routes). */
