@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { child, tempDir, type ChildServer } from './support/server.js';
 import { chromiumPath, CHROMIUM_ARGS } from './support/browser.js';
-import { need } from './support/env.js';
+import { need, screenshotDir } from './support/env.js';
+import { PACKAGE_ROOT } from '../src/server/index.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { createOwner } from '../src/server/identity.js';
 import { CLAUDE_BIN, claudeAvailable, claudeSetup } from './support/claude.js';
@@ -187,6 +188,7 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
       await box.getByTestId('approval-who').filter({ hasText: 'Editors and owners of' }).waitFor();
       assert.equal(await box.getByTestId('approval-allow').isEnabled(), true);
     }
+    await owner.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'work.png') }); // docs/img/work.png with ROOST_SCREENSHOTS=docs
     const rid = await owner.getByTestId('work-approval').getAttribute('data-rid');
     assert.equal((await boardSession('fix-login'))?.approvals.find((a: any) => a.rid === rid)?.state, 'pending', 'it is the request waiting on the board');
     const viewerMade = await admin.post(base + '/users', { data: { login: 'vera', name: 'Vera', password: PASSWORD, project: 'default', role: 'viewer' }, headers: { origin: base } });
