@@ -5,12 +5,13 @@
 // their own stream names and keys, so they never see each other's events.
 //
 // Tests that only make sense for stores shared by several processes are gated
-// on `capabilities.crossNodeWakeups`, not on the backend's name.
+// on `capabilities.crossNodeWakeups` (or `crossNodeBroadcast`), not on the
+// backend's name.
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { AppendResult, EventStore, LogEntry, NewEvent } from '../src/storage/types.js';
+import { BROADCAST_MAX_BYTES, type AppendResult, type EventStore, type LogEntry, type NewEvent } from '../src/storage/types.js';
 
 const ev = (tag: string | number, type = 'note'): NewEvent => ({ type, body: JSON.stringify({ tag }) });
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -367,6 +368,61 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       await a.append(st, [ev(3)]);
       await eventually('b hears of head 3', () => heard.some((h) => h.head === 3));
       assert.deepEqual((await b.read(st, 2)).map((e) => e.position), [3], 'and b reads what it missed by position');
+    });
+
+    test('broadcast: a bad topic or an oversized payload is refused on every backend; the sender never hears itself', async () => {
+      const s = await store();
+      const heard: string[] = [];
+      s.onBroadcast((topic, payload) => heard.push(`${topic} ${payload}`));
+      assert.throws(() => s.broadcast('', 'x'), /topic/);
+      assert.throws(() => s.broadcast('has space', 'x'), /topic/);
+      assert.throws(() => s.broadcast('t'.repeat(65), 'x'), /topic/);
+      assert.throws(() => s.broadcast('t', 'é'.repeat(BROADCAST_MAX_BYTES / 2) + 'x'), /at most 7900 bytes/, 'the limit counts UTF-8 bytes, not characters');
+      assert.throws(() => s.broadcast('t', 'nul\0'), /NUL/);
+      s.broadcast('t', 'x'.repeat(BROADCAST_MAX_BYTES)); // exactly the limit is fine
+      s.broadcast(`me-${run}`, 'hello');
+      await sleep(300);
+      assert.deepEqual(heard, [], 'a store does not hear its own broadcasts');
+      assert.deepEqual(await s.read(`me-${run}`, 0), [], 'and nothing of them is in the log');
+    });
+
+    test('stores shared by several nodes: a broadcast reaches every other node, byte for byte, in the order sent, with its sender', async (t) => {
+      const a = await store();
+      if (!a.capabilities.crossNodeBroadcast) {
+        t.skip(`${a.kind} is a single-process store: a broadcast has no other node to reach`);
+        return;
+      }
+      const b = await store();
+      const c = await store();
+      const topic = `topic-${run}`;
+      const heard = new Map<EventStore, { topic: string; payload: string; from: string }[]>([[a, []], [b, []], [c, []]]);
+      const stops = [a, b, c].map((s) =>
+        s.onBroadcast((tp, payload, from) => {
+          if (tp === topic) heard.get(s)!.push({ topic: tp, payload, from });
+        }),
+      );
+      const big = '✈'.repeat(Math.floor(BROADCAST_MAX_BYTES / 3)); // 3 bytes each: right at the limit
+      const sent = ['one', 'two', 'one', 'ünï "quoted"\nsecond line\\', '', big, 'one'];
+      for (const p of sent) a.broadcast(topic, p);
+      await eventually('b and c hear all of them', () => heard.get(b)!.length === sent.length && heard.get(c)!.length === sent.length);
+      for (const s of [b, c]) {
+        assert.deepEqual(heard.get(s)!.map((h) => h.payload), sent, 'every message once, equal ones included, in the order sent');
+        assert.equal(new Set(heard.get(s)!.map((h) => h.from)).size, 1, 'one sender, one name');
+      }
+      c.broadcast(topic, 'from c');
+      await eventually('a and b hear c', () => heard.get(a)!.length === 1 && heard.get(b)!.length === sent.length + 1);
+      assert.notEqual(heard.get(a)![0].from, heard.get(b)![0].from, 'two senders, two names');
+      assert.equal(heard.get(b)!.at(-1)!.from, heard.get(a)![0].from);
+      await sleep(200);
+      assert.equal(heard.get(c)!.length, sent.length, 'c did not hear itself');
+      stops[1]();
+      a.broadcast(topic, 'after b stopped listening');
+      await eventually('c hears the last one', () => heard.get(c)!.at(-1)!.payload === 'after b stopped listening');
+      assert.equal(heard.get(b)!.length, sent.length + 1, 'an unsubscribed listener is not called');
+      await a.close();
+      assert.doesNotThrow(() => a.broadcast(topic, 'after close'), 'a closed store sends nothing, without throwing');
+      await sleep(200);
+      assert.notEqual(heard.get(c)!.at(-1)!.payload, 'after close');
     });
   });
 }

@@ -5,7 +5,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { PostgresStore } from '../src/storage/postgres.js';
-import { openStore } from '../src/storage/index.js';
+import { BROADCAST_MAX_BYTES, openStore } from '../src/storage/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
 import { storageContract } from './storage.contract.js';
@@ -45,11 +45,12 @@ if (!reachable) {
       assert.equal(await nodes[5].head('s'), 1, 'they share one log');
     });
 
-    test('openStore picks PostgreSQL for a postgres:// URL, which says it wakes other nodes', async () => {
+    test('openStore picks PostgreSQL for a postgres:// URL, which says it wakes and reaches other nodes', async () => {
       const s = await openStore({ db: db2.url, dataDir: '/nonexistent' });
       try {
         assert.equal(s.kind, 'postgres');
         assert.equal(s.capabilities.crossNodeWakeups, true);
+        assert.equal(s.capabilities.crossNodeBroadcast, true);
       } finally {
         await s.close();
       }
@@ -102,6 +103,47 @@ if (!reachable) {
       await a.append('cut', [{ type: 't', body: '4' }]);
       await wait('live again', () => heard.includes(4));
       assert.deepEqual([...heard].sort((x, y) => x - y), heard, 'heads are announced in increasing order');
+    });
+
+    test('a broadcast rides its own channel, not the commit wake-ups, within NOTIFY\'s 8000 bytes; a cut LISTEN connection hears broadcasts again', async () => {
+      const a = await open();
+      const b = await open();
+      assert.notEqual(a.broadcastChannel, a.channel);
+      const raw: string[] = [];
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      c.on('notification', (m) => raw.push(`${m.channel}|${m.payload ?? ''}`));
+      await c.query(`LISTEN "${a.channel}"; LISTEN "${a.broadcastChannel}"`);
+      const heard: string[] = [];
+      const wakeups: string[] = [];
+      b.onBroadcast((topic, payload) => heard.push(`${topic} ${payload.length}`));
+      b.onCommit((stream) => wakeups.push(stream));
+      const wait = async (what: string, ok: () => boolean) => {
+        const deadline = Date.now() + 8000;
+        while (!ok()) {
+          if (Date.now() > deadline) assert.fail(`timed out: ${what}; heard ${JSON.stringify(heard)}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      };
+      try {
+        // The longest payload, in 4-byte characters, with the longest topic.
+        const longest = '𝄞'.repeat(BROADCAST_MAX_BYTES / 4);
+        a.broadcast('t'.repeat(64), longest);
+        await wait('b hears the longest broadcast', () => heard.includes(`${'t'.repeat(64)} ${longest.length}`));
+        await wait('the raw listener sees it', () => raw.some((r) => r.startsWith(a.broadcastChannel + '|')));
+        const notified = raw.find((r) => r.startsWith(a.broadcastChannel + '|'))!.slice(a.broadcastChannel.length + 1);
+        assert.ok(Buffer.byteLength(notified) < 8000, `the NOTIFY payload is ${Buffer.byteLength(notified)} bytes`);
+        assert.ok(!raw.some((r) => r.startsWith(a.channel + '|')), 'no commit wake-up was sent for it');
+        assert.ok(!wakeups.length, 'and no commit listener was called');
+
+        const pid = b.listenerPid;
+        await sql('SELECT pg_terminate_backend($1)', [pid]);
+        await wait('b listens again', () => b.listenerPid !== null && b.listenerPid !== pid);
+        a.broadcast('again', 'x');
+        await wait('b hears broadcasts again', () => heard.includes('again 1'));
+      } finally {
+        await c.end();
+      }
     });
 
     test('a commit whose NOTIFY never came (its node died in between) is still announced', async () => {

@@ -28,13 +28,26 @@
 // connection drops, it is reopened with backoff and every stream's current head
 // is announced, so whatever was committed meanwhile is read, nothing skipped;
 // the heads are also read every few seconds, for a NOTIFY lost with its node.
+//
+// Broadcast (lossy, between nodes: see BroadcastListener in types.ts). A
+// second channel, `roost_broadcast[_<schema>]`, heard on the same LISTEN
+// connection (so it reconnects with it). A payload is
+// `<node>:<seq> <topic>\n<payload>`: `node` names this store instance and lets
+// it drop its own messages (they come back to its LISTEN connection); `seq`
+// keeps two equal messages of one flush from being merged (PostgreSQL delivers
+// a repeated payload of one transaction once). One NOTIFY statement is in
+// flight at a time, carrying everything queued meanwhile in order, so a node's
+// messages arrive in the order it sent them. Nothing is resent after a drop:
+// senders repeat what matters.
 
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import {
   StoreError,
+  checkBroadcast,
   type AppendOptions,
   type AppendResult,
+  type BroadcastListener,
   type CommitListener,
   type EventStore,
   type LogEntry,
@@ -54,6 +67,9 @@ type Outcome = { ok: true; result: AppendResult; entries: LogEntry[] | null } | 
 
 const SNAPSHOTS_KEPT = 4;
 const DEFAULT_CHANNEL = 'roost_commits';
+const BROADCAST_CHANNEL = 'roost_broadcast';
+/** Broadcasts queued while one NOTIFY is in flight, at most (beyond it the oldest are dropped: the channel is lossy). */
+const BROADCAST_QUEUE_MAX = 1000;
 
 const MIGRATIONS = [
   `CREATE TABLE streams (
@@ -120,10 +136,18 @@ export interface PostgresOptions {
 
 export class PostgresStore implements EventStore {
   readonly kind = 'postgres';
-  readonly capabilities = { crossNodeWakeups: true };
+  readonly capabilities = { crossNodeWakeups: true, crossNodeBroadcast: true };
   epoch = '';
   readonly schema: string;
   readonly channel: string;
+  /** The lossy broadcast channel (see the file comment). */
+  readonly broadcastChannel: string;
+  /** This instance, as other nodes' broadcast listeners know it (`from`). */
+  readonly node = randomUUID().replace(/-/g, '').slice(0, 12);
+  private broadcastSeq = 0;
+  private outbox: string[] = [];
+  private broadcasting: Promise<void> | null = null;
+  private broadcastListeners = new Set<BroadcastListener>();
   private pool: pg.Pool;
   private config: pg.ClientConfig;
   private queue: Pending[] = [];
@@ -142,12 +166,13 @@ export class PostgresStore implements EventStore {
   private readonly pollEveryMs: number;
   private closed = false;
   /** Counters for tests and /health. */
-  readonly stats = { flushes: 0, carefulFlushes: 0, retries: 0, listenReconnects: 0 };
+  readonly stats = { flushes: 0, carefulFlushes: 0, retries: 0, listenReconnects: 0, broadcastsDropped: 0 };
 
   private constructor(opts: PostgresOptions) {
     const { config, schema } = parseUrl(opts.url);
     this.schema = schema;
     this.channel = schema === 'public' ? DEFAULT_CHANNEL : `${DEFAULT_CHANNEL}_${schema}`;
+    this.broadcastChannel = schema === 'public' ? BROADCAST_CHANNEL : `${BROADCAST_CHANNEL}_${schema}`;
     this.config = config;
     this.pollEveryMs = opts.pollEveryMs ?? 5_000;
     this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, application_name: `roost:${schema}` });
@@ -569,6 +594,7 @@ export class PostgresStore implements EventStore {
     c.on('error', onLost);
     c.on('end', () => onLost());
     c.on('notification', (msg) => {
+      if (msg.channel === this.broadcastChannel) return this.heard(msg.payload ?? '');
       if (msg.channel !== this.channel || !msg.payload) return;
       const i = msg.payload.lastIndexOf(':');
       const head = Number(msg.payload.slice(i + 1));
@@ -577,7 +603,7 @@ export class PostgresStore implements EventStore {
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${ident(this.channel)}`);
+      await c.query(`LISTEN ${ident(this.channel)}; LISTEN ${ident(this.broadcastChannel)}`);
     } catch (e) {
       lost = true;
       c.end().catch(() => {});
@@ -589,6 +615,59 @@ export class PostgresStore implements EventStore {
       return;
     }
     this.listenClient = c;
+  }
+
+  // ------------------------------------------------------------ broadcast
+
+  broadcast(topic: string, payload: string): void {
+    checkBroadcast(topic, payload);
+    if (this.closed) return;
+    if (this.outbox.length >= BROADCAST_QUEUE_MAX) {
+      this.outbox.shift();
+      this.stats.broadcastsDropped++;
+    }
+    this.outbox.push(`${this.node}:${++this.broadcastSeq} ${topic}\n${payload}`);
+    if (this.broadcasting) return;
+    // One statement in flight; what queues meanwhile goes next, in order, in one transaction.
+    this.broadcasting = (async () => {
+      while (this.outbox.length) {
+        const batch = this.outbox;
+        this.outbox = [];
+        await this.pool
+          .query('SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, o) ORDER BY o', [this.broadcastChannel, batch])
+          .catch((e) => {
+            this.stats.broadcastsDropped += batch.length;
+            console.error('roost: broadcast failed (lossy; senders repeat what matters):', (e as Error).message);
+          });
+      }
+      this.broadcasting = null;
+    })();
+  }
+
+  onBroadcast(listener: BroadcastListener): () => void {
+    this.broadcastListeners.add(listener);
+    return () => this.broadcastListeners.delete(listener);
+  }
+
+  /** A notification on the broadcast channel: another node's message to the listeners, ours dropped. */
+  private heard(raw: string): void {
+    if (this.closed) return;
+    const sp = raw.indexOf(' ');
+    const nl = raw.indexOf('\n', sp + 1);
+    if (sp <= 0 || nl < 0) return;
+    const colon = raw.lastIndexOf(':', sp);
+    if (colon <= 0) return;
+    const from = raw.slice(0, colon);
+    if (from === this.node) return;
+    const topic = raw.slice(sp + 1, nl);
+    const payload = raw.slice(nl + 1);
+    for (const l of this.broadcastListeners) {
+      try {
+        l(topic, payload, from);
+      } catch (e) {
+        console.error('roost: broadcast listener failed', e);
+      }
+    }
   }
 
   /** Announces every stream's committed head; the listeners read whatever they have not folded. */
@@ -641,6 +720,8 @@ export class PostgresStore implements EventStore {
       else await new Promise((r) => setImmediate(r));
     }
     if (this.notifying) await this.notifying;
+    // What was broadcast before close (a node's goodbye) leaves before the pool ends.
+    while (this.broadcasting) await this.broadcasting;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);

@@ -7,6 +7,10 @@
 // listeners, in order. How a batch is written
 // (multi-row inserts across requests, a savepoint per request only when the
 // batch fails): src/storage/sqlite-batch.ts.
+//
+// Broadcast: SQLite is one process, so there is no other node to reach.
+// `broadcast` checks its arguments like every backend and sends nothing; no
+// broadcast listener is ever called (the sender's own never are, on any backend).
 
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -15,8 +19,10 @@ import { dirname } from 'node:path';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
 import {
   StoreError,
+  checkBroadcast,
   type AppendOptions,
   type AppendResult,
+  type BroadcastListener,
   type CommitListener,
   type EventStore,
   type LogEntry,
@@ -62,7 +68,7 @@ export interface SqliteOptions {
 
 export class SqliteStore implements EventStore {
   readonly kind = 'sqlite';
-  readonly capabilities = { crossNodeWakeups: false };
+  readonly capabilities = { crossNodeWakeups: false, crossNodeBroadcast: false };
   readonly epoch: string;
   private db: Database.Database;
   private writer: BatchWriter;
@@ -193,6 +199,15 @@ export class SqliteStore implements EventStore {
   onCommit(listener: CommitListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** One process: nobody else to tell (see the file comment). */
+  broadcast(topic: string, payload: string): void {
+    checkBroadcast(topic, payload);
+  }
+
+  onBroadcast(_listener: BroadcastListener): () => void {
+    return () => {};
   }
 
   async close(): Promise<void> {

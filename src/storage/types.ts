@@ -10,6 +10,10 @@
 //   nothing and resolves with the first append's positions and `duplicate: true`;
 // - commit listeners are called after the commit, in position order per stream,
 //   never from inside the transaction.
+//
+// Beside the log, a store carries one lossy channel between the nodes that
+// share it (`broadcast` / `onBroadcast`): observation such as who is present,
+// never a fact of the log. See BroadcastListener.
 
 export interface NewEvent {
   type: string;
@@ -59,9 +63,40 @@ export interface Snapshot {
  */
 export type CommitListener = (stream: string, head: number, entries: LogEntry[] | null) => void;
 
+/**
+ * Hears a broadcast of another node sharing the store. `from` names the
+ * sending store instance (one per process), stable for its life, so a
+ * listener can tell senders apart and forget one that has gone quiet.
+ *
+ * The channel is lossy and carries no history: a message is delivered at most
+ * once, only to nodes listening at that moment (a node that is starting, or
+ * whose connection to the database is down, misses it), never to the sender's
+ * own listeners, never stored. One sender's messages arrive in the order it sent
+ * them; nothing orders them against commits or against other senders. A
+ * listener that needs a state therefore has its senders repeat it and expires
+ * what is not repeated.
+ */
+export type BroadcastListener = (topic: string, payload: string, from: string) => void;
+
+/** The longest broadcast payload, in UTF-8 bytes (PostgreSQL's NOTIFY takes under 8000, header included). */
+export const BROADCAST_MAX_BYTES = 7900;
+/** What a broadcast topic may be. */
+export const BROADCAST_TOPIC = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** Refuses what no backend can carry (the same on every backend, so a caller's bug shows on SQLite too). */
+export function checkBroadcast(topic: string, payload: string): void {
+  if (typeof topic !== 'string' || !BROADCAST_TOPIC.test(topic)) throw new StoreError(`broadcast topic "${String(topic).slice(0, 80)}" must be 1 to 64 letters, digits, "_", ".", ":" or "-"`);
+  if (typeof payload !== 'string') throw new StoreError('a broadcast payload is a string');
+  if (payload.includes('\0')) throw new StoreError('a broadcast payload cannot contain NUL');
+  const bytes = Buffer.byteLength(payload, 'utf8');
+  if (bytes > BROADCAST_MAX_BYTES) throw new StoreError(`a broadcast payload is at most ${BROADCAST_MAX_BYTES} bytes (got ${bytes}); split it`);
+}
+
 export interface StoreCapabilities {
   /** Commits made by other processes wake this one's listeners. */
   crossNodeWakeups: boolean;
+  /** `broadcast` reaches other processes (otherwise there are none to reach, and it only checks its arguments). */
+  crossNodeBroadcast: boolean;
 }
 
 export interface EventStore {
@@ -77,6 +112,14 @@ export interface EventStore {
   /** The newest snapshot at or before `atOrBefore` (default: the newest of all). */
   getSnapshot(stream: string, atOrBefore?: number): Promise<Snapshot | null>;
   onCommit(listener: CommitListener): () => void;
+  /**
+   * Sends a small lossy message to the other nodes' broadcast listeners (see
+   * BroadcastListener). Returns at once; a failure to send is logged, never
+   * thrown. Throws StoreError for a bad topic or a payload over
+   * BROADCAST_MAX_BYTES. After close it sends nothing.
+   */
+  broadcast(topic: string, payload: string): void;
+  onBroadcast(listener: BroadcastListener): () => void;
   close(): Promise<void>;
 }
 
