@@ -58,3 +58,36 @@ test('two nodes, one Work project: FIFO order decided by the database, Space and
     await db.drop();
   }
 });
+
+test('two nodes: a blocked report on one node is checked against the board request the bridge posted on the other a moment before', { timeout: 60_000 }, async (t) => {
+  if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+  const db = freshSchema('roost_work');
+  const nodes: Roost[] = [];
+  try {
+    const [a, b] = await Promise.all([0, 1].map(async () => startRoost(await PostgresStore.open(db.url), { port: 0 })));
+    nodes.push(a, b);
+    const A = client(a.url, null);
+    const B = client(b.url, null);
+    const space = (await A.post('/api/v2/spaces', { name: 'box' })).json.id;
+    assert.equal((await A.post('/api/v2/projects/default/spaces', { space })).status, 200);
+    assert.equal((await A.post(`/api/v2/spaces/${space}/agents`, { project: 'default', full: true, agents: [{ session: 's1', origin: 'bridge' }] })).status, 200);
+    assert.equal((await A.post('/threads/ops/sessions', { type: 'session.spawn', id: 'job', session: 'job', flavor: 'plain' })).status, 200);
+    // B has the board loaded (it only waits for a wake-up), and knows the command.
+    assert.equal((await B.get('/threads/ops/sessions')).status, 200);
+    const cmd = await A.post('/api/v2/commands', { project: 'default', agent: `${space}:s1`, text: 'push' });
+    assert.equal((await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'started' })).status, 200);
+    for (let i = 0; i < 5; i++) {
+      const rid = `toolu_${i}`;
+      // The bridge's board post is answered by A; its Work report goes to B at once.
+      assert.equal((await A.post('/threads/ops/sessions', { type: 'session.approval', id: 'job', rid, tool: 'Bash', digest: `$ git push #${i}`, state: 'pending' })).status, 200);
+      const lie = await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'r', approval: { thread: 'ops', session: 'job', rid, tool: 'Bash', digest: '$ ls' } });
+      assert.equal(lie.status, 409, JSON.stringify(lie.json));
+      const r = await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'r', approval: { thread: 'ops', session: 'job', rid, tool: 'Bash', digest: `$ git push #${i}` } });
+      assert.equal(r.status, 200, `the request posted on A is seen by B: ${JSON.stringify(r.json)}`);
+      assert.equal((await B.get(`/api/v2/executions/x-${cmd.json.id}?project=default`)).json.item.approval.digest, `$ git push #${i}`);
+    }
+  } finally {
+    for (const n of nodes) await n.close();
+    await db.drop();
+  }
+});

@@ -174,6 +174,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
     maxReplay: cfg.maxReplay,
     access,
+    // A blocked execution's approval pointer is checked against the board it names.
+    boards: sessions,
     // Every project of the identity state; `default` always (local mode has no project events).
     projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
   });

@@ -28,6 +28,7 @@ import {
   reduceSessions,
   sessionEventConflict,
   withSessionIdentity,
+  type Approval,
   type SessionConflict,
   type SessionsState,
 } from '../core/sessions.js';
@@ -266,6 +267,18 @@ export class SessionsService {
   /** The state of a thread's board as this node has folded it (for tests and other apps). */
   async stateOf(thread: string, project: string = DEFAULT_PROJECT): Promise<SessionsState> {
     return (await this.board(thread, project)).state;
+  }
+
+  /**
+   * Read-only: request `rid` of board session `session` on a thread of a
+   * project, as the board holds it once caught up with the log (so a post
+   * another node answered a moment ago is seen), or null when that session
+   * has no such request. Work checks a blocked execution's pointer with it.
+   */
+  async approvalOf(project: string, thread: string, session: string, rid: string): Promise<Approval | null> {
+    const board = await this.board(thread, project);
+    await board.fresh();
+    return board.state.sessions.find((s) => s.id === session)?.approvals.find((a) => a.rid === rid) ?? null;
   }
 
   // ------------------------------------------------------------ endpoints

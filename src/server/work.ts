@@ -31,6 +31,7 @@ import {
   dueCommands,
   emptyWork,
   mayCommand,
+  type PendingApproval,
   type SpaceRecord,
   type WorkChange,
   type WorkState,
@@ -54,10 +55,21 @@ export interface ProjectInfo {
   name: string;
 }
 
+/**
+ * What Work reads of the fleet board (the sessions service): the request a
+ * blocked execution points at, as the board holds it (caught up with the
+ * log), or null when the board has no such request in that session.
+ */
+export interface BoardReader {
+  approvalOf(project: string, thread: string, session: string, rid: string): Promise<{ tool: string; digest: string; state: string; by: string } | null>;
+}
+
 export interface WorkOptions {
   live: Omit<LiveOptions, 'epoch'>;
   maxReplay: number;
   access?: Access;
+  /** The fleet board, to check a blocked execution's approval pointer against (without it, pointers are refused). */
+  boards?: BoardReader;
   /**
    * The projects that exist (shared mode: the identity state's; local mode:
    * `default`). Work streams of other ids are refused with 404.
@@ -738,9 +750,18 @@ export class WorkService {
     const types: Record<string, string> = { started: 'execution.started', blocked: 'execution.blocked', resumed: 'execution.resumed', output: 'execution.output', finished: 'execution.finished' };
     if (typeof kind !== 'string' || !types[kind]) throw new HttpError(400, 'bad_request', '"event" is one of started, blocked, resumed, output, finished');
     const ev: Record<string, unknown> = { type: types[kind], command: cmdId, at: Date.now() };
+    let refusal: HttpError | null = null;
     if (kind === 'blocked') {
       ev.reason = typeof body.reason === 'string' ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';
-      if (body.approval !== undefined) ev.approval = this.approvalPointer(req, url, p, body.approval);
+      if (body.approval !== undefined) {
+        const pointed = await this.approvalPointer(req, url, p, body.approval);
+        if ('refusal' in pointed) refusal = pointed.refusal;
+        else {
+          ev.approval = pointed.pointer;
+          // The blocked line says what the board holds, not what the Space wrote.
+          ev.reason = boardLine(`needs approval: ${pointed.pointer.tool} ${pointed.pointer.digest}`, WORK_LIMITS.reason);
+        }
+      }
     }
     if (kind === 'output') ev.text = textField(body, 'text', WORK_LIMITS.text, true);
     if (kind === 'finished') {
@@ -748,7 +769,7 @@ export class WorkService {
       ev.result = typeof body.result === 'string' ? body.result.slice(0, WORK_LIMITS.text) : '';
     }
     const r = applyWork(book.state, ev, book.state.rev + 1);
-    const refusal =
+    refusal ??=
       r.changes.length === 0
         ? new HttpError(409, 'conflict', kind === 'started' ? `command ${cmdId} cannot start: it is ${c.status}${c.status === 'queued' ? ' behind others, or the agent is busy or ended (one at a time, in queue order)' : ''}` : `command ${cmdId} has no ${kind === 'output' ? 'running' : 'matching'} execution to update`)
         : null;
@@ -766,8 +787,15 @@ export class WorkService {
    * its `Roost-Project`, else the default), where the bridge posted the
    * request; and the caller must be an editor there, as posting it needed.
    * Members decide it on the board's route, which checks their own role.
+   *
+   * The Space's word is not enough: the board must hold that `rid` pending
+   * in that board session, with the same tool and digest (a Space could
+   * otherwise show a harmless request and point the buttons at another of
+   * its own). The pointer stored is the board's copy. A malformed pointer or
+   * a caller with no right to the board throws (400/403, nothing stored); a
+   * pointer the board contradicts is a refusal (409), keyed like any other.
    */
-  private approvalPointer(req: IncomingMessage, url: URL, p: Principal, raw: unknown): Record<string, string> {
+  private async approvalPointer(req: IncomingMessage, url: URL, p: Principal, raw: unknown): Promise<{ pointer: PendingApproval } | { refusal: HttpError }> {
     const bad = (why: string) => new HttpError(400, 'bad_request', `"approval" ${why}`);
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is {thread, session, rid, tool, digest}');
     const a = raw as Record<string, unknown>;
@@ -784,8 +812,16 @@ export class WorkService {
     const project = projectOf(req, url, p);
     const role = this.access.roleIn(p, project);
     if (!role || !atLeast(role, 'editor')) throw new HttpError(403, 'forbidden', `this Space cannot post approvals on the board of project "${project}" (it needs the editor role there), so it cannot point at one`);
-    out.project = project;
-    return out;
+    const refuse = (why: string) => ({ refusal: new HttpError(409, 'conflict', `"approval" ${why}`) });
+    if (!this.opts.boards) return refuse('cannot be checked: this server has no fleet board');
+    // Read after the bridge's board post was answered; on several nodes the board catches up with the log first.
+    const held = await this.opts.boards.approvalOf(project, out.thread, out.session, out.rid);
+    const where = `session "${out.session}" on board thread "${out.thread}" of project "${project}"`;
+    if (!held) return refuse(`points at request ${out.rid}, which ${where} does not hold`);
+    if (held.state !== 'pending') return refuse(`points at request ${out.rid} of ${where}, which was already ${held.state}${held.by ? ` by ${held.by}` : ''}`);
+    if (boardLine(out.tool, WORK_LIMITS.tool) !== held.tool || boardLine(out.digest, WORK_LIMITS.digest) !== held.digest)
+      return refuse(`says ${out.tool} ${out.digest}, but request ${out.rid} of ${where} is ${held.tool} ${held.digest}`);
+    return { pointer: { project, thread: out.thread, session: out.session, rid: out.rid, tool: held.tool, digest: held.digest } };
   }
 
   /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
@@ -911,6 +947,18 @@ function textField(body: Record<string, unknown>, name: string, max: number, req
   if (typeof v !== 'string' || (required && v.trim() === '')) throw new HttpError(400, 'bad_request', `"${name}" must be a non-empty string`);
   if (v.length > max) throw new HttpError(413, 'too_large', `"${name}" is longer than ${max} characters`);
   return v;
+}
+
+// Control characters and line breaks, as the board's one-line fields clean them.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+
+/** A string as the board's fold stores a one-line field (src/core/sessions.ts): cleaned, trimmed, clamped without splitting a surrogate pair. */
+function boardLine(v: string, cap: number): string {
+  const s = v.replace(CONTROL, ' ').trim();
+  if (s.length <= cap) return s;
+  const c = s.charCodeAt(cap - 1);
+  return s.slice(0, c >= 0xd800 && c <= 0xdbff ? cap - 1 : cap);
 }
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { SqliteStore } from '../../src/storage/index.js';
 import { Router } from '../../src/server/http.js';
 import { WorkService } from '../../src/server/work.js';
+import { SessionsService } from '../../src/server/sessions.js';
 import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
 import { answer, tempDir } from './server.js';
 
@@ -48,6 +49,8 @@ export class TestAccess implements Access {
 export interface WorkServer {
   url: string;
   work: WorkService;
+  /** The fleet boards a blocked execution's pointer is checked against (no routes: tests append board events to the store). */
+  sessions: SessionsService;
   store: SqliteStore;
   dataDir: string;
   close(): Promise<void>;
@@ -55,10 +58,14 @@ export interface WorkServer {
 
 export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir()): Promise<WorkServer> {
   const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
+  const live = { heartbeatMs: 15_000, maxBufferedBytes: 4 << 20, ringSize: 1000, minFlushIntervalMs: 1 };
+  const sessions = new SessionsService(store, { live, snapshotEvery: 1000, maxReplay: 100_000 });
+  sessions.start();
   const work = new WorkService(store, {
-    live: { heartbeatMs: 15_000, maxBufferedBytes: 4 << 20, ringSize: 1000, minFlushIntervalMs: 1 },
+    live,
     maxReplay: 100_000,
     access,
+    boards: sessions,
     projects: () => projects.map((id) => ({ id, name: id.toUpperCase() })),
   });
   await work.start();
@@ -69,10 +76,12 @@ export async function workServer(access: Access, projects = ['alpha', 'beta'], d
   return {
     url: `http://127.0.0.1:${port}`,
     work,
+    sessions,
     store,
     dataDir,
     async close() {
       await work.stop();
+      await sessions.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

@@ -235,3 +235,28 @@ export async function post(path: string, body: unknown): Promise<{ ok: boolean; 
   } catch {}
   return { ok: r.ok, status: r.status, json };
 }
+
+/**
+ * A blocked execution's request as the fleet board holds it (`GET` of the
+ * pointer's thread, in the pointer's project): `held` with the board's tool,
+ * digest and state; `gone` when the board answers without it; `unreadable`
+ * when the board cannot be read (not a member of its project, network).
+ * One read per request: its tool and digest never change on the board, and
+ * its end reaches the page as the execution's `resumed`.
+ */
+export type BoardRequest =
+  | { kind: 'held'; tool: string; digest: string; state: string; by: string }
+  | { kind: 'gone' }
+  | { kind: 'unreadable'; status: number };
+
+export async function boardRequest(a: { project: string; thread: string; session: string; rid: string }): Promise<BoardRequest> {
+  try {
+    const r = await fetch(`/threads/${encodeURIComponent(a.thread)}/sessions?project=${encodeURIComponent(a.project)}`, { headers: { accept: 'application/json' } });
+    if (!r.ok) return { kind: 'unreadable', status: r.status };
+    const board = (await r.json()) as { sessions?: { id: string; approvals?: { rid: string; tool: string; digest: string; state: string; by: string }[] }[] };
+    const q = board.sessions?.find((s) => s.id === a.session)?.approvals?.find((x) => x.rid === a.rid);
+    return q ? { kind: 'held', tool: q.tool, digest: q.digest, state: q.state, by: q.by } : { kind: 'gone' };
+  } catch {
+    return { kind: 'unreadable', status: 0 };
+  }
+}
