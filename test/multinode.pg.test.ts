@@ -3,9 +3,13 @@
 // on: every subscriber sees every acknowledged event exactly once and in the
 // same order whichever node it is on; moving to the other node with
 // Last-Event-ID resumes exactly; killing a node loses nothing it acknowledged.
+// And Work presence is the same on every node: who is connected to the other
+// node shows, and goes when they leave or their node dies.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { child, post, type ChildServer } from './support/server.js';
+import { openStore } from '../src/storage/index.js';
+import { createOwner } from '../src/server/index.js';
+import { child, post, tempDir, type ChildServer } from './support/server.js';
 import { openSse, type SseFrame, type SseReader } from './support/sse.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
@@ -176,5 +180,138 @@ describe('several nodes on one PostgreSQL', { timeout: 120_000 }, () => {
     const health = await (await fetch(again.url + '/health')).json();
     assert.equal(health.position, head, 'a restarted node starts at the head of the shared log');
     assert.equal(health.store, 'postgres');
+  });
+});
+
+describe('Work presence across nodes (shared mode)', { timeout: 150_000 }, () => {
+  const db = freshSchema('roost_presence');
+  let a: ChildServer;
+  let b: ChildServer;
+  let c: ChildServer;
+  const readers: SseReader[] = [];
+  /** Ann's tab on node A, open through every test. */
+  let annOnA: SseReader;
+  const ann: Record<string, string> = {};
+  const bob: Record<string, string> = {};
+
+  const login = async (url: string, who: string) => {
+    const r = await fetch(url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: who, password: `${who}-password` }) });
+    return { status: r.status, cookie: /roost_session=[^;]+/.exec(r.headers.get('set-cookie') ?? '')?.[0] ?? '' };
+  };
+  /** A person's Work tab on a node: the project's events stream (which is what counts as present). */
+  const tab = async (node: ChildServer, cookie: Record<string, string>) => {
+    const r = await openSse(`${node.url}/api/v2/events?project=default`, cookie);
+    readers.push(r);
+    return r;
+  };
+  /** The names in the newest `presence` frame a tab received. */
+  const shown = (r: SseReader): string => {
+    for (let i = r.frames.length - 1; i >= 0; i--) if (r.frames[i].event === 'presence') return JSON.parse(r.frames[i].data).people.map((p: { name: string }) => p.name).join(', ');
+    return '(none yet)';
+  };
+  /** Who `GET /api/v2/me?project=default` says is present, as seen from `node`. */
+  const present = async (node: ChildServer, cookie: Record<string, string>): Promise<string> => {
+    const r = await fetch(`${node.url}/api/v2/me?project=default`, { headers: cookie });
+    assert.equal(r.status, 200);
+    return ((await r.json()).present as { name: string }[]).map((p) => p.name).join(', ');
+  };
+  const until = async (what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<number> => {
+    const t0 = Date.now();
+    while (!(await ok())) {
+      if (Date.now() - t0 > ms) assert.fail(`timed out after ${ms} ms waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return Date.now() - t0;
+  };
+
+  before(async () => {
+    if (!reachable) return;
+    // An account in the database puts every node in shared mode: two people, two identities.
+    const store = await openStore({ db: db.url, dataDir: tempDir() });
+    await createOwner(store, 'ann', 'ann-password', 'Ann');
+    await store.close();
+    [a, b] = await Promise.all([child({ args: ['--db', db.url] }), child({ args: ['--db', db.url] })]);
+    ann.cookie = (await login(a.url, 'ann')).cookie;
+    const made = await fetch(a.url + '/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: a.url, ...ann },
+      body: JSON.stringify({ login: 'bob', name: 'Bob', password: 'bob-password', project: 'default', role: 'editor' }),
+    });
+    assert.equal(made.status, 201);
+    await until('node B to know bob', async () => {
+      const r = await login(b.url, 'bob');
+      bob.cookie = r.cookie;
+      return r.status === 200;
+    }, 10_000);
+  });
+  after(async () => {
+    for (const r of readers) r.close();
+    for (const s of [a, b, c]) await s?.stop('SIGKILL');
+    if (reachable) await db.drop();
+  });
+
+  test('Ann on node A and Bob on node B each see both within a couple of seconds; whoever leaves disappears from the other node', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    annOnA = await tab(a, ann);
+    const bobOnB = await tab(b, bob);
+    const took = await until('both tabs to show Ann and Bob', () => shown(annOnA) === 'Ann, Bob' && shown(bobOnB) === 'Ann, Bob', 2000).catch((e) => {
+      throw new Error(`${e.message}: A shows ${shown(annOnA)}, B shows ${shown(bobOnB)}`);
+    });
+    t.diagnostic(`both present on both nodes after ${took} ms`);
+    assert.equal(await present(a, ann), 'Ann, Bob', 'GET /me on A');
+    assert.equal(await present(b, bob), 'Ann, Bob', 'GET /me on B');
+
+    // Ann opens a second tab, on B: still one Ann everywhere.
+    const annOnB = await tab(b, ann);
+    await annOnB.waitFor((f) => f.event === 'presence');
+    assert.equal(shown(annOnB), 'Ann, Bob');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(shown(annOnA), 'Ann, Bob', 'a person on both nodes is shown once');
+    // She closes it: she is still on A, so still present for Bob.
+    annOnB.close();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(shown(bobOnB), 'Ann, Bob');
+    assert.equal(await present(b, bob), 'Ann, Bob');
+
+    // Bob closes his tab on B: Ann's tab on A drops him.
+    const t0 = Date.now();
+    bobOnB.close();
+    await until('Ann on A to see Bob leave', () => shown(annOnA) === 'Ann', 2000);
+    t.diagnostic(`Bob's leaving on B reached A in ${Date.now() - t0} ms`);
+    assert.equal(await present(a, ann), 'Ann');
+  });
+
+  test('a node started later learns at once who is present on the others (without waiting for their next repeat)', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    await tab(b, bob);
+    await until('Ann on A to see Bob back', () => shown(annOnA) === 'Ann, Bob', 2000);
+    c = await child({ args: ['--db', db.url] });
+    const took = await until('node C to show Ann and Bob', async () => (await present(c, ann)) === 'Ann, Bob', 3000);
+    t.diagnostic(`node C knew both ${took} ms after it answered /health`);
+  });
+
+  test('a node killed with SIGKILL: the people only it had disappear from the other nodes within the expiry (~30 s)', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    assert.equal(shown(annOnA), 'Ann, Bob', 'Bob is on B');
+    const t0 = Date.now();
+    await b.stop('SIGKILL'); // no goodbye: only the silence tells
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(shown(annOnA), 'Ann, Bob', 'a node is not forgotten the moment it goes quiet');
+    await until('Bob to disappear from A', () => shown(annOnA) === 'Ann', 40_000);
+    const took = Date.now() - t0;
+    t.diagnostic(`Bob disappeared from A ${took} ms after node B was killed`);
+    // Forgotten 30 s after B's last repeat (at most 10 s before it died), give or take the 1 s sweep.
+    assert.ok(took >= 15_000 && took <= 35_000, `gone within the expiry, not before: took ${took} ms`);
+    await until('node C to drop Bob too', async () => (await present(c, ann)) === 'Ann', 3000);
+  });
+
+  test('a node stopped cleanly (SIGTERM) says goodbye: the people only it had disappear from the others at once', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    await tab(c, bob);
+    await until('Ann on A to see Bob (on C)', () => shown(annOnA) === 'Ann, Bob', 2000);
+    const t0 = Date.now();
+    await c.stop('SIGTERM');
+    await until('Bob to disappear from A', () => shown(annOnA) === 'Ann', 2000);
+    t.diagnostic(`gone from A ${Date.now() - t0} ms after SIGTERM to node C`);
   });
 });

@@ -18,6 +18,12 @@
 // all with the entry's id and carrying only `{id, rev}`. Presence, role
 // changes and terminal output are observation, not history: they ride the
 // lossy `GET /api/v2/live` stream and are never stored.
+//
+// Presence across nodes: each node announces who holds an events stream on
+// it, per project, over the store's lossy broadcast (on change, and again
+// every PRESENCE_REPEAT_MS); every node keeps what it heard from the others
+// and forgets a node not heard for PRESENCE_EXPIRE_MS (one that died).
+// Presence is the union of this node's and the others'.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +42,7 @@ import {
   type WorkChange,
   type WorkState,
 } from '../core/work.js';
-import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
+import { BROADCAST_MAX_BYTES, type EventStore, type LogEntry, type NewEvent } from '../storage/types.js';
 import { HttpError, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
@@ -198,6 +204,76 @@ function lossy(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+// ------------------------------------------------------------ presence across nodes
+
+/** The broadcast topic of Work presence: `{project, people, part, parts}`, or `{ask: true}` from a node that just started. */
+const PRESENCE_TOPIC = 'work.presence';
+/** How often a node repeats the presence it announced (so the others can tell it is alive). */
+const PRESENCE_REPEAT_MS = 10_000;
+/** Another node's presence not repeated for this long is forgotten: that node died or cannot reach the database. */
+const PRESENCE_EXPIRE_MS = 30_000;
+/** At most this many parts per project and node (each up to a broadcast's size): several hundred people. */
+const PRESENCE_MAX_PARTS = 64;
+
+interface Person {
+  uid: string;
+  name: string;
+}
+
+/** One other node's presence in one project, as last heard (in parts, when it did not fit one broadcast). */
+interface Heard {
+  parts: number;
+  chunks: Map<number, Person[]>;
+  /** When it was last heard, by this node's monotonic clock (performance.now(), ms): never the sender's. */
+  at: number;
+}
+
+function byName(a: Person, b: Person): number {
+  return a.name.localeCompare(b.name) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+}
+
+/** The people of one announcement, split into payloads that each fit a broadcast (at least one, possibly empty). */
+function presencePayloads(project: string, people: Person[]): string[] {
+  const budget = BROADCAST_MAX_BYTES - 200; // the envelope: project id, part numbers
+  const chunks: Person[][] = [[]];
+  let used = 0;
+  for (const p of people) {
+    const size = Buffer.byteLength(JSON.stringify(p)) + 1;
+    if (used + size > budget && chunks[chunks.length - 1].length) {
+      if (chunks.length === PRESENCE_MAX_PARTS) break;
+      chunks.push([]);
+      used = 0;
+    }
+    chunks[chunks.length - 1].push(p);
+    used += size;
+  }
+  return chunks.map((c, i) => JSON.stringify({ project, part: i, parts: chunks.length, people: c }));
+}
+
+/** Another node's announcement, re-validated (a broadcast is not trusted more than any input). */
+function parsePresence(payload: string): { ask: true } | { project: string; part: number; parts: number; people: Person[] } | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const m = v as Record<string, unknown>;
+  if (m.ask === true) return { ask: true };
+  const { project, part, parts, people } = m;
+  if (typeof project !== 'string' || !PROJECT_ID.test(project)) return null;
+  if (!Number.isInteger(parts) || (parts as number) < 1 || (parts as number) > PRESENCE_MAX_PARTS) return null;
+  if (!Number.isInteger(part) || (part as number) < 0 || (part as number) >= (parts as number)) return null;
+  if (!Array.isArray(people)) return null;
+  const out: Person[] = [];
+  for (const x of people.slice(0, 2000)) {
+    const { uid, name } = (typeof x === 'object' && x !== null ? x : {}) as Record<string, unknown>;
+    if (typeof uid === 'string' && uid && typeof name === 'string') out.push({ uid: uid.slice(0, 200), name: name.slice(0, 200) });
+  }
+  return { project, part: part as number, parts: parts as number, people: out };
+}
+
 // ------------------------------------------------------------ the service
 
 export class WorkService {
@@ -211,6 +287,17 @@ export class WorkService {
   private unaccess: (() => void) | null = null;
   readonly access: Access;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** Other nodes' presence: node (the store's sender name) → project → what it announced. */
+  private heard = new Map<string, Map<string, Heard>>();
+  /** What this node last announced, per project where someone is present here (the people, as JSON). */
+  private announced = new Map<string, string>();
+  /** Projects whose presence here changed since the last announcement. */
+  private presenceDirty = new Set<string>();
+  private announcing = false;
+  private repeatAsked = false;
+  private presenceTimers: NodeJS.Timeout[] = [];
+  private unbroadcast: (() => void) | null = null;
+  private stopped = false;
 
   constructor(
     private store: EventStore,
@@ -269,9 +356,11 @@ export class WorkService {
       for (const f of this.feeds) f.res.write(':\n\n');
     }, this.opts.live.heartbeatMs);
     this.heartbeat.unref();
+    this.startPresence();
   }
 
   async stop(): Promise<void> {
+    this.stopPresence();
     this.unlisten?.();
     this.unaccess?.();
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -428,7 +517,9 @@ export class WorkService {
     const p = await this.principal(req);
     const project = url.searchParams.get('project');
     const role = project ? this.access.roleIn(p, project) : null;
-    sendJson(res, 200, { uid: p.uid, name: p.name, kind: p.kind, project, role });
+    // Who is present, for a project I may read (on every node: see presence()).
+    const present = project && role !== null ? { present: this.presence(project) } : {};
+    sendJson(res, 200, { uid: p.uid, name: p.name, kind: p.kind, project, role, ...present });
   };
 
   /** The book a read is about: `?scope=private` (the caller's General Chat) or `?project=P` (viewer at least). */
@@ -463,12 +554,12 @@ export class WorkService {
     this.watchers.add(w);
     res.on('close', () => {
       this.watchers.delete(w);
-      if (project) this.pushPresence(project);
+      if (project) this.presenceChanged(project);
     });
     book.channel.subscribe(req, res, url);
     if (project) {
       write(lossy('role', { project, role }));
-      this.pushPresence(project);
+      this.presenceChanged(project);
     }
   };
 
@@ -888,16 +979,135 @@ export class WorkService {
 
   // ------------------------------------------------------------ presence, role changes
 
-  /** Who has an open events stream on the project now. */
-  presence(project: string): { uid: string; name: string }[] {
+  /** Who has an open events stream on the project now, on this node or on another one sharing the store. */
+  presence(project: string): Person[] {
+    const seen = this.localPresence(project);
+    const fresh = performance.now() - PRESENCE_EXPIRE_MS;
+    for (const projects of this.heard.values()) {
+      const h = projects.get(project);
+      if (!h || h.at < fresh) continue;
+      for (const chunk of h.chunks.values()) for (const x of chunk) if (!seen.has(x.uid)) seen.set(x.uid, x.name);
+    }
+    return [...seen].map(([uid, name]) => ({ uid, name })).sort(byName);
+  }
+
+  /** Who has an open events stream on the project on this node. */
+  private localPresence(project: string): Map<string, string> {
     const seen = new Map<string, string>();
     for (const w of this.watchers) if (w.present && w.project === project) seen.set(w.p.uid, w.p.name);
-    return [...seen].map(([uid, name]) => ({ uid, name })).sort((a, b) => a.name.localeCompare(b.name));
+    return seen;
   }
 
   private pushPresence(project: string): void {
     const frame = lossy('presence', { project, people: this.presence(project) });
     for (const w of this.watchers) if (w.project === project) w.write(frame);
+  }
+
+  /** This node's presence in a project changed: tell its watchers now, and the other nodes (once per turn). */
+  private presenceChanged(project: string): void {
+    this.pushPresence(project);
+    if (this.stopped || !this.store.capabilities.crossNodeBroadcast) return;
+    this.presenceDirty.add(project);
+    if (this.announcing) return;
+    this.announcing = true;
+    setImmediate(() => {
+      this.announcing = false;
+      const dirty = [...this.presenceDirty];
+      this.presenceDirty.clear();
+      for (const p of dirty) this.announce(p, false);
+    });
+  }
+
+  /** Sends this node's presence in a project, when it changed since the last time (or always, to repeat it). */
+  private announce(project: string, repeat: boolean): void {
+    if (this.stopped) return;
+    const people = [...this.localPresence(project)].map(([uid, name]) => ({ uid: uid.slice(0, 200), name: name.slice(0, 200) })).sort(byName);
+    const now = JSON.stringify(people);
+    const before = this.announced.get(project) ?? '[]';
+    if (!repeat && now === before) return;
+    // Nobody here any more: one empty announcement, then silence (not repeated).
+    if (people.length) this.announced.set(project, now);
+    else this.announced.delete(project);
+    try {
+      for (const payload of presencePayloads(project, people)) this.store.broadcast(PRESENCE_TOPIC, payload);
+    } catch (e) {
+      console.error('roost: announcing Work presence failed', e);
+    }
+  }
+
+  private startPresence(): void {
+    if (!this.store.capabilities.crossNodeBroadcast) return;
+    this.unbroadcast = this.store.onBroadcast((topic, payload, from) => {
+      if (topic === PRESENCE_TOPIC) this.hear(payload, from);
+    });
+    // Just started: the others answer with what they have now instead of at their next repeat.
+    this.store.broadcast(PRESENCE_TOPIC, JSON.stringify({ ask: true }));
+    const repeat = setInterval(() => {
+      for (const p of [...this.announced.keys()]) this.announce(p, true);
+    }, PRESENCE_REPEAT_MS);
+    const sweep = setInterval(() => this.forgetSilent(), 1000);
+    for (const t of [repeat, sweep]) t.unref();
+    this.presenceTimers.push(repeat, sweep);
+  }
+
+  /** Says goodbye (an empty announcement for every project where someone was here), so the others need not wait for the expiry. */
+  private stopPresence(): void {
+    if (this.stopped) return;
+    for (const t of this.presenceTimers) clearInterval(t);
+    this.unbroadcast?.();
+    if (this.store.capabilities.crossNodeBroadcast) {
+      for (const project of this.announced.keys()) {
+        try {
+          this.store.broadcast(PRESENCE_TOPIC, presencePayloads(project, [])[0]);
+        } catch {}
+      }
+    }
+    this.announced.clear();
+    this.stopped = true;
+  }
+
+  /** Another node's announcement (or its request for ours). */
+  private hear(payload: string, from: string): void {
+    const m = parsePresence(payload);
+    if (!m) return;
+    if ('ask' in m) {
+      if (this.repeatAsked) return;
+      this.repeatAsked = true;
+      setImmediate(() => {
+        this.repeatAsked = false;
+        for (const p of [...this.announced.keys()]) this.announce(p, true);
+      });
+      return;
+    }
+    const before = JSON.stringify(this.presence(m.project));
+    let projects = this.heard.get(from);
+    if (!projects) this.heard.set(from, (projects = new Map()));
+    let h = projects.get(m.project);
+    // A different number of parts is a new announcement: its older parts are gone.
+    if (!h || h.parts !== m.parts) projects.set(m.project, (h = { parts: m.parts, chunks: new Map(), at: 0 }));
+    h.chunks.set(m.part, m.people);
+    h.at = performance.now();
+    if (m.parts === 1 && m.people.length === 0) {
+      projects.delete(m.project);
+      if (!projects.size) this.heard.delete(from);
+    }
+    if (JSON.stringify(this.presence(m.project)) !== before) this.pushPresence(m.project);
+  }
+
+  /** Forgets what other nodes announced and did not repeat in time, and tells the watchers whom that removed. */
+  private forgetSilent(): void {
+    const old = performance.now() - PRESENCE_EXPIRE_MS;
+    const changed = new Set<string>();
+    for (const [from, projects] of this.heard) {
+      for (const [project, h] of projects) {
+        if (h.at >= old) continue;
+        projects.delete(project);
+        changed.add(project);
+      }
+      if (!projects.size) this.heard.delete(from);
+    }
+    // `presence()` already leaves out what is stale, so the frame goes out when it is dropped here.
+    for (const project of changed) this.pushPresence(project);
   }
 
   /**
@@ -930,7 +1140,7 @@ export class WorkService {
         setTimeout(() => sock.destroy(), 200).unref();
       } else w.write(lossy('role', { project, role }));
     }
-    this.pushPresence(project);
+    this.presenceChanged(project);
     this.pushFeeds();
   }
 
