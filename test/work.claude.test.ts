@@ -19,8 +19,11 @@ import { inProcess } from './support/server.js';
 import { until as waitUntil } from './support/until.js';
 import { Bridge, type BridgeOptions } from '../src/bridge/index.js';
 import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { descendants, hasProc, running } from './support/procs.js';
 
 const until = <T>(what: string, f: () => Promise<T | undefined | null | false>, ms = 30_000) => waitUntil<T>(what, f, ms, 100);
+/** The first request of a turn (no tool result yet): a prompt written into Claude Code, not its next step. */
+const fresh = (r: RecordedRequest) => toolResults(r).length === 0;
 /** The member's last ask contains `s` (and it is a main conversation, not a side request). */
 const asked = (s: string) => (r: RecordedRequest) => lastAsk(r).includes(s) && (r.body?.tools ?? []).length > 0;
 
@@ -239,16 +242,22 @@ test('a hand-started session, made callable by its owner, takes a command by a h
   });
 });
 
-test('a bridge killed mid-command: after its restart the command is reported interrupted, never run again, and the agent is the same', { timeout: 150_000 }, async (t) => {
+test('a bridge killed mid-command: after its restart the command is reported interrupted, never run again, the agent is the same, and nothing the killed bridge started still runs', { timeout: 150_000 }, async (t) => {
   if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
   if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  if (!need(t, hasProc(), 'Linux /proc (to see which processes still run)')) return;
   t.after(killBridges);
+  // The long job is a tool that runs for minutes: Claude Code waits for it, and its shell is a process of its own.
   const w = await world(t, [
     step(text('ANSWERED-WARM: ready.'), asked('WARM')),
-    step({ ...text('ANSWERED-LONG: never seen.'), delayMs: 6000 }, asked('LONG')),
+    step(toolUse('Bash', { command: 'sleep 97' }), and(asked('LONG'), fresh)),
     step(text('ANSWERED-AFTER: picked up where we left off.'), asked('AFTER')),
   ]);
-  const args = ['--server', w.roost.url, '--root', w.setup.project, '--space', 'test-box', '--contribute', '--agents', '1', '--claude', CLAUDE_BIN];
+  const args = ['--server', w.roost.url, '--root', w.setup.project, '--space', 'test-box', '--contribute', '--agents', '1', '--claude', CLAUDE_BIN, '--approvals', 'off'];
+  const strays: number[] = [];
+  t.after(() => {
+    for (const pid of strays) if (running(pid)) process.kill(pid, 'SIGKILL');
+  });
   const env = { ...w.opts.env };
   let bridge = await startBridge(args, env);
   await guard([], async () => {
@@ -257,10 +266,19 @@ test('a bridge killed mid-command: after its restart the command is reported int
       assert.equal((await w.result(await w.send(agent.id, 'WARM: get ready'))).text, 'ANSWERED-WARM: ready.');
       const long = await w.send(agent.id, 'LONG: a long job');
       await until('the model to be asked', async () => w.model.requests.some(asked('LONG')));
+      const claude = Number(/^pid (\d+)$/.exec((await w.snap()).agents.find((a: any) => a.id === agent.id).pane)![1]);
+      const tool = await until('the long tool to run', async () => descendants(claude).find((p) => /^sleep 97\b/.test(p.cmd)));
+      strays.push(claude, tool.pid);
       await bridge.stop('SIGKILL');
       assert.equal((await w.snap()).executions.find((x: any) => x.command === long).state, 'running', 'nobody told the server yet');
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.ok(running(claude) && running(tool.pid), 'the killed bridge took neither Claude Code nor its tool down with it');
 
       bridge = await startBridge(args, env);
+      // Ended before the restarted bridge follows its thread (and before it resumes the same conversation).
+      assert.equal(running(claude), false, `Claude Code of the killed bridge (pid ${claude}) still runs`);
+      assert.equal(running(tool.pid), false, `its tool (pid ${tool.pid}: ${tool.cmd}) still runs`);
+      assert.match(bridge.log(), /ended 1 Claude Code process\(es\) the previous bridge left running/);
       const r = await w.result(long);
       assert.equal(r.status, 'failed');
       assert.equal(r.text, 'interrupted: the bridge stopped before it finished');
@@ -270,7 +288,7 @@ test('a bridge killed mid-command: after its restart the command is reported int
       assert.equal((await w.result(after)).text, 'ANSWERED-AFTER: picked up where we left off.');
       const s = await w.snap();
       assert.equal(s.agents.length, 1, 'the same agent');
-      assert.equal(w.model.requests.filter(asked('LONG')).length, 1, 'the interrupted command was not run again');
+      assert.equal(w.model.requests.filter(and(asked('LONG'), fresh)).length, 1, 'the interrupted command was not run again');
       assert.ok(JSON.stringify(w.model.requests.find(asked('AFTER'))!.body.messages).includes('ANSWERED-WARM'), 'the same conversation, resumed');
     } catch (e) {
       console.error(bridge.log());

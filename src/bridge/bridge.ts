@@ -43,7 +43,8 @@ import { homedir, hostname } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { digestInput, needsApproval } from '../core/approvals.js';
 import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/sessions.js';
-import { startClaude, succeeded, userMessage } from './claude.js';
+import { startClaude, succeeded, userMessage, type ChildTracker } from './claude.js';
+import { endLeftovers, startOf, stillRuns, type ChildRecord } from './children.js';
 import { BoardClient, Connection, type SseFrame } from './client.js';
 import { addWorktree, excludeLocally, mainRepoOf, removeWorktree, repoTop } from './git.js';
 import { HandStarted } from './hands.js';
@@ -137,6 +138,9 @@ interface StateFile {
   threads: Record<string, { lastEventId?: string }>;
   /** Standing agents by slot: their Claude Code session, and the Work command in flight (for a crash). */
   agents?: { sid: string; used: boolean; running?: string }[];
+  /** The bridge process that wrote this file, and the Claude Code processes it runs now (ended at the next start if it dies: children.ts). */
+  owner?: { pid: number; start: string };
+  children?: ChildRecord[];
 }
 
 const oneLine = (s: string, n: number) => {
@@ -225,6 +229,7 @@ export class Bridge {
     const top = await repoTop(this.rootReal);
     if (top) await excludeLocally(top, `/${relative(top, this.stateDir).split(sep).join('/')}/`);
     await this.loadState();
+    await this.endLeftovers();
     await this.startHookServer();
 
     // The Space first: registered under its name's key, so a restart finds the same one.
@@ -269,6 +274,7 @@ export class Bridge {
         isOurs: (sid) => [...this.runs.values()].some((r) => r.sid === sid),
         wake: () => void this.pump(),
         log: this.opts.log,
+        track: this.track,
       });
       this.opts.log(`hand-started sessions: point their hooks at ${await hands.listen(this.opts.hooksPort)}`);
       this.hands = hands;
@@ -301,13 +307,59 @@ export class Bridge {
   private async loadState(): Promise<void> {
     try {
       const j = JSON.parse(await readFile(join(this.stateDir, 'state.json'), 'utf8')) as StateFile;
-      if (typeof j.bridge === 'string' && j.bridge) this.state = { bridge: j.bridge, threads: j.threads ?? {}, agents: Array.isArray(j.agents) ? j.agents : [] };
+      if (typeof j.bridge === 'string' && j.bridge)
+        this.state = {
+          bridge: j.bridge,
+          threads: j.threads ?? {},
+          agents: Array.isArray(j.agents) ? j.agents : [],
+          owner: j.owner,
+          children: Array.isArray(j.children) ? j.children : [],
+        };
     } catch {
       // First run (or an unreadable file): a new identity, starting from a snapshot.
     }
     if (!this.state.bridge) this.state.bridge = 'b' + randomBytes(5).toString('hex');
     await this.saveState();
   }
+
+  /**
+   * A bridge that was killed (SIGKILL, a crash) leaves its Claude Code
+   * processes running: they do not exit when their stdin closes mid-turn.
+   * Its state file names them (pid and start, so a reused pid is left
+   * alone); end them, and what they started, before anything else: a
+   * standing session is about to be resumed, and its old process would
+   * still be writing to the same conversation. Not while the bridge that
+   * wrote the file still runs (a second bridge on the same root).
+   */
+  private async endLeftovers(): Promise<void> {
+    const left = this.state.children ?? [];
+    const owner = this.state.owner;
+    if (left.length && owner && owner.pid !== process.pid && stillRuns(owner.pid, owner.start)) {
+      this.opts.log(`another bridge (pid ${owner.pid}) runs in ${this.rootReal}: its Claude Code processes are left alone (run one bridge per root)`);
+    } else if (left.length) {
+      const ended = await endLeftovers(left);
+      if (ended.length) this.opts.log(`ended ${ended.length} Claude Code process(es) the previous bridge left running (${ended.map((c) => `${c.what}, pid ${c.pid}`).join('; ')})`);
+    }
+    const me = startOf(process.pid);
+    this.state.owner = me ? { pid: process.pid, start: me } : undefined;
+    this.state.children = [];
+    await this.saveState();
+  }
+
+  /** Records each Claude Code process this bridge starts until it ends (written at once: a kill may come any moment). */
+  private track: ChildTracker = {
+    started: (proc: ChildProcess, what: string) => {
+      const start = startOf(proc.pid);
+      if (!start || !proc.pid) return;
+      (this.state.children ??= []).push({ pid: proc.pid, start, what });
+      void this.saveState().catch((e) => this.opts.log(`saving the bridge state failed: ${(e as Error).message}`));
+    },
+    ended: (proc: ChildProcess) => {
+      const before = this.state.children?.length ?? 0;
+      this.state.children = (this.state.children ?? []).filter((c) => c.pid !== proc.pid);
+      if (this.state.children.length !== before) this.scheduleSave();
+    },
+  };
 
   /** Saves are chained: one temp file, one rename at a time, the last state wins. */
   private saving: Promise<void> = Promise.resolve();
@@ -560,7 +612,7 @@ export class Bridge {
     const c = startClaude(
       this.opts.claude,
       args,
-      { cwd: run.cwd, env: this.claudeEnv(run.id), stdin: true },
+      { cwd: run.cwd, env: this.claudeEnv(run.id), stdin: true, track: this.track, what: `claude ${run.id}` },
       (m) => this.onClaude(run, m),
       (why) => {
         if (run.proc !== c.proc) return;

@@ -9,6 +9,12 @@ export interface ClaudeProcess {
   stderr(): string;
 }
 
+/** Hears the processes the bridge starts and their ends (the bridge records them for a restart after a crash: children.ts). */
+export interface ChildTracker {
+  started(proc: ChildProcess, what: string): void;
+  ended(proc: ChildProcess): void;
+}
+
 /**
  * Starts `claude` with `args` in `cwd`; `onMessage` gets every stream-json
  * line parsed, `onClose` the reason it ended (`claude exited (code): last stderr line`).
@@ -16,12 +22,13 @@ export interface ClaudeProcess {
 export function startClaude(
   bin: string,
   args: string[],
-  opts: { cwd: string; env: NodeJS.ProcessEnv; stdin: boolean },
+  opts: { cwd: string; env: NodeJS.ProcessEnv; stdin: boolean; track?: ChildTracker; what?: string },
   onMessage: (m: any) => void,
   onClose: (why: string) => void,
   log: (line: string) => void,
 ): ClaudeProcess {
   const proc = spawn(bin, args, { cwd: opts.cwd, env: opts.env, stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  if (proc.pid) opts.track?.started(proc, opts.what ?? 'claude');
   let buf = '';
   proc.stdout!.setEncoding('utf8');
   proc.stdout!.on('data', (d: string) => {
@@ -45,7 +52,10 @@ export function startClaude(
   proc.stderr!.on('data', (d) => (err = (err + d).slice(-2000)));
   proc.stdin?.on('error', () => undefined); // a dead process's pipe; its exit is handled below
   proc.on('error', (e) => (err += e.message));
-  proc.on('close', (code, signal) => onClose(`claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`));
+  proc.on('close', (code, signal) => {
+    opts.track?.ended(proc);
+    onClose(`claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`);
+  });
   return { proc, stderr: () => err };
 }
 

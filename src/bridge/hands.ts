@@ -17,7 +17,7 @@
 
 import { createServer, type Server } from 'node:http';
 import { basename } from 'node:path';
-import { blocksOf, startClaude, succeeded, type ClaudeProcess } from './claude.js';
+import { blocksOf, startClaude, succeeded, type ChildTracker, type ClaudeProcess } from './claude.js';
 import type { DueCommand, Observation, SpaceLink } from './work.js';
 
 export interface HandStartedOptions {
@@ -32,6 +32,8 @@ export interface HandStartedOptions {
   /** A session became idle: a command may be due for it. */
   wake: () => void;
   log: (line: string) => void;
+  /** Hears the headless runs start and end (the bridge records them: children.ts). */
+  track?: ChildTracker;
 }
 
 interface Hand {
@@ -157,7 +159,7 @@ export class HandStarted {
     h.run = startClaude(
       this.opts.claude,
       ['-p', c.text, '--resume', c.session, '--output-format', 'stream-json', '--verbose', '--settings', this.opts.settings],
-      { cwd: h.cwd || '.', env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`), stdin: false },
+      { cwd: h.cwd || '.', env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`), stdin: false, track: this.opts.track, what: `claude (headless) ${c.session}` },
       (m) => {
         if (m?.parent_tool_use_id) return;
         if (m?.type === 'assistant') {

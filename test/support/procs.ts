@@ -1,0 +1,51 @@
+// Processes as Linux's /proc shows them, for tests that check what keeps
+// running after a process was killed (a zombie counts as gone: it has exited).
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+
+/** Whether /proc can be read (Linux). */
+export const hasProc = () => existsSync('/proc/self/stat');
+
+function stat(pid: number): { state: string; ppid: number } | null {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+    return { state: f[0], ppid: Number(f[1]) };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` runs (exists and is not a zombie). */
+export function running(pid: number): boolean {
+  const s = stat(pid);
+  return s !== null && s.state !== 'Z';
+}
+
+/** The command line of `pid` (arguments joined by spaces), or ''. */
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Every running descendant of `pid`, with its command line. */
+export function descendants(pid: number): { pid: number; cmd: string }[] {
+  const kids = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = stat(Number(name));
+    if (!s || s.state === 'Z') continue;
+    kids.set(s.ppid, [...(kids.get(s.ppid) ?? []), Number(name)]);
+  }
+  const out: { pid: number; cmd: string }[] = [];
+  const walk = (p: number) => {
+    for (const k of kids.get(p) ?? []) {
+      out.push({ pid: k, cmd: cmdline(k) });
+      walk(k);
+    }
+  };
+  walk(pid);
+  return out;
+}
