@@ -24,7 +24,8 @@ usage:
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
-environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS
+environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS,
+             ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000)
 `;
 
 function isLoopback(host: string): boolean {
@@ -76,6 +77,7 @@ async function serve(argv: string[]): Promise<void> {
     heartbeatMs: env.ROOST_HEARTBEAT_MS ? Number(env.ROOST_HEARTBEAT_MS) : undefined,
     sweepEveryMs: env.ROOST_SWEEP_MS ? Number(env.ROOST_SWEEP_MS) : undefined,
     snapshotEvery: env.ROOST_SNAPSHOT_EVERY ? Number(env.ROOST_SNAPSHOT_EVERY) : undefined,
+    presenceExpireMs: env.ROOST_PRESENCE_EXPIRE_MS ? Number(env.ROOST_PRESENCE_EXPIRE_MS) : undefined,
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';
   console.log(`roost ${VERSION} serving on ${roost.url} (store: ${where}, floor at position ${roost.floor.position})`);

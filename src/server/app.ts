@@ -14,7 +14,7 @@ import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
 import { SessionsService } from './sessions.js';
 import { HookService } from './hooks.js';
-import { WorkService } from './work.js';
+import { PRESENCE_EXPIRE_MS, WorkService } from './work.js';
 import { HttpError, Router, sendJson, type Handler } from './http.js';
 
 export interface RoostConfig {
@@ -34,6 +34,8 @@ export interface RoostConfig {
   /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
   requestsPerMinute: number;
   streamsPerCaller: number;
+  /** Several nodes: another node's Work presence is forgotten after this long without a repeat. */
+  presenceExpireMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -50,6 +52,7 @@ export const DEFAULTS: RoostConfig = {
   origins: [],
   requestsPerMinute: 1200,
   streamsPerCaller: 32,
+  presenceExpireMs: PRESENCE_EXPIRE_MS,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -176,6 +179,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     access,
     // A blocked execution's approval pointer is checked against the board it names.
     boards: sessions,
+    presenceExpireMs: cfg.presenceExpireMs,
     // Every project of the identity state; `default` always (local mode has no project events).
     projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
   });

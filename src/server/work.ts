@@ -81,6 +81,8 @@ export interface WorkOptions {
    * `default`). Work streams of other ids are refused with 404.
    */
   projects?: () => ProjectInfo[];
+  /** How long another node's presence lasts without a repeat (default PRESENCE_EXPIRE_MS, 30 s). */
+  presenceExpireMs?: number;
 }
 
 const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
@@ -208,10 +210,12 @@ function lossy(event: string, data: unknown): string {
 
 /** The broadcast topic of Work presence: `{project, people, part, parts}`, or `{ask: true}` from a node that just started. */
 const PRESENCE_TOPIC = 'work.presence';
-/** How often a node repeats the presence it announced (so the others can tell it is alive). */
-const PRESENCE_REPEAT_MS = 10_000;
-/** Another node's presence not repeated for this long is forgotten: that node died or cannot reach the database. */
-const PRESENCE_EXPIRE_MS = 30_000;
+/**
+ * Another node's presence not repeated for this long is forgotten: that node
+ * died or cannot reach the database (`WorkOptions.presenceExpireMs`). A node
+ * repeats what it announced every third of it, so it is alive to the others.
+ */
+export const PRESENCE_EXPIRE_MS = 30_000;
 /** At most this many parts per project and node (each up to a broadcast's size): several hundred people. */
 const PRESENCE_MAX_PARTS = 64;
 
@@ -298,12 +302,14 @@ export class WorkService {
   private presenceTimers: NodeJS.Timeout[] = [];
   private unbroadcast: (() => void) | null = null;
   private stopped = false;
+  private presenceExpireMs: number;
 
   constructor(
     private store: EventStore,
     private opts: WorkOptions,
   ) {
     this.access = opts.access ?? new LocalAccess();
+    this.presenceExpireMs = opts.presenceExpireMs ?? PRESENCE_EXPIRE_MS;
   }
 
   /** The /api/v2 routes (docs/work.md). */
@@ -982,7 +988,7 @@ export class WorkService {
   /** Who has an open events stream on the project now, on this node or on another one sharing the store. */
   presence(project: string): Person[] {
     const seen = this.localPresence(project);
-    const fresh = performance.now() - PRESENCE_EXPIRE_MS;
+    const fresh = performance.now() - this.presenceExpireMs;
     for (const projects of this.heard.values()) {
       const h = projects.get(project);
       if (!h || h.at < fresh) continue;
@@ -1044,8 +1050,8 @@ export class WorkService {
     this.store.broadcast(PRESENCE_TOPIC, JSON.stringify({ ask: true }));
     const repeat = setInterval(() => {
       for (const p of [...this.announced.keys()]) this.announce(p, true);
-    }, PRESENCE_REPEAT_MS);
-    const sweep = setInterval(() => this.forgetSilent(), 1000);
+    }, this.presenceExpireMs / 3);
+    const sweep = setInterval(() => this.forgetSilent(), Math.min(1000, this.presenceExpireMs / 10));
     for (const t of [repeat, sweep]) t.unref();
     this.presenceTimers.push(repeat, sweep);
   }
@@ -1096,7 +1102,7 @@ export class WorkService {
 
   /** Forgets what other nodes announced and did not repeat in time, and tells the watchers whom that removed. */
   private forgetSilent(): void {
-    const old = performance.now() - PRESENCE_EXPIRE_MS;
+    const old = performance.now() - this.presenceExpireMs;
     const changed = new Set<string>();
     for (const [from, projects] of this.heard) {
       for (const [project, h] of projects) {
