@@ -13,8 +13,8 @@ import { client } from './support/work-server.js';
 
 const reachable = await pgReachable();
 
-test('two nodes, one Work project: FIFO order decided by the database, Space and results across nodes', { timeout: 60_000 }, async (t) => {
-  if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+/** Two nodes sharing a fresh schema, a client of each, and a Space "box" registered on A; both closed and the schema dropped after `run`. */
+async function twoNodes(run: (n: { a: Roost; b: Roost; A: ReturnType<typeof client>; B: ReturnType<typeof client>; space: string }) => Promise<void>): Promise<void> {
   const db = freshSchema('roost_work');
   const nodes: Roost[] = [];
   try {
@@ -23,6 +23,16 @@ test('two nodes, one Work project: FIFO order decided by the database, Space and
     const A = client(a.url, null);
     const B = client(b.url, null);
     const space = (await A.post('/api/v2/spaces', { name: 'box' })).json.id;
+    await run({ a, b, A, B, space });
+  } finally {
+    for (const n of nodes) await n.close();
+    await db.drop();
+  }
+}
+
+test('two nodes, one Work project: FIFO order decided by the database, Space and results across nodes', { timeout: 60_000 }, async (t) => {
+  if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+  await twoNodes(async ({ a, b, A, B, space }) => {
     assert.equal((await B.post('/api/v2/projects/default/spaces', { space })).status, 200, 'node B knows a Space registered on A');
     const rep = await A.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 's1', origin: 'bridge' }] });
     assert.equal(rep.status, 200, JSON.stringify(rep.json));
@@ -53,22 +63,12 @@ test('two nodes, one Work project: FIFO order decided by the database, Space and
     assert.match(next.text, /^job \d+$/, 'the next in line is due once the first finished');
     feed.close();
     watchA.close();
-  } finally {
-    for (const n of nodes) await n.close();
-    await db.drop();
-  }
+  });
 });
 
 test('two nodes: a blocked report on one node is checked against the board request the bridge posted on the other a moment before', { timeout: 60_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
-  const db = freshSchema('roost_work');
-  const nodes: Roost[] = [];
-  try {
-    const [a, b] = await Promise.all([0, 1].map(async () => startRoost(await PostgresStore.open(db.url), { port: 0 })));
-    nodes.push(a, b);
-    const A = client(a.url, null);
-    const B = client(b.url, null);
-    const space = (await A.post('/api/v2/spaces', { name: 'box' })).json.id;
+  await twoNodes(async ({ a, b, A, B, space }) => {
     assert.equal((await A.post('/api/v2/projects/default/spaces', { space })).status, 200);
     assert.equal((await A.post(`/api/v2/spaces/${space}/agents`, { project: 'default', full: true, agents: [{ session: 's1', origin: 'bridge' }] })).status, 200);
     assert.equal((await A.post('/threads/ops/sessions', { type: 'session.spawn', id: 'job', session: 'job', flavor: 'plain' })).status, 200);
@@ -86,8 +86,5 @@ test('two nodes: a blocked report on one node is checked against the board reque
       assert.equal(r.status, 200, `the request posted on A is seen by B: ${JSON.stringify(r.json)}`);
       assert.equal((await B.get(`/api/v2/executions/x-${cmd.json.id}?project=default`)).json.item.approval.digest, `$ git push #${i}`);
     }
-  } finally {
-    for (const n of nodes) await n.close();
-    await db.drop();
-  }
+  });
 });
