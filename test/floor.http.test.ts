@@ -3,6 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { inProcess, post } from './support/server.js';
 import { openSse } from './support/sse.js';
 import fc from 'fast-check';
@@ -262,6 +263,30 @@ describe('bad input: a clear 4xx, nothing stored, the server still serving', () 
       'too_large',
       /larger than 1048576 bytes/,
     );
+  });
+
+  test('request targets that are not URLs (`http://[/`, `http://:99999/`): 400; `//[` and `//host/path` are paths, never a host', async () => {
+    const raw = (target: string) =>
+      new Promise<string>((ok, fail) => {
+        const u = new URL(srv.url);
+        const sock = connect(Number(u.port), u.hostname, () => sock.write(`GET ${target} HTTP/1.1\r\nhost: ${u.host}\r\nconnection: close\r\n\r\n`));
+        let text = '';
+        sock.setEncoding('utf8');
+        sock.on('data', (d) => (text += d));
+        sock.on('end', () => ok(text));
+        sock.on('error', fail);
+      });
+    for (const target of ['http://[/', 'http://:99999/']) {
+      const answer = await raw(target);
+      assert.match(answer, /^HTTP\/1\.1 400 /, `${target}: ${answer.slice(0, 80)}`);
+      assert.match(answer, /"kind":"bad_request"/);
+    }
+    // A path that starts with // is a path of this server (here: the web app's page), not /state of another host.
+    for (const target of ['//[', '//example.com/state']) {
+      const answer = await raw(target);
+      assert.match(answer, /^HTTP\/1\.1 200 /, `${target}: ${answer.slice(0, 80)}`);
+      assert.match(answer, /content-type: text\/html/, `${target} is not read as /state`);
+    }
   });
 
   test('after all that, the server still serves and accepts good events', async () => {

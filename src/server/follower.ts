@@ -43,6 +43,7 @@ export class StreamFollower {
   private readDone: Promise<void> = Promise.resolve();
   private waiters: { position: number; wake: () => void }[] = [];
   private unlisten: (() => void) | null = null;
+  private stopped = false;
 
   constructor(
     private store: EventStore,
@@ -86,6 +87,7 @@ export class StreamFollower {
 
   /** Stops hearing commits; resolves when a read in flight is done. */
   stop(): Promise<void> {
+    this.stopped = true;
     this.unlisten?.();
     this.unlisten = null;
     return this.readDone;
@@ -113,6 +115,11 @@ export class StreamFollower {
     this.readDone = (async () => {
       try {
         await this.readRounds();
+      } catch (e) {
+        // The store failed (a database restarting): keep what is folded, try
+        // again shortly; waiters are woken by the read that succeeds.
+        console.error(`roost: reading ${this.stream} failed; retrying in 1 s`, e);
+        if (!this.stopped) setTimeout(() => void this.catchUp(), 1000).unref();
       } finally {
         this.reading = false;
         this.folded_();

@@ -161,8 +161,16 @@ export class Router {
 
   handle = (req: IncomingMessage, res: ServerResponse): void => {
     const raw = req.url ?? '/';
-    // One parse of a whole string is about twice as fast as a path against a base.
-    const url = raw.startsWith('/') && !raw.startsWith('//') ? new URL('http://localhost' + raw) : new URL(raw, 'http://localhost');
+    let url: URL;
+    try {
+      // A path is parsed as one string (about twice as fast as a path against
+      // a base, and `//host` stays a path); anything else against the base.
+      url = raw.startsWith('/') ? new URL('http://localhost' + raw) : new URL(raw, 'http://localhost');
+    } catch {
+      sendError(res, new HttpError(400, 'bad_request', 'the request target is not a valid URL'));
+      req.resume();
+      return;
+    }
     let m = this.routes.get(url.pathname);
     let params: Record<string, string> = {};
     if (!m && this.patterns.length) {

@@ -213,8 +213,9 @@ export class SqliteStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Let queued appends land before closing.
+    // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
+    await null;
     this.db.close();
   }
 }
