@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { child, post } from './support/server.js';
+import { spawnSync } from 'node:child_process';
+import { child, post, tempDir } from './support/server.js';
+import { PACKAGE_ROOT } from '../src/server/index.js';
 import { openSse } from './support/sse.js';
 
 test('serve without environment: heartbeats are 15 s apart, and a restart starts from a snapshot', async () => {
@@ -40,5 +42,21 @@ test('serve without environment: heartbeats are 15 s apart, and a restart starts
     }
   } finally {
     await server.stop();
+  }
+});
+
+test('serve with a setting that is not a whole number (or too small): refuses to start and names it', () => {
+  for (const [name, value] of [
+    ['ROOST_PRESENCE_EXPIRE_MS', 'abc'],
+    ['ROOST_HEARTBEAT_MS', '0'],
+    ['ROOST_SNAPSHOT_EVERY', '2.5'],
+  ]) {
+    const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'roost.js'), 'serve', '--port', '0', '--data', tempDir()], {
+      env: { ...process.env, [name]: value },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.notEqual(r.status, 0, `${name}=${value} must not start`);
+    assert.match(r.stderr, new RegExp(`${name} must be a whole number`), r.stderr);
   }
 });

@@ -56,6 +56,20 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = resolve(values.data ?? env.ROOST_DATA ?? '.roost');
   const db = values.db ?? env.ROOST_DB;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got ${values.port ?? env.ROOST_PORT}`);
+  /** A numeric setting from the environment: unset is the default; anything but a whole number ≥ min stops the start. */
+  const setting = (name: string, min: number): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${v.slice(0, 40)}"`);
+    return n;
+  };
+  const tuning = {
+    heartbeatMs: setting('ROOST_HEARTBEAT_MS', 100),
+    sweepEveryMs: setting('ROOST_SWEEP_MS', 10),
+    snapshotEvery: setting('ROOST_SNAPSHOT_EVERY', 1),
+    presenceExpireMs: setting('ROOST_PRESENCE_EXPIRE_MS', 1000),
+  };
   const store = await openStore({ db, dataDir });
   // Beyond loopback every request must be authenticated: without an account
   // nobody could sign in, so refuse and say how to make the first one.
@@ -74,10 +88,7 @@ async function serve(argv: string[]): Promise<void> {
     port,
     shared,
     origins,
-    heartbeatMs: env.ROOST_HEARTBEAT_MS ? Number(env.ROOST_HEARTBEAT_MS) : undefined,
-    sweepEveryMs: env.ROOST_SWEEP_MS ? Number(env.ROOST_SWEEP_MS) : undefined,
-    snapshotEvery: env.ROOST_SNAPSHOT_EVERY ? Number(env.ROOST_SNAPSHOT_EVERY) : undefined,
-    presenceExpireMs: env.ROOST_PRESENCE_EXPIRE_MS ? Number(env.ROOST_PRESENCE_EXPIRE_MS) : undefined,
+    ...tuning,
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';
   console.log(`roost ${VERSION} serving on ${roost.url} (store: ${where}, floor at position ${roost.floor.position})`);
