@@ -84,15 +84,19 @@ export class LiveStream {
   private retryTimer = 0;
   private retryMs = 500;
   private closed = false;
+  /** Counts starts and stops, so a reopen that awaited across a stop (and a new start) opens nothing. */
+  private generation = 0;
 
   constructor(private readonly o: StreamOptions) {}
 
   start(): void {
+    this.generation++;
     this.closed = false;
     this.open();
   }
 
   stop(): void {
+    this.generation++;
     this.closed = true;
     this.es?.close();
     this.es = null;
@@ -164,10 +168,11 @@ export class LiveStream {
     this.setConnection('reconnecting');
     if (this.closed) return;
     clearTimeout(this.retryTimer);
+    const generation = this.generation;
     this.retryTimer = window.setTimeout(async () => {
       this.o.onReopen?.();
       if (this.o.beforeReopen) await this.o.beforeReopen();
-      if (!this.closed) this.open();
+      if (!this.closed && generation === this.generation) this.open();
     }, this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, this.o.maxRetryMs?.() ?? 5_000);
   }
