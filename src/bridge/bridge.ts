@@ -91,7 +91,7 @@ interface Turn {
 }
 
 /** What a session's process is answering now. */
-type Inflight = { kind: 'board' } | { kind: 'work'; command: string; by: string };
+type Inflight = { kind: 'board' } | { kind: 'work'; command: string; by: string; attempt: string };
 
 interface Run {
   /** The board session's id. */
@@ -137,10 +137,23 @@ interface StateFile {
   bridge: string;
   threads: Record<string, { lastEventId?: string }>;
   /** Standing agents by slot: their Claude Code session, and the Work command in flight (for a crash). */
-  agents?: { sid: string; used: boolean; running?: string }[];
+  agents?: { sid: string; used: boolean; running?: string; attempt?: string }[];
+  /**
+   * Work reports that end an execution (`finished`, or the interrupted report
+   * of a crash) not yet answered definitively: kept until the server answers
+   * (2xx or a 4xx), re-sent with the same key at the next start.
+   */
+  reports?: EndReport[];
   /** The bridge process that wrote this file, and the Claude Code processes it runs now (ended at the next start if it dies: children.ts). */
   owner?: { pid: number; start: string };
   children?: ChildRecord[];
+}
+
+interface EndReport {
+  command: string;
+  key: string;
+  status: 'done' | 'failed';
+  result: string;
 }
 
 const oneLine = (s: string, n: number) => {
@@ -244,13 +257,20 @@ export class Bridge {
     });
     if (await work.register()) this.work = work;
     // A crash left a standing agent's command running: it was interrupted, say so (refused if it
-    // finished, or never started). Its own key: a refusal stored under `<command>:finished` would
-    // be the answer to the real finish of a command that starts later.
+    // finished, or never started). Its own key, per attempt: a refusal stored under
+    // `<command>:finished` would be the answer to the real finish of a command that starts later,
+    // and one stored for an attempt whose `started` never arrived would answer a later attempt's.
     for (const a of this.state.agents ?? []) {
-      if (!a.running || !this.work) continue;
-      await this.work.execution(a.running, 'finished', { status: 'failed', result: 'interrupted: the bridge stopped before it finished' }, `${a.running}:interrupted`);
+      if (!a.running) continue;
+      const key = a.attempt ? `${a.running}:interrupted:${a.attempt}` : `${a.running}:interrupted`;
+      (this.state.reports ??= []).push({ command: a.running, key, status: 'failed', result: 'interrupted: the bridge stopped before it finished' });
       delete a.running;
+      delete a.attempt;
     }
+    await this.saveState();
+    // What ended before the last stop or crash and was never answered: sent again, same key.
+    if (this.work) for (const r of [...(this.state.reports ?? [])]) await this.deliver(r);
+    else this.state.reports = [];
 
     // Reconcile the board before following: whatever is open there, this fresh
     // process does not run it. End it with a reason rather than leave it "running".
@@ -312,6 +332,7 @@ export class Bridge {
           bridge: j.bridge,
           threads: j.threads ?? {},
           agents: Array.isArray(j.agents) ? j.agents : [],
+          reports: Array.isArray(j.reports) ? j.reports : [],
           owner: j.owner,
           children: Array.isArray(j.children) ? j.children : [],
         };
@@ -692,8 +713,13 @@ export class Bridge {
     if (run.slot === null || !this.state.agents?.[run.slot]) return;
     const a = this.state.agents[run.slot];
     a.used = run.used;
-    if (run.inflight?.kind === 'work') a.running = run.inflight.command;
-    else delete a.running;
+    if (run.inflight?.kind === 'work') {
+      a.running = run.inflight.command;
+      a.attempt = run.inflight.attempt;
+    } else {
+      delete a.running;
+      delete a.attempt;
+    }
     if (now) await this.saveState();
     else this.scheduleSave();
   }
@@ -715,9 +741,13 @@ export class Bridge {
       await exited;
       clearTimeout(t);
     }
-    // Its Work agent ends (a running execution fails with the reason; the chat stays).
+    // Its Work agent ends (a running execution fails with the reason; the chat stays). The
+    // execution's end is reported first, and kept until answered: the agent-ended report
+    // alone would be lost if the server is away, and a standing agent comes back.
+    const was = run.inflight;
     run.inflight = null;
-    void this.remember(run);
+    if (was?.kind === 'work') this.finishWork(run, was.command, 'failed', `the agent ended (${oneLine(reason, 120)})`);
+    else void this.remember(run);
     this.work?.observe({ session: run.sid, ended: true, reason: oneLine(reason, 120) });
     if (post) await this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
     if (run.worktree) {
@@ -766,14 +796,17 @@ export class Bridge {
   /** A Work command into a session: accepted by the server (`started`) first, then written as a prompt. */
   private async startWork(run: Run, c: DueCommand): Promise<void> {
     this.tried.add(c.id);
-    run.inflight = { kind: 'work', command: c.id, by: c.by?.name ?? '' };
+    run.inflight = { kind: 'work', command: c.id, by: c.by?.name ?? '', attempt: randomBytes(4).toString('hex') };
     // Written down before the server hears of it: a crash after `started` is then reported as interrupted.
     await this.remember(run, true);
     const r = await this.work!.execution(c.id, 'started');
     if (r.status !== 200 || run.closing) {
       this.opts.log(`did not start ${c.id}: ${r.json?.message ?? (run.closing ? 'the session is closing' : r.status)}`);
+      if (run.closing) return; // close() reported its end
       run.inflight = null;
-      void this.remember(run);
+      // No answer (the connection closed while it was sent): it may have started; the state
+      // file keeps it, so the next start reports it interrupted.
+      if (r.status !== 0) void this.remember(run);
       this.next(run);
       return;
     }
@@ -782,9 +815,26 @@ export class Bridge {
     this.write(run, c.text, `Work command from ${c.by?.name ?? 'a teammate'}`);
   }
 
+  /**
+   * A command ended: its `finished` report is written to the state file (in
+   * the same save that drops the command in flight) and kept there until the
+   * server answers it, so a stop or crash while the server is away sends it
+   * again at the next start.
+   */
   private finishWork(run: Run, command: string, status: 'done' | 'failed', result: string): void {
-    void this.work?.execution(command, 'finished', { status, result: result.slice(0, 20_000) });
-    void this.remember(run);
+    if (!this.work) return void this.remember(run);
+    const r: EndReport = { command, key: `${command}:finished`, status, result: result.slice(0, 20_000) };
+    (this.state.reports ??= []).push(r);
+    void this.remember(run, true);
+    void this.deliver(r);
+  }
+
+  /** Posts an end report; forgets it once the server answered (2xx or a 4xx), keeps it when the connection closed first. */
+  private async deliver(r: EndReport): Promise<void> {
+    const answer = await this.work!.execution(r.command, 'finished', { status: r.status, result: r.result }, r.key);
+    if (answer.status === 0) return;
+    this.state.reports = (this.state.reports ?? []).filter((x) => x !== r);
+    this.scheduleSave();
   }
 
   // ------------------------------------------------------------ claude's output

@@ -1,0 +1,114 @@
+// `roost bridge` as a member's Space when things go wrong around it, with a
+// stand-in of Claude Code (test/support/fake-claude.ts): a command that
+// finishes while the server is away and a bridge killed after it, a command
+// interrupted twice, a stop with the server gone, and a second bridge on the
+// same root.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { need } from './support/env.js';
+import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { fakeClaude } from './support/fake-claude.js';
+import { child, freePort, inProcess, tempDir } from './support/server.js';
+import { until as waitUntil } from './support/until.js';
+
+const until = <T>(what: string, f: () => Promise<T | undefined | null | false>, ms = 20_000) => waitUntil<T>(what, f, ms, 100);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+after(() => killBridges());
+
+function bridgeArgs(url: string, root: string, claude: string): string[] {
+  return ['--server', url, '--root', root, '--space', 'box', '--contribute', '--agents', '1', '--claude', claude, '--approvals', 'off'];
+}
+
+function workApi(url: string) {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    return { status: r.status, json: (await r.json().catch(() => null)) as any };
+  };
+  const snap = async () => (await api('GET', '/api/v2/snapshot?project=default')).json;
+  return {
+    snap,
+    agent: () => until('the standing agent', async () => (await snap()).agents.find((a: any) => a.state !== 'ended')),
+    send: async (agent: string, text: string) => {
+      const r = await api('POST', '/api/v2/commands', { project: 'default', agent, text });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return r.json.id as string;
+    },
+    running: (command: string) => until(`${command} running`, async () => (await snap()).executions.find((x: any) => x.command === command && x.state === 'running')),
+    result: (command: string, ms?: number) => until(`the result of ${command}`, async () => (await snap()).results.find((r: any) => r.command === command), ms),
+  };
+}
+
+test('a command that finished while the server was away, its bridge then killed, is reported at the next start, and the agent takes the next one', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const port = await freePort();
+  let srv = await child({ port });
+  const w = workApi(srv.url);
+  let b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  try {
+    const agent = await w.agent();
+    const gate = join(tempDir(), 'go');
+    const c1 = await w.send(agent.id, `first WAIT:${gate}`);
+    await w.running(c1);
+    await srv.stop('SIGKILL');
+    writeFileSync(gate, '');
+    await sleep(1500); // it finishes; the report cannot reach the server
+    await b.stop('SIGKILL');
+    srv = await child({ port, dataDir: srv.dataDir });
+    b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+    const r1 = await w.result(c1);
+    assert.equal(r1.status, 'done');
+    assert.equal(r1.text, `done: first WAIT:${gate}`);
+    const c2 = await w.send(agent.id, 'second');
+    assert.equal((await w.result(c2)).text, 'done: second', 'the agent is not stuck');
+    const state = JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
+    assert.deepEqual(state.reports, [], 'answered reports are forgotten');
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop();
+    await srv.stop();
+  }
+});
+
+test('a command interrupted before its start reached the server, then again while running, ends failed and the agent takes the next one', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const roost = await inProcess();
+  t.after(() => roost.close());
+  const w = workApi(roost.url);
+  let b = await startBridge(bridgeArgs(roost.url, root, claude), {});
+  try {
+    const agent = await w.agent();
+    await b.stop('SIGKILL');
+    const gate = join(tempDir(), 'go');
+    const c = await w.send(agent.id, `held WAIT:${gate}`);
+    // The state file of a bridge killed after it wrote the command down, before its `started` was sent.
+    const file = join(root, '.roost-bridge', 'state.json');
+    const state = JSON.parse(readFileSync(file, 'utf8'));
+    state.agents[0].running = c;
+    state.agents[0].attempt = 'first';
+    writeFileSync(file, JSON.stringify(state));
+    b = await startBridge(bridgeArgs(roost.url, root, claude), {});
+    await w.running(c); // reported interrupted (refused: it never started), then started for real
+    await b.stop('SIGKILL');
+    b = await startBridge(bridgeArgs(roost.url, root, claude), {});
+    const r = await w.result(c);
+    assert.equal(r.status, 'failed');
+    assert.match(r.text, /interrupted/);
+    const next = await w.send(agent.id, 'next');
+    assert.equal((await w.result(next)).text, 'done: next', 'the agent is not stuck');
+    writeFileSync(gate, '');
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop();
+  }
+  assert.ok(existsSync(root));
+});

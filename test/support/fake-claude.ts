@@ -1,0 +1,54 @@
+// A stand-in of the Claude Code CLI for bridge tests that need no model: it
+// speaks stream-json on stdin/stdout like `claude -p --input-format
+// stream-json`, answers each prompt with one text turn and a `result`
+// (`done: <prompt>`), and holds a prompt containing `WAIT:<file>` until that
+// file exists (so a test decides when a command finishes).
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './server.js';
+
+const SCRIPT = `
+const { existsSync } = require('node:fs');
+let buf = '';
+let busy = 0;
+let ended = false;
+let n = 0;
+const out = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+const answer = async (text) => {
+  busy++;
+  const w = /WAIT:(\\S+)/.exec(text);
+  const until = Date.now() + 120000;
+  while (w && !existsSync(w[1]) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  const id = 'msg_' + ++n;
+  out({ type: 'assistant', message: { id, content: [{ type: 'text', text: 'done: ' + text }] } });
+  out({ type: 'result', subtype: 'success', is_error: false, duration_ms: 1, num_turns: 1, result: 'done: ' + text });
+  busy--;
+  if (ended && !busy) process.exit(0);
+};
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => {
+  buf += d;
+  let i;
+  while ((i = buf.indexOf('\\n')) >= 0) {
+    const line = buf.slice(0, i);
+    buf = buf.slice(i + 1);
+    let m;
+    try { m = JSON.parse(line); } catch { continue; }
+    const c = m && m.message && m.message.content;
+    const text = typeof c === 'string' ? c : Array.isArray(c) ? c.map((b) => (b && b.text) || '').join('') : '';
+    void answer(text);
+  }
+});
+process.stdin.on('end', () => { ended = true; if (!busy) process.exit(0); });
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+/** Writes the stand-in to a temp folder and returns its executable's path. */
+export function fakeClaude(): string {
+  const dir = tempDir('roost-fake-claude-');
+  writeFileSync(join(dir, 'fake-claude.cjs'), SCRIPT);
+  const bin = join(dir, 'claude');
+  writeFileSync(bin, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(dir, 'fake-claude.cjs'))} "$@"\n`);
+  chmodSync(bin, 0o755);
+  return bin;
+}
