@@ -64,8 +64,7 @@ test('a command that finished while the server was away, its bridge then killed,
     assert.equal(r1.text, `done: first WAIT:${gate}`);
     const c2 = await w.send(agent.id, 'second');
     assert.equal((await w.result(c2)).text, 'done: second', 'the agent is not stuck');
-    const state = JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
-    assert.deepEqual(state.reports, [], 'answered reports are forgotten');
+    await until('answered reports forgotten in the state file', async () => JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8')).reports.length === 0, 5000);
   } catch (e) {
     console.error(b.log());
     throw e;
@@ -111,4 +110,60 @@ test('a command interrupted before its start reached the server, then again whil
     await b.stop();
   }
   assert.ok(existsSync(root));
+});
+
+/** Sends `signals` to a bridge (one every 200 ms) and resolves with how long it took to exit. */
+async function exitAfter(b: Awaited<ReturnType<typeof startBridge>>, signals: NodeJS.Signals[]): Promise<{ ms: number; code: number | null }> {
+  const t0 = Date.now();
+  const exited = new Promise<number | null>((ok) => b.proc.once('exit', (code) => ok(code)));
+  for (const s of signals) {
+    b.proc.kill(s);
+    await sleep(200);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([exited, new Promise<'hung'>((ok) => (timer = setTimeout(() => ok('hung'), 30_000)))]);
+  clearTimeout(timer);
+  if (code === 'hung') {
+    await b.stop('SIGKILL');
+    assert.fail(`the bridge did not exit within 30 s of ${signals.join(', ')}: ${b.log()}`);
+  }
+  return { ms: Date.now() - t0, code };
+}
+
+test('Ctrl-C with the server gone: the bridge ends its sessions and exits within the 5 s it gives its posts; the finished report waits for the next start', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const port = await freePort();
+  let srv = await child({ port });
+  const w = workApi(srv.url);
+  let b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  try {
+    const agent = await w.agent();
+    const c = await w.send(agent.id, `long WAIT:${join(tempDir(), 'never')}`);
+    await w.running(c);
+    await srv.stop('SIGKILL');
+    const { ms, code } = await exitAfter(b, ['SIGINT']);
+    assert.equal(code, 0);
+    assert.ok(ms < 9000, `exited ${ms} ms after SIGINT`);
+    assert.match(b.log(), /closed a1-/);
+    const state = JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
+    assert.deepEqual(state.reports.map((r: any) => [r.command, r.status]), [[c, 'failed']], 'the unanswered report is kept');
+    // The next start delivers it.
+    srv = await child({ port, dataDir: srv.dataDir });
+    b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+    const r = await w.result(c);
+    assert.equal(r.status, 'failed');
+    assert.match(r.text, /bridge stopped/);
+    // A second signal does not wait at all.
+    await srv.stop('SIGKILL');
+    const twice = await exitAfter(b, ['SIGINT', 'SIGINT']);
+    assert.ok(twice.ms < 2000, `exited ${twice.ms} ms after two SIGINTs`);
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop('SIGKILL');
+    await srv.stop();
+  }
 });

@@ -307,13 +307,21 @@ export class Bridge {
     });
   }
 
-  /** Ends every session (posting `session.end` with `reason`), stops following and saves the position. */
-  async stop(reason = 'bridge stopped'): Promise<void> {
+  /**
+   * Ends every session (posting `session.end` with `reason`), stops following
+   * and saves the position. The local part (processes, worktrees) is done at
+   * once; the posts then get `postsMs` to reach the server, and whatever is
+   * not answered by then is dropped (a finished report stays in the state
+   * file for the next start), so a stop never waits on an unreachable server.
+   */
+  async stop(reason = 'bridge stopped', postsMs = 5000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     await Promise.all([...this.runs.values()].map((r) => this.close(r, reason, true)));
     await this.hands?.stop(reason);
-    await Promise.race([this.conn.drain(), new Promise((r) => setTimeout(r, 5000))]);
+    let timer: NodeJS.Timeout | null = null;
+    await Promise.race([this.conn.drain(), new Promise((r) => (timer = setTimeout(r, postsMs)))]);
+    if (timer) clearTimeout(timer);
     this.conn.close();
     await this.following?.catch(() => undefined);
     await this.work?.stopped();
@@ -749,7 +757,8 @@ export class Bridge {
     if (was?.kind === 'work') this.finishWork(run, was.command, 'failed', `the agent ended (${oneLine(reason, 120)})`);
     else void this.remember(run);
     this.work?.observe({ session: run.sid, ended: true, reason: oneLine(reason, 120) });
-    if (post) await this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
+    // Queued, not awaited: the worktree goes now, whether or not the server is there (stop bounds the posts).
+    if (post) void this.client.post('', { type: 'session.end', id: run.id, session: run.name, reason: oneLine(reason, 120) }, this.key(run.id, 'end'));
     if (run.worktree) {
       await removeWorktree(run.worktree.top, run.worktree.path).then(
         () => this.opts.log(`removed the worktree of ${run.id}; branch roost/${run.id} stays`),

@@ -44,8 +44,6 @@ export interface FollowOptions {
   headers?: Record<string, string>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** An answer that will not change on retry (a 4xx other than 408/429). */
 export class RefusedError extends Error {
   constructor(
@@ -61,6 +59,8 @@ export class Connection {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private aborts = new Set<AbortController>();
+  /** Aborted by close(): posts in flight end at once (their answer counts as none). */
+  private closing = new AbortController();
 
   constructor(private opts: ConnectionOptions) {
     this.server = opts.server.replace(/\/+$/, '');
@@ -82,7 +82,8 @@ export class Connection {
   async postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
     const headers = this.headers({ 'content-type': 'application/json' });
     if (key) headers['idempotency-key'] = key;
-    const r = await fetch(this.server + path, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+    const signal = AbortSignal.any([AbortSignal.timeout(15_000), this.closing.signal]);
+    const r = await fetch(this.server + path, { method: 'POST', headers, body: JSON.stringify(body), signal });
     const text = await r.text();
     let json: any = null;
     try {
@@ -110,7 +111,8 @@ export class Connection {
         } catch {
           // The server is away: try again with the same key.
         }
-        await sleep(wait);
+        if (this.closed) return { status: 0, json: null };
+        await this.pause(wait);
         wait = Math.min(wait * 2, 2000);
       }
     };
@@ -129,14 +131,14 @@ export class Connection {
     let wait = 200;
     for (;;) {
       try {
-        const r = await fetch(this.server + path, { headers: this.headers(), signal: AbortSignal.timeout(15_000) });
+        const r = await fetch(this.server + path, { headers: this.headers(), signal: AbortSignal.any([AbortSignal.timeout(15_000), this.closing.signal]) });
         if (r.ok) return await r.json();
         if (r.status < 500 && r.status !== 408 && r.status !== 429) throw new RefusedError(r.status, `the server answered ${r.status}: ${await r.text()}`);
       } catch (e) {
         if (e instanceof RefusedError) throw e;
       }
       if (this.closed) throw new Error('closed');
-      await sleep(wait);
+      await this.pause(wait);
       wait = Math.min(wait * 2, 2000);
     }
   }
@@ -194,13 +196,30 @@ export class Connection {
         if (idle) clearTimeout(idle);
         this.aborts.delete(ac);
       }
-      await sleep(wait);
+      await this.pause(wait);
       wait = Math.min(wait * 2, 2000);
     }
   }
 
+  /** A backoff pause, cut short by close(). */
+  private pause(ms: number): Promise<void> {
+    const signal = this.closing.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((ok) => {
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        ok();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
+  }
+
+  /** Stops everything at once: streams end, posts in flight or waiting to be retried resolve with status 0. */
   close(): void {
     this.closed = true;
+    this.closing.abort();
     for (const ac of this.aborts) ac.abort();
   }
 }

@@ -102,10 +102,19 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
   });
   let stopping = false;
   const stop = async () => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: out now (what the first one had not finished is cleaned up at the next start).
+      log('stopping now');
+      process.exit(1);
+    }
     stopping = true;
-    log('stopping: ending the sessions it runs');
-    await bridge.stop('bridge stopped');
+    log('stopping: ending the sessions it runs (Ctrl-C again to quit at once)');
+    // The stop is bounded (processes: 3 s to SIGKILL; posts: 5 s); this is a last guard.
+    setTimeout(() => {
+      log('stopping took too long: exiting');
+      process.exit(1);
+    }, 20_000).unref();
+    await bridge.stop('bridge stopped').catch((e) => log(`stopping failed: ${(e as Error).message}`));
     process.exit(0);
   };
   process.on('SIGINT', stop);
