@@ -5,10 +5,11 @@
 // same root.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { need } from './support/env.js';
-import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { ROOST_BIN, bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
 import { fakeClaude } from './support/fake-claude.js';
 import { child, freePort, inProcess, tempDir } from './support/server.js';
 import { until as waitUntil } from './support/until.js';
@@ -165,5 +166,49 @@ test('Ctrl-C with the server gone: the bridge ends its sessions and exits within
   } finally {
     await b.stop('SIGKILL');
     await srv.stop();
+  }
+});
+
+test('a second bridge on the same root refuses to start and leaves the first one’s worktrees, state and sessions alone', { timeout: 60_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, stdio: 'pipe' });
+  git('init', '-q');
+  writeFileSync(join(root, 'README'), 'hi\n');
+  git('add', 'README');
+  git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+  const roost = await inProcess();
+  t.after(() => roost.close());
+  const b = await startBridge(bridgeArgs(roost.url, root, claude), {});
+  try {
+    const r = await fetch(`${roost.url}/threads/default/sessions/requests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'request.start', session: 'fix' }) });
+    const { id } = (await r.json()) as any;
+    await b.waitFor(`started ${id}`);
+    const worktree = join(root, '.roost-bridge', 'worktrees', id);
+    assert.ok(existsSync(worktree));
+    const stateOf = () => JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
+    const before = stateOf();
+
+    const second = spawn(process.execPath, [ROOST_BIN, 'bridge', ...bridgeArgs(roost.url, root, claude)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    second.stdout!.on('data', (d) => (out += d));
+    second.stderr!.on('data', (d) => (out += d));
+    const kill = setTimeout(() => second.kill('SIGKILL'), 20_000); // one that does not refuse is ended, and fails below
+    const code = await new Promise<number | null>((ok) => second.once('exit', (c) => ok(c)));
+    clearTimeout(kill);
+    assert.notEqual(code, 0, out);
+    assert.match(out, new RegExp(`another bridge \\(pid ${b.proc.pid}\\) runs with --root`));
+    assert.ok(existsSync(worktree), 'the first bridge’s worktree is still there');
+    const after = stateOf();
+    assert.equal(after.owner.pid, b.proc.pid, 'it still owns the state file');
+    assert.deepEqual([after.bridge, after.agents, after.children], [before.bridge, before.agents, before.children], 'its identity, agents and processes are kept');
+    const board = (await (await fetch(`${roost.url}/threads/default/sessions`)).json()) as any;
+    assert.equal(board.sessions.find((s: any) => s.id === id)?.state === 'ended', false, 'its session still runs');
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop();
   }
 });

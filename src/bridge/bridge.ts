@@ -347,6 +347,11 @@ export class Bridge {
     } catch {
       // First run (or an unreadable file): a new identity, starting from a snapshot.
     }
+    // One bridge per root: the state file, the worktrees and the standing agents' sessions are
+    // this folder's, and a second bridge would reset them under the first one's feet.
+    const owner = this.state.owner;
+    if (owner && owner.pid !== process.pid && stillRuns(owner.pid, owner.start))
+      throw new Error(`another bridge (pid ${owner.pid}) runs with --root ${this.rootReal}: stop it first, or give this one another root (one bridge per root)`);
     if (!this.state.bridge) this.state.bridge = 'b' + randomBytes(5).toString('hex');
     await this.saveState();
   }
@@ -357,15 +362,12 @@ export class Bridge {
    * Its state file names them (pid and start, so a reused pid is left
    * alone); end them, and what they started, before anything else: a
    * standing session is about to be resumed, and its old process would
-   * still be writing to the same conversation. Not while the bridge that
-   * wrote the file still runs (a second bridge on the same root).
+   * still be writing to the same conversation.
    */
   private async endLeftovers(): Promise<void> {
     const left = this.state.children ?? [];
-    const owner = this.state.owner;
-    if (left.length && owner && owner.pid !== process.pid && stillRuns(owner.pid, owner.start)) {
-      this.opts.log(`another bridge (pid ${owner.pid}) runs in ${this.rootReal}: its Claude Code processes are left alone (run one bridge per root)`);
-    } else if (left.length) {
+    // The bridge that wrote the file no longer runs (loadState refuses to start otherwise).
+    if (left.length) {
       const ended = await endLeftovers(left);
       if (ended.length) this.opts.log(`ended ${ended.length} Claude Code process(es) the previous bridge left running (${ended.map((c) => `${c.what}, pid ${c.pid}`).join('; ')})`);
     }
