@@ -49,6 +49,8 @@ interface Hand {
 }
 
 const SESSION = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** How many hand-started sessions it tracks at most (a new one beyond that is ignored until one ends). */
+export const MAX_HANDS = 64;
 
 export class HandStarted {
   /** Where hand-started sessions' hooks post. */
@@ -56,25 +58,50 @@ export class HandStarted {
   private hands = new Map<string, Hand>();
   private server: Server | null = null;
   private stopped = false;
+  private full = false;
 
   constructor(private opts: HandStartedOptions) {}
 
+  /**
+   * Listens on 127.0.0.1 for hook posts. Only what a hook command sends is
+   * taken: a POST to `/hook` with `content-type: application/json`, no
+   * `Origin` header and a loopback `Host`. A web page can still make a
+   * browser send a request here: a cross-site one with that content type
+   * needs a preflight, which is never granted (no CORS headers, ever); a
+   * simple one (form or text content type) is refused before its body is
+   * read; and a browser names the page's origin on every POST, so a page
+   * that rebinds its own name to 127.0.0.1 is refused too.
+   */
   listen(port: number): Promise<string> {
     const server = createServer((req, res) => {
+      const refuse = (status: number, message: string) => {
+        res.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ message }));
+        req.resume();
+      };
+      const path = (req.url ?? '').split('?')[0];
+      const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const host = String(req.headers.host ?? '');
+      const local = (server.address() as { port: number } | null)?.port;
+      if (req.headers.origin !== undefined) return refuse(403, 'requests from web pages are refused');
+      if (host !== `127.0.0.1:${local}` && host !== `localhost:${local}`) return refuse(403, 'only 127.0.0.1 is served');
+      if (path !== '/hook') return refuse(404, 'hooks post to /hook');
+      if (req.method !== 'POST') return refuse(405, 'hooks post to /hook');
+      if (type !== 'application/json') return refuse(415, 'content-type must be application/json');
       let raw = '';
       req.setEncoding('utf8');
       req.on('data', (d: string) => {
         if (raw.length < 1_000_000) raw += d;
       });
       req.on('end', () => {
-        // Answered at once: a hand-started session never waits on Roost.
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        if (req.method !== 'POST' || !(req.url ?? '').startsWith('/hook')) return;
+        let e: unknown;
         try {
-          this.onHook(JSON.parse(raw));
+          e = JSON.parse(raw);
         } catch {
-          // not a hook payload
+          return refuse(400, 'not a hook payload');
         }
+        // Answered at once: a hand-started session never waits on Roost.
+        if (!this.onHook(e)) return refuse(429, `already tracking ${MAX_HANDS} hand-started sessions`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
     this.server = server;
@@ -99,15 +126,22 @@ export class HandStarted {
     return { session, label: h.label, cwd: h.cwd, mode: h.mode, state: h.command ? 'working' : h.state, origin: 'hook' };
   }
 
-  onHook(e: any): void {
+  /** Takes a hook event; false when it is a new session and MAX_HANDS are tracked already. */
+  onHook(e: any): boolean {
     const session = typeof e?.session_id === 'string' ? e.session_id : '';
-    if (!SESSION.test(session) || this.opts.isOurs(session) || this.stopped) return;
+    if (!SESSION.test(session) || this.opts.isOurs(session) || this.stopped) return true;
     const prev = this.hands.get(session);
     if (e.hook_event_name === 'SessionEnd') {
-      if (!prev || prev.command || Date.now() < prev.quietUntil) return;
+      if (!prev || prev.command || Date.now() < prev.quietUntil) return true;
       this.hands.delete(session);
+      this.full = false;
       this.opts.space.observe({ session, ended: true, reason: typeof e.reason === 'string' ? `session ended (${e.reason.slice(0, 60)})` : 'session ended' });
-      return;
+      return true;
+    }
+    if (!prev && this.hands.size >= MAX_HANDS) {
+      if (!this.full) this.opts.log(`ignoring hand-started session ${session}: ${MAX_HANDS} are tracked already (until one ends)`);
+      this.full = true;
+      return false;
     }
     const cwd = typeof e.cwd === 'string' ? e.cwd.slice(0, 900) : '';
     const state = e.hook_event_name === 'Stop' || e.hook_event_name === 'SessionStart' ? 'idle' : e.hook_event_name === 'PermissionRequest' ? 'blocked' : 'working';
@@ -123,6 +157,7 @@ export class HandStarted {
     this.hands.set(session, h);
     if (!prev || prev.state !== h.state || prev.mode !== h.mode || prev.cwd !== h.cwd) this.opts.space.observe(this.observation(session, h));
     if (state === 'idle' && !h.command) this.opts.wake();
+    return true;
   }
 
   /**
