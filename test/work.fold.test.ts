@@ -67,6 +67,26 @@ test('one command at a time, FIFO in log order; results link to command and chat
   assert.deepEqual(kinds.slice(-6), ['prompt', 'prompt', 'prompt', 'system', 'agent', 'result']);
 });
 
+test('a resume that names another approval than the one pointed at leaves the block and the pointer alone (two pending at once)', () => {
+  let s = run(base);
+  s = run([{ type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'push it', by: bob, at: 10 }, { type: 'execution.started', command: 'k1', at: 11 }], s);
+  const one = { project: 'alpha', thread: 'default', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' };
+  const two = { ...one, rid: 'toolu_2', digest: '$ rm -rf x' };
+  s = run([{ type: 'execution.blocked', command: 'k1', reason: 'needs approval: Bash $ git push', approval: one, at: 12 }, { type: 'execution.blocked', command: 'k1', reason: 'needs approval: Bash $ rm -rf x', approval: two, at: 13 }], s);
+  assert.equal(s.executions['x-k1'].approval?.rid, 'toolu_2');
+  // The first one is decided: the second still waits, and Work still points at it.
+  assert.equal(applyWork(s, { type: 'execution.resumed', command: 'k1', rid: 'toolu_1', at: 14 }, s.rev + 1).changes.length, 0);
+  s = run([{ type: 'execution.resumed', command: 'k1', rid: 'toolu_1', at: 14 }], s);
+  assert.equal(s.executions['x-k1'].state, 'blocked');
+  assert.deepEqual(s.executions['x-k1'].approval, two);
+  assert.equal(s.agents['s1:sess-a'].state, 'blocked');
+  // Its own resume clears it.
+  s = run([{ type: 'execution.resumed', command: 'k1', rid: 'toolu_2', at: 15 }], s);
+  assert.equal(s.executions['x-k1'].state, 'running');
+  assert.equal(s.executions['x-k1'].approval, null);
+  assert.equal(s.agents['s1:sess-a'].state, 'working');
+});
+
 test('a blocked execution points at its board approval until it resumes; an old blocked event (no pointer) still folds', () => {
   let s = run(base);
   s = run([{ type: 'command.queued', id: 'k1', agent: 's1:sess-a', text: 'push it', by: bob, at: 10 }, { type: 'execution.started', command: 'k1', at: 11 }], s);

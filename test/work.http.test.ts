@@ -544,7 +544,12 @@ test('a blocked execution points at its board approval: the board project is the
     const atBlock = await s.store.head('work:alpha');
     assert.equal((await report(pointer, 'alpha', 'k-blocked')).status, 200);
     assert.equal(await s.store.head('work:alpha'), atBlock, 'a retried report stores nothing twice');
-    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'resumed' })).status, 200);
+    // A resume names the approval it ends: another one's leaves this pointer (two pending at once).
+    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'resumed', rid: 'a/b' })).status, 400);
+    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'resumed', rid: 'toolu_9' })).status, 409);
+    const waiting = (await bob.get(x)).json.item;
+    assert.deepEqual([waiting.state, waiting.approval?.rid], ['blocked', 'toolu_1']);
+    assert.equal((await ann.post(exec.slice(s.url.length), { command: cmd.json.id, event: 'resumed', rid: 'toolu_1' })).status, 200);
     const resumed = (await bob.get(x)).json.item;
     assert.equal(resumed.state, 'running');
     assert.equal(resumed.approval, null, 'decided: nothing left to decide');

@@ -1031,7 +1031,7 @@ export class Bridge {
     try {
       return await this.awaitDecision(run, id, rid, tool, digest);
     } finally {
-      if (w) void this.work?.execution(w, 'resumed', {}, `${w}:resumed:${rid}`);
+      if (w) void this.work?.execution(w, 'resumed', { rid }, `${w}:resumed:${rid}`);
     }
   }
 

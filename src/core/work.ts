@@ -538,6 +538,11 @@ function step(d: Draft, e: Rec): void {
       const x = execOf(d, e);
       if (!x || (x.state !== 'running' && x.state !== 'blocked')) return;
       const blocked = e.type === 'execution.blocked';
+      // A resume may name the approval it ends (`rid`): with two pending at once, the first
+      // decision must not clear the pointer the second still waits on. One without (an older
+      // event) resumes whatever the execution waits for.
+      const rid = blocked ? null : boardId(e.rid);
+      if (rid && x.approval && x.approval.rid !== rid) return;
       const reason = blocked ? str(e.reason, WORK_LIMITS.reason) || 'waiting for a decision' : '';
       // A blocked report may say where its approval waits; resuming clears it.
       const approval = blocked ? pendingApproval(e.approval) : null;

@@ -860,6 +860,11 @@ export class WorkService {
         }
       }
     }
+    if (kind === 'resumed' && body.rid !== undefined) {
+      // The approval this resume ends (a blocked execution's pointer is cleared only by its own).
+      if (typeof body.rid !== 'string' || !BOARD_ID.test(body.rid)) throw new HttpError(400, 'bad_request', '"rid" must be 1 to 64 letters, digits, "-" or "_"');
+      ev.rid = body.rid;
+    }
     if (kind === 'output') ev.text = textField(body, 'text', WORK_LIMITS.text, true);
     if (kind === 'finished') {
       ev.status = body.status === 'failed' ? 'failed' : 'done';
