@@ -604,6 +604,14 @@ test('a blocked execution’s pointer must name a request the board holds pendin
       assert.equal(r.json.kind, 'conflict');
       assert.match(r.json.message, message, what);
     }
+    // A request the board holds pending, with that tool and digest, but in a session another member's bridge started.
+    await onBoard(s, 'alpha', 'ops', [
+      { type: 'session.spawn', id: 'bobs', session: 'bobs', flavor: 'plain', name: 'Bob', uid: 'bob' },
+      { type: 'session.approval', id: 'bobs', rid: 'toolu_bob', tool: 'Bash', digest: '$ ls logs', state: 'pending', name: 'Bob', uid: 'bob' },
+    ]);
+    const notMine = await report({ ...harmless, session: 'bobs', rid: 'toolu_bob' }, 'needs approval: Bash $ ls logs');
+    assert.equal(notMine.status, 409, JSON.stringify(notMine.json));
+    assert.match(notMine.json.message, /session "bobs" .* which this caller did not start/);
     assert.equal(await s.store.head('work:alpha'), head, 'refused without a key: nothing stored');
     const still = (await bob.get(x)).json.item;
     assert.deepEqual([still.state, still.approval], ['running', null], 'nobody is shown a request the board does not hold');

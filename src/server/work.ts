@@ -46,7 +46,7 @@ import { BROADCAST_MAX_BYTES, type EventStore, type LogEntry, type NewEvent } fr
 import { HttpError, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
+import { DEFAULT_PROJECT, LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
 
 export const WORK_PREFIX = 'work:';
 export const SPACES_STREAM = 'work:spaces';
@@ -920,10 +920,48 @@ export class WorkService {
     const held = await this.opts.boards.approvalOf(project, out.thread, out.session, out.rid);
     const where = `session "${out.session}" on board thread "${out.thread}" of project "${project}"`;
     if (!held) return refuse(`points at request ${out.rid}, which ${where} does not hold`);
+    // And the board session must be this caller's: a Space shows its own bridge's requests, never
+    // one of another member's sessions on the same board.
+    const spawner = await this.spawnerOf(project, out.thread, out.session);
+    if (spawner !== p.uid) return refuse(`points at ${where}, which this caller did not start (a Space points only at its own bridge's sessions)`);
     if (held.state !== 'pending') return refuse(`points at request ${out.rid} of ${where}, which was already ${held.state}${held.by ? ` by ${held.by}` : ''}`);
     if (boardLine(out.tool, WORK_LIMITS.tool) !== held.tool || boardLine(out.digest, WORK_LIMITS.digest) !== held.digest)
       return refuse(`says ${out.tool} ${out.digest}, but request ${out.rid} of ${where} is ${held.tool} ${held.digest}`);
     return { pointer: { project, thread: out.thread, session: out.session, rid: out.rid, tool: held.tool, digest: held.digest } };
+  }
+
+  /** Who spawned each board session (by stream and session id), and how far its stream was read for it (bounded). */
+  private spawners = new Map<string, { uid: string | null; after: number }>();
+
+  /**
+   * The uid stamped on the last `session.spawn` of board session `session`
+   * on a thread of a project (the board keeps only the label), read from the
+   * board's stream; null when there is none. The last one: an ended session
+   * evicted from a full board frees its id for a new spawn, and a refused
+   * spawn is never stored.
+   */
+  private async spawnerOf(project: string, thread: string, session: string): Promise<string | null> {
+    const stream = `sessions:${project === DEFAULT_PROJECT ? thread : `${project}:${thread}`}`;
+    const key = `${stream}\n${session}`;
+    const seen = this.spawners.get(key) ?? { uid: null, after: 0 };
+    for (;;) {
+      const page = await this.store.read(stream, seen.after, 1000);
+      for (const e of page) {
+        seen.after = e.position;
+        if (e.type !== 'session.spawn') continue;
+        let body: { id?: unknown; uid?: unknown };
+        try {
+          body = JSON.parse(e.body);
+        } catch {
+          continue;
+        }
+        if (body.id === session && typeof body.uid === 'string') seen.uid = body.uid;
+      }
+      if (page.length < 1000) break;
+    }
+    if (this.spawners.size >= 10_000) this.spawners.clear();
+    this.spawners.set(key, seen);
+    return seen.uid;
   }
 
   /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
