@@ -41,14 +41,22 @@ function workApi(url: string) {
   };
 }
 
-test('a command that finished while the server was away, its bridge then killed, is reported at the next start, and the agent takes the next one', { timeout: 90_000 }, async (t) => {
-  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+/** A `roost serve` child on a known port (so it can come back on it), its Work API, and a bridge on a fresh root running the stand-in. */
+async function serverAndBridge() {
   const claude = fakeClaude();
   const root = tempDir('roost-bridge-root-');
   const port = await freePort();
-  let srv = await child({ port });
+  const srv = await child({ port });
   const w = workApi(srv.url);
-  let b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  const b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  return { claude, root, port, srv, w, b };
+}
+
+test('a command that finished while the server was away, its bridge then killed, is reported at the next start, and the agent takes the next one', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const start = await serverAndBridge();
+  const { claude, root, port, w } = start;
+  let { srv, b } = start;
   try {
     const agent = await w.agent();
     const gate = join(tempDir(), 'go');
@@ -133,12 +141,9 @@ async function exitAfter(b: Awaited<ReturnType<typeof startBridge>>, signals: No
 
 test('Ctrl-C with the server gone: the bridge ends its sessions and exits within the 5 s it gives its posts; the finished report waits for the next start', { timeout: 90_000 }, async (t) => {
   if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
-  const claude = fakeClaude();
-  const root = tempDir('roost-bridge-root-');
-  const port = await freePort();
-  let srv = await child({ port });
-  const w = workApi(srv.url);
-  let b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  const start = await serverAndBridge();
+  const { claude, root, port, w } = start;
+  let { srv, b } = start;
   try {
     const agent = await w.agent();
     const c = await w.send(agent.id, `long WAIT:${join(tempDir(), 'never')}`);
