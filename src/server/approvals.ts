@@ -34,7 +34,7 @@ import {
   type ApprovalsState,
 } from '../core/approvals.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
-import { HttpError, readJson, sendJson } from './http.js';
+import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { LocalAccess, type Access } from './access.js';
@@ -297,12 +297,11 @@ export class ApprovalService {
     if (b.decision !== 'allow' && b.decision !== 'deny') throw new HttpError(400, 'bad_request', '"decision" must be "allow" or "deny"');
     if (b.by !== undefined && typeof b.by !== 'string') throw new HttpError(400, 'bad_request', '"by" must be a string');
     if (b.reason !== undefined && typeof b.reason !== 'string') throw new HttpError(400, 'bad_request', '"reason" must be a string');
-    const key = req.headers['idempotency-key'];
-    if (typeof key === 'string' && key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const key = idempotencyKeyOf(req);
     const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by as string | undefined);
     const r = await this.decide(params.id ?? '', b.decision, by, {
       reason: (b.reason as string | undefined)?.slice(0, APPROVAL_LIMITS.reason),
-      idempotencyKey: typeof key === 'string' && key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
+      idempotencyKey: key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
     });
     if (!r.won && !r.duplicate) {
       const a = r.approval;

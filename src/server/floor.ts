@@ -23,7 +23,7 @@ import {
 } from '../core/floor.js';
 import { MAX_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, MAX_BODY_BYTES, readJsonBody, sendError, sendJson } from './http.js';
+import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 
@@ -61,14 +61,6 @@ function fold(state: FloorState, entry: LogEntry): { name: string; data: string 
     return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}` };
   }
   return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` };
-}
-
-/** The request's Idempotency-Key (400 when it is longer than 200 characters). */
-function idempotencyKey(req: IncomingMessage): string | undefined {
-  const key = req.headers['idempotency-key'];
-  if (typeof key !== 'string' || !key) return undefined;
-  if (key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-  return key;
 }
 
 export class FloorService {
@@ -198,7 +190,7 @@ export class FloorService {
       let key: string | undefined;
       try {
         events = this.checked(body);
-        key = idempotencyKey(req);
+        key = idempotencyKeyOf(req);
       } catch (e) {
         return sendError(res, e);
       }

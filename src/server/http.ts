@@ -98,6 +98,17 @@ export function readJsonBody(req: IncomingMessage, limit: number, done: (err: Ht
   });
 }
 
+/**
+ * The request's Idempotency-Key, or undefined when it has none (or an empty
+ * one); 400 when it is longer than 200 characters. Callers scope it to their stream.
+ */
+export function idempotencyKeyOf(req: IncomingMessage): string | undefined {
+  const key = req.headers['idempotency-key'];
+  if (typeof key !== 'string' || !key) return undefined;
+  if (key.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+  return key;
+}
+
 /** `readJsonBody` as a promise. */
 export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   return new Promise((resolve, reject) => readJsonBody(req, limit, (err, value) => (err ? reject(err) : resolve(value))));

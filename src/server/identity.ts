@@ -37,7 +37,7 @@ import {
 } from '../core/identity.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, decide, localGrant, rememberGrant, type Access, type Grant, type Principal } from './access.js';
-import { HttpError, readJson, sendJson } from './http.js';
+import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
 import { StreamHub, claimStream, type StreamOwner } from './live.js';
 import { StreamFollower } from './follower.js';
 
@@ -366,10 +366,8 @@ const MAX_BODY = 16 * 1024;
 const INVITE_DAYS = 7;
 
 function idempotencyKey(req: IncomingMessage, scope: string): string | undefined {
-  const k = req.headers['idempotency-key'];
-  if (typeof k !== 'string' || !k) return undefined;
-  if (k.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-  return `${IDENTITY_STREAM}:${scope}:${k}`;
+  const k = idempotencyKeyOf(req);
+  return k && `${IDENTITY_STREAM}:${scope}:${k}`;
 }
 
 async function objectBody(req: IncomingMessage): Promise<Record<string, unknown>> {

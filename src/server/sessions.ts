@@ -33,7 +33,7 @@ import {
   type SessionsState,
 } from '../core/sessions.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, readJson, sendJson } from './http.js';
+import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { DEFAULT_PROJECT, grantOf } from './access.js';
@@ -295,10 +295,9 @@ export class SessionsService {
       const why = checkSessionEvent(items[i]);
       if (why) throw new HttpError(400, 'bad_request', where(i) + why);
     }
-    const rawKey = req.headers['idempotency-key'];
-    if (typeof rawKey === 'string' && rawKey.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
+    const rawKey = idempotencyKeyOf(req);
     const board = await this.board(thread, projectFor(req));
-    const key = typeof rawKey === 'string' && rawKey ? `${board.stream}:${rawKey}` : undefined;
+    const key = rawKey && `${board.stream}:${rawKey}`;
     await board.fresh();
     const now = Date.now();
     const events: NewEvent[] = [];
@@ -337,9 +336,8 @@ export class SessionsService {
     const who = this.identify(req);
     const checked = checkRequest(body, () => 's-' + randomBytes(6).toString('hex'));
     if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
-    const rawKey = req.headers['idempotency-key'];
-    if (typeof rawKey === 'string' && rawKey.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-    const key = typeof rawKey === 'string' && rawKey ? `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}` : undefined;
+    const rawKey = idempotencyKeyOf(req);
+    const key = rawKey && `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}`;
     const board = await this.board(thread, projectFor(req));
     await board.fresh();
     const r0 = checked.ok;

@@ -43,7 +43,7 @@ import {
   type WorkState,
 } from '../core/work.js';
 import { BROADCAST_MAX_BYTES, type EventStore, type LogEntry, type NewEvent } from '../storage/types.js';
-import { HttpError, readJson, sendJson, type Router } from './http.js';
+import { HttpError, idempotencyKeyOf, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { DEFAULT_PROJECT, LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
@@ -452,10 +452,8 @@ export class WorkService {
   }
 
   private key(req: IncomingMessage, stream: string, uid: string): string | undefined {
-    const raw = req.headers['idempotency-key'];
-    if (typeof raw !== 'string' || !raw) return undefined;
-    if (raw.length > 200) throw new HttpError(400, 'bad_request', 'Idempotency-Key is longer than 200 characters');
-    return `${stream}|${uid}|${raw}`;
+    const raw = idempotencyKeyOf(req);
+    return raw && `${stream}|${uid}|${raw}`;
   }
 
   /**
