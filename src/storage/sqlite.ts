@@ -74,7 +74,6 @@ export class SqliteStore implements EventStore {
   private writer: BatchWriter;
   private queue: Pending[] = [];
   private flushScheduled = false;
-
   private listeners = new Set<CommitListener>();
   private closed = false;
   private stmts: {
@@ -156,11 +155,11 @@ export class SqliteStore implements EventStore {
       if ('error' in o) batch[i].reject(new StoreError('append failed', { cause: o.error }));
       else batch[i].resolve(o);
     }
-    if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes, at));
+    if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes));
   }
 
   /** Calls the commit listeners with the entries of a committed batch, in position order. */
-  private deliver(batch: Pending[], outcomes: WriteOutcome[], at: number): void {
+  private deliver(batch: Pending[], outcomes: WriteOutcome[]): void {
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i];
       if ('error' in o || o.duplicate) continue;
@@ -168,7 +167,7 @@ export class SqliteStore implements EventStore {
       const entries: LogEntry[] = new Array(p.events.length);
       for (let k = 0; k < p.events.length; k++) {
         const ev = p.events[k];
-        entries[k] = { stream: p.stream, position: o.first + k, type: ev.type, body: ev.body, at, value: ev.value };
+        entries[k] = { stream: p.stream, position: o.first + k, type: ev.type, body: ev.body, at: p.at, value: ev.value };
       }
       for (const l of this.listeners) {
         try {
