@@ -167,8 +167,8 @@ const CONTROL_ONE_LINE = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
 // eslint-disable-next-line no-control-regex
 const CONTROL_MULTI_LINE = /[\u0000-\u0009\u000b-\u001f\u007f]+/g;
 
-/** A one-line field: string or nothing, cleaned, trimmed, clamped. */
-function line(v: unknown, cap: number): string {
+/** A one-line field: string or nothing, cleaned, trimmed, clamped (exported: Work compares against what the board stored). */
+export function line(v: unknown, cap: number): string {
   if (typeof v !== 'string') return '';
   return clampUnits(v.replace(CONTROL_ONE_LINE, ' ').trim(), cap);
 }

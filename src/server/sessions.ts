@@ -281,6 +281,40 @@ export class SessionsService {
     return board.state.sessions.find((s) => s.id === session)?.approvals.find((a) => a.rid === rid) ?? null;
   }
 
+  /** Who spawned each board session (by stream and session id), and how far its stream was read for it (bounded). */
+  private spawners = new Map<string, { uid: string | null; after: number }>();
+
+  /**
+   * The uid stamped on the last `session.spawn` of board session `session`
+   * on a thread of a project (the board keeps only the label), read from the
+   * board's stream; null when there is none. The last one: an ended session
+   * evicted from a full board frees its id for a new spawn, and a refused
+   * spawn is never stored. Work checks a blocked execution's pointer with it.
+   */
+  async spawnerOf(project: string, thread: string, session: string): Promise<string | null> {
+    const { stream } = await this.board(thread, project);
+    const key = `${stream}\n${session}`;
+    const seen = this.spawners.get(key) ?? { uid: null, after: 0 };
+    for (;;) {
+      const page = await this.store.read(stream, seen.after, 1000);
+      for (const e of page) {
+        seen.after = e.position;
+        if (e.type !== 'session.spawn') continue;
+        let body: { id?: unknown; uid?: unknown };
+        try {
+          body = JSON.parse(e.body);
+        } catch {
+          continue;
+        }
+        if (body.id === session && typeof body.uid === 'string') seen.uid = body.uid;
+      }
+      if (page.length < 1000) break;
+    }
+    if (this.spawners.size >= 10_000) this.spawners.clear();
+    this.spawners.set(key, seen);
+    return seen.uid;
+  }
+
   // ------------------------------------------------------------ endpoints
 
   post = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {

@@ -42,11 +42,12 @@ import {
   type WorkChange,
   type WorkState,
 } from '../core/work.js';
+import { line as boardLine } from '../core/sessions.js';
 import { BROADCAST_MAX_BYTES, type EventStore, type LogEntry, type NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, readJson, sendJson, type Router } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { DEFAULT_PROJECT, LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
+import { LocalAccess, atLeast, projectOf, type Access, type Principal, type Role } from './access.js';
 
 export const WORK_PREFIX = 'work:';
 export const SPACES_STREAM = 'work:spaces';
@@ -68,6 +69,8 @@ export interface ProjectInfo {
  */
 export interface BoardReader {
   approvalOf(project: string, thread: string, session: string, rid: string): Promise<{ tool: string; digest: string; state: string; by: string } | null>;
+  /** The uid that spawned a board session, or null. */
+  spawnerOf(project: string, thread: string, session: string): Promise<string | null>;
 }
 
 export interface WorkOptions {
@@ -920,46 +923,12 @@ export class WorkService {
     if (!held) return refuse(`points at request ${out.rid}, which ${where} does not hold`);
     // And the board session must be this caller's: a Space shows its own bridge's requests, never
     // one of another member's sessions on the same board.
-    const spawner = await this.spawnerOf(project, out.thread, out.session);
+    const spawner = await this.opts.boards.spawnerOf(project, out.thread, out.session);
     if (spawner !== p.uid) return refuse(`points at ${where}, which this caller did not start (a Space points only at its own bridge's sessions)`);
     if (held.state !== 'pending') return refuse(`points at request ${out.rid} of ${where}, which was already ${held.state}${held.by ? ` by ${held.by}` : ''}`);
     if (boardLine(out.tool, WORK_LIMITS.tool) !== held.tool || boardLine(out.digest, WORK_LIMITS.digest) !== held.digest)
       return refuse(`says ${out.tool} ${out.digest}, but request ${out.rid} of ${where} is ${held.tool} ${held.digest}`);
     return { pointer: { project, thread: out.thread, session: out.session, rid: out.rid, tool: held.tool, digest: held.digest } };
-  }
-
-  /** Who spawned each board session (by stream and session id), and how far its stream was read for it (bounded). */
-  private spawners = new Map<string, { uid: string | null; after: number }>();
-
-  /**
-   * The uid stamped on the last `session.spawn` of board session `session`
-   * on a thread of a project (the board keeps only the label), read from the
-   * board's stream; null when there is none. The last one: an ended session
-   * evicted from a full board frees its id for a new spawn, and a refused
-   * spawn is never stored.
-   */
-  private async spawnerOf(project: string, thread: string, session: string): Promise<string | null> {
-    const stream = `sessions:${project === DEFAULT_PROJECT ? thread : `${project}:${thread}`}`;
-    const key = `${stream}\n${session}`;
-    const seen = this.spawners.get(key) ?? { uid: null, after: 0 };
-    for (;;) {
-      const page = await this.store.read(stream, seen.after, 1000);
-      for (const e of page) {
-        seen.after = e.position;
-        if (e.type !== 'session.spawn') continue;
-        let body: { id?: unknown; uid?: unknown };
-        try {
-          body = JSON.parse(e.body);
-        } catch {
-          continue;
-        }
-        if (body.id === session && typeof body.uid === 'string') seen.uid = body.uid;
-      }
-      if (page.length < 1000) break;
-    }
-    if (this.spawners.size >= 10_000) this.spawners.clear();
-    this.spawners.set(key, seen);
-    return seen.uid;
   }
 
   /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
@@ -1206,17 +1175,6 @@ function textField(body: Record<string, unknown>, name: string, max: number, req
   return v;
 }
 
-// Control characters and line breaks, as the board's one-line fields clean them.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
-
-/** A string as the board's fold stores a one-line field (src/core/sessions.ts): cleaned, trimmed, clamped without splitting a surrogate pair. */
-function boardLine(v: string, cap: number): string {
-  const s = v.replace(CONTROL, ' ').trim();
-  if (s.length <= cap) return s;
-  const c = s.charCodeAt(cap - 1);
-  return s.slice(0, c >= 0xd800 && c <= 0xdbff ? cap - 1 : cap);
-}
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
