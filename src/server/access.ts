@@ -60,7 +60,11 @@ export interface Access {
   onChange(listener: (project: string, uid: string) => void): () => void;
 }
 
-const grants = new WeakMap<IncomingMessage, Grant>();
+// A request's grant rides on the request itself, under a symbol: a WeakMap
+// entry per request costs about a microsecond on the ingest path with the
+// garbage collector's ephemeron work (docs/architecture.md).
+const GRANT = Symbol('roost.grant');
+type Granted = IncomingMessage & { [GRANT]?: Grant };
 
 /**
  * The grant the access layer gave this request (set by `require`). Services
@@ -68,11 +72,11 @@ const grants = new WeakMap<IncomingMessage, Grant>();
  * who posted, never the payload.
  */
 export function grantOf(req: IncomingMessage): Grant | undefined {
-  return grants.get(req);
+  return (req as Granted)[GRANT];
 }
 
 export function rememberGrant(req: IncomingMessage, g: Grant): Grant {
-  grants.set(req, g);
+  (req as Granted)[GRANT] = g;
   return g;
 }
 

@@ -23,7 +23,7 @@ import {
 } from '../core/floor.js';
 import { MAX_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson } from './http.js';
+import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 
@@ -195,7 +195,9 @@ export class FloorService {
         return sendError(res, e);
       }
       this.store.append(this.stream, events, { idempotencyKey: key && `${this.stream}:${key}` }).then(
-        (r) => sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate }),
+        // {ok, accepted, first, last, duplicate}: numbers and a boolean, written
+        // as text (a third of JSON.stringify's cost, on the hot path).
+        (r) => sendJsonText(res, 200, `{"ok":true,"accepted":${r.last - r.first + 1},"first":${r.first},"last":${r.last},"duplicate":${r.duplicate}}`),
         (e) => sendError(res, e),
       );
     });

@@ -32,7 +32,11 @@ export class HttpError extends Error {
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** Sends JSON the caller has already written as text (the ingest answer is built without JSON.stringify). */
+export function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

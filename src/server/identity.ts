@@ -227,7 +227,8 @@ function callerKey(p: Principal | null, req: IncomingMessage): string {
  */
 export class SharedAccess implements Access {
   readonly hub: StreamHub;
-  private seen = new WeakMap<IncomingMessage, Principal | null>();
+  /** Each request's principal, once found, rides on the request under this instance's symbol (no WeakMap: see access.ts). */
+  private seen = Symbol('roost.principal');
   private limiter: RateLimiter;
   private listeners = new Set<(project: string, uid: string) => void>();
   private expiry: NodeJS.Timeout;
@@ -264,7 +265,7 @@ export class SharedAccess implements Access {
 
   principal(req: IncomingMessage): Principal | null {
     if (this.mode === 'local') return LOCAL_OWNER;
-    const cached = this.seen.get(req);
+    const cached = (req as unknown as Record<symbol, Principal | null | undefined>)[this.seen];
     if (cached !== undefined) return cached;
     const s = this.identity.state;
     let p: Principal | null = null;
@@ -287,7 +288,7 @@ export class SharedAccess implements Access {
         }
       }
     }
-    this.seen.set(req, p);
+    (req as unknown as Record<symbol, Principal | null>)[this.seen] = p;
     this.spend(callerKey(p, req));
     // A cookie rides along on any request the browser makes, including one a
     // foreign page triggers: a write with a cookie must come from our own pages.

@@ -125,11 +125,13 @@ export class StreamHub {
   }
 }
 
-const claims = new WeakMap<IncomingMessage, { hub: StreamHub; owner: StreamOwner }>();
+// The claim rides on the request, like the access layer's grant (src/server/access.ts).
+const CLAIM = Symbol('roost.claim');
+type Claimed = IncomingMessage & { [CLAIM]?: { hub: StreamHub; owner: StreamOwner } };
 
 /** Marks a request as held by `owner`: if it becomes a live stream, `hub` tracks it. */
 export function claimStream(req: IncomingMessage, hub: StreamHub, owner: StreamOwner): void {
-  claims.set(req, { hub, owner });
+  (req as Claimed)[CLAIM] = { hub, owner };
 }
 
 export function sseFrame(epoch: string, position: number, event: string, data: string): Buffer {
@@ -284,7 +286,7 @@ export class LiveChannel {
     const id = LiveChannel.parseId(raw);
     // A stream granted by the access layer is registered with its hub before
     // anything is written, so the per-caller limit can still answer 429.
-    const claim = claims.get(req);
+    const claim = (req as Claimed)[CLAIM];
     let release: (() => void) | null = null;
     let s: Subscriber | null = null;
     if (claim) release = claim.hub.add(claim.owner, (reason) => s && this.end(s, reason));
