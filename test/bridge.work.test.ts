@@ -217,3 +217,40 @@ test('a second bridge on the same root refuses to start and leaves the first one
     await b.stop();
   }
 });
+
+test('two bridges started on one root at the same instant: exactly one runs, the other refuses', { timeout: 60_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const roost = await inProcess();
+  t.after(() => roost.close());
+  const args = ['--server', roost.url, '--root', root, '--space', 'box', '--claude', claude, '--approvals', 'off'];
+  // Several rounds: the window between reading the state file and writing the owner into it is a
+  // few milliseconds, and a guard that only checks the file lets both through in most rounds.
+  for (let round = 0; round < 3; round++) {
+    const pair = [0, 1].map(() => {
+      const proc = spawn(process.execPath, [ROOST_BIN, 'bridge', ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const b = { proc, out: '' };
+      proc.stdout!.on('data', (d) => (b.out += d));
+      proc.stderr!.on('data', (d) => (b.out += d));
+      return b;
+    });
+    try {
+      // Each either refuses (exits) or comes up; wait until both have decided.
+      await until(`both bridges of round ${round} to decide`, async () => pair.every((b) => b.proc.exitCode !== null || b.out.includes('following thread'))).catch((e) => {
+        throw new Error(`${(e as Error).message}:\n${pair.map((b) => b.out).join('\n---\n')}`);
+      });
+      const refused = pair.filter((b) => b.proc.exitCode !== null);
+      assert.equal(refused.length, 1, `round ${round}: exactly one refuses:\n${pair.map((b) => b.out).join('\n---\n')}`);
+      assert.notEqual(refused[0].proc.exitCode, 0);
+      assert.match(refused[0].out, /another bridge .*runs with --root/);
+      const running = pair.find((b) => b.proc.exitCode === null)!;
+      const state = JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
+      assert.equal(state.owner.pid, running.proc.pid, 'the one that runs owns the state file');
+    } finally {
+      await Promise.all(
+        pair.map((b) => (b.proc.exitCode !== null ? undefined : new Promise((ok) => (b.proc.once('exit', ok), b.proc.kill('SIGTERM'))))),
+      );
+    }
+  }
+});

@@ -48,6 +48,7 @@ import { endLeftovers, startOf, stillRuns, type ChildRecord } from './children.j
 import { BoardClient, Connection, type SseFrame } from './client.js';
 import { addWorktree, excludeLocally, mainRepoOf, removeWorktree, repoTop } from './git.js';
 import { HandStarted } from './hands.js';
+import { lockRoot, type RootLock } from './root-lock.js';
 import { SpaceLink, type DueCommand, type Observation } from './work.js';
 
 export interface BridgeOptions {
@@ -205,11 +206,16 @@ export class Bridge {
   private following: Promise<void> | null = null;
   private stopped = false;
   private rootReal = '';
+  /** Held from the start to the end of `stop` (src/bridge/root-lock.ts). */
+  private rootLock: RootLock | null = null;
   /** The due Work commands as the feed last sent them, and those this process already tried to start. */
   private due: DueCommand[] = [];
   private tried = new Set<string>();
   private pumping: Promise<void> = Promise.resolve();
-  /** Resolves once the first frame of the stream (snapshot or replay) has been handled. */
+  /**
+   * Resolves once the first frame of the stream (a snapshot) has been handled,
+   * or, resuming with Last-Event-ID, once the stream is connected.
+   */
   ready: Promise<void>;
   private markReady!: () => void;
 
@@ -303,7 +309,12 @@ export class Bridge {
     this.following = this.client.follow({
       lastEventId: () => this.state.threads[this.streamKey]?.lastEventId,
       onFrame: (f) => this.onFrame(f),
-      onState: (s, why) => this.opts.log(s === 'connected' ? `connected to ${this.conn.server}${this.client.base}/stream` : `stream down (${why}); reconnecting`),
+      onState: (s, why) => {
+        this.opts.log(s === 'connected' ? `connected to ${this.conn.server}${this.client.base}/stream` : `stream down (${why}); reconnecting`);
+        // Resumed with Last-Event-ID: the board was read at the start, and the
+        // server sends only what is new, which may be nothing at all.
+        if (s === 'connected' && this.state.threads[this.streamKey]?.lastEventId) this.markReady();
+      },
     });
   }
 
@@ -330,6 +341,7 @@ export class Bridge {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = null;
     await this.saveState();
+    await this.rootLock?.release();
   }
 
   private async loadState(): Promise<void> {
@@ -350,8 +362,13 @@ export class Bridge {
     // One bridge per root: the state file, the worktrees and the standing agents' sessions are
     // this folder's, and a second bridge would reset them under the first one's feet.
     const owner = this.state.owner;
-    if (owner && owner.pid !== process.pid && stillRuns(owner.pid, owner.start))
-      throw new Error(`another bridge (pid ${owner.pid}) runs with --root ${this.rootReal}: stop it first, or give this one another root (one bridge per root)`);
+    const ownerRuns = !!owner && owner.pid !== process.pid && stillRuns(owner.pid, owner.start);
+    const lock = await lockRoot(this.rootReal);
+    if (!lock || ownerRuns) {
+      await lock?.release();
+      throw new Error(`another bridge${ownerRuns ? ` (pid ${owner!.pid})` : ''} runs with --root ${this.rootReal}: stop it first, or give this one another root (one bridge per root)`);
+    }
+    this.rootLock = lock;
     if (!this.state.bridge) this.state.bridge = 'b' + randomBytes(5).toString('hex');
     await this.saveState();
   }
