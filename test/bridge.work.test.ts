@@ -1,8 +1,8 @@
 // `roost bridge` as a member's Space when things go wrong around it, with a
 // stand-in of Claude Code (test/support/fake-claude.ts): a command that
 // finishes while the server is away and a bridge killed after it, a command
-// interrupted twice, a stop with the server gone, and a second bridge on the
-// same root.
+// interrupted twice, a stop with the server gone, an approval asked while the
+// server is gone, and a second bridge on the same root.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -170,6 +170,45 @@ test('Ctrl-C with the server gone: the bridge ends its sessions and exits within
     throw e;
   } finally {
     await b.stop('SIGKILL');
+    await srv.stop();
+  }
+});
+
+test('an approval asked while Roost is unreachable is denied when its window ends, counted from the ask, and the late request reaches the board already denied', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const port = await freePort();
+  let srv = await child({ port });
+  const w = workApi(srv.url);
+  const args = ['--server', srv.url, '--root', root, '--space', 'box', '--contribute', '--agents', '1', '--claude', claude, '--approvals', 'Bash', '--window', '2s'];
+  const b = await startBridge(args, {});
+  try {
+    const agent = await w.agent();
+    const gate = join(tempDir(), 'go');
+    const c = await w.send(agent.id, `WAIT:${gate} ASK:Bash`);
+    await w.running(c);
+    await srv.stop('SIGKILL');
+    writeFileSync(gate, ''); // Claude Code asks about a Bash call now, with the server gone
+    await sleep(3500); // longer than the window
+    srv = await child({ port, dataDir: srv.dataDir });
+    const r = await w.result(c);
+    const m = /^asked: deny after (\d+)ms: (.*)$/.exec(r.text);
+    assert.ok(m, r.text);
+    assert.ok(Number(m[1]) < 3000, `decided ${m[1]} ms after the ask, within the 2 s window and a little`);
+    assert.match(m[2], /could not be reached within 2s/);
+    // The request reached the board once the server was back, with its denial right behind it.
+    const board = async () => (await (await fetch(`${srv.url}/threads/default/sessions`)).json()) as any;
+    const approvals = await until('the late request and its denial on the board', async () => {
+      const all = (await board()).sessions.flatMap((s: any) => s.approvals ?? []);
+      return all.length > 0 && all.every((a: any) => a.state !== 'pending') && all;
+    });
+    assert.deepEqual(approvals.map((a: any) => [a.tool, a.state]), [['Bash', 'denied']]);
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop();
     await srv.stop();
   }
 });

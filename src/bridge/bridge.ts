@@ -1017,6 +1017,10 @@ export class Bridge {
   }
 
   private async decide(id: string, payload: any): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
+    // The window runs from the moment Claude Code asks, not from when the board
+    // hears of it: a request that reached the board late would otherwise stay
+    // open after the call it asks about had stopped waiting.
+    const deadline = Date.now() + this.opts.windowMs;
     const tool = typeof payload.tool_name === 'string' ? payload.tool_name : 'tool';
     if (id.startsWith('hand_')) {
       // A hand-started session's headless run: nobody watches it, so nothing that needs approval runs.
@@ -1030,7 +1034,7 @@ export class Bridge {
     const digest = digestInput(tool, payload.tool_input, 200);
     const asking = oneLine(`needs approval: ${tool} ${digest}`, 200);
     // The request and the waiting status in one batch: the board never shows one without the other.
-    const posted = await this.client.post(
+    const posting = this.client.post(
       '',
       [
         { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' },
@@ -1038,6 +1042,17 @@ export class Bridge {
       ],
       this.key(id, 'approval', rid),
     );
+    let lateTimer: NodeJS.Timeout | null = null;
+    const late = new Promise<null>((ok) => (lateTimer = setTimeout(() => ok(null), Math.max(0, deadline - Date.now()))));
+    const posted = await Promise.race([posting, late]);
+    if (lateTimer) clearTimeout(lateTimer);
+    if (!posted) {
+      // Roost is unreachable for the whole window. Posts go out in order, so if the
+      // request reaches the board later, this denial reaches it right after.
+      void this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), state: 'denied' }, this.key(id, 'approval', rid, 'window'));
+      if (!run.closing) this.status(run, 'running', `denied: ${tool} (Roost unreachable)`);
+      return { decision: 'deny', reason: `Roost could not be reached within ${formatWindow(this.opts.windowMs)} to ask: denied (unanswered approvals count as a no)` };
+    }
     if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
     // A Work command shows it is blocked while it waits, and resumed once decided (whichever way).
     // The report points at the request on the board (thread, board session, rid), so a member can
@@ -1046,17 +1061,17 @@ export class Bridge {
     const approval = { thread: this.opts.thread, session: id, rid, tool: tool.slice(0, 120), digest };
     if (w) void this.work?.execution(w, 'blocked', { reason: asking, approval }, `${w}:blocked:${rid}`);
     try {
-      return await this.awaitDecision(run, id, rid, tool, digest);
+      return await this.awaitDecision(run, id, rid, tool, digest, deadline);
     } finally {
       if (w) void this.work?.execution(w, 'resumed', { rid }, `${w}:resumed:${rid}`);
     }
   }
 
-  private async awaitDecision(run: Run, id: string, rid: string, tool: string, digest: string): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
+  private async awaitDecision(run: Run, id: string, rid: string, tool: string, digest: string, deadline: number): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
     const decided = new Promise<{ state: 'allowed' | 'denied'; by: string } | null>((wake) => run.waiting.set(rid, wake));
     this.settleWaiters(); // it may be settled already (a replayed decision)
     let timer: NodeJS.Timeout | null = null;
-    const window = new Promise<'window'>((ok) => (timer = setTimeout(() => ok('window'), this.opts.windowMs)));
+    const window = new Promise<'window'>((ok) => (timer = setTimeout(() => ok('window'), Math.max(0, deadline - Date.now()))));
     let outcome = await Promise.race([decided, window]);
     if (timer) clearTimeout(timer);
     if (outcome === 'window') {

@@ -2,7 +2,10 @@
 // speaks stream-json on stdin/stdout like `claude -p --input-format
 // stream-json`, answers each prompt with one text turn and a `result`
 // (`done: <prompt>`), and holds a prompt containing `WAIT:<file>` until that
-// file exists (so a test decides when a command finishes).
+// file exists (so a test decides when a command finishes). A prompt with
+// `ASK:<tool>` then asks the bridge's approval hook about a call of that tool,
+// as Claude Code's PreToolUse hook does, and answers
+// `asked: <decision> after <ms>ms: <reason>` instead.
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './server.js';
@@ -20,11 +23,28 @@ const answer = async (text) => {
   const until = Date.now() + 120000;
   while (w && !existsSync(w[1]) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   const id = 'msg_' + ++n;
-  out({ type: 'assistant', message: { id, content: [{ type: 'text', text: 'done: ' + text }] } });
-  out({ type: 'result', subtype: 'success', is_error: false, duration_ms: 1, num_turns: 1, result: 'done: ' + text });
+  const ask = /ASK:(\\S+)/.exec(text);
+  const reply = ask ? await askHook(ask[1], 'toolu_fake' + n) : 'done: ' + text;
+  out({ type: 'assistant', message: { id, content: [{ type: 'text', text: reply }] } });
+  out({ type: 'result', subtype: 'success', is_error: false, duration_ms: 1, num_turns: 1, result: reply });
   busy--;
   if (ended && !busy) process.exit(0);
 };
+const askHook = (tool, useId) => new Promise((ok) => {
+  const t0 = Date.now();
+  const body = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: tool, tool_input: { command: 'echo hi' }, tool_use_id: useId });
+  const req = require('node:http').request(process.env.ROOST_BRIDGE_HOOK_URL, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+    let b = '';
+    res.on('data', (d) => (b += d));
+    res.on('end', () => {
+      let o = {};
+      try { o = JSON.parse(b).hookSpecificOutput || {}; } catch {}
+      ok('asked: ' + o.permissionDecision + ' after ' + (Date.now() - t0) + 'ms: ' + o.permissionDecisionReason);
+    });
+  });
+  req.on('error', (e) => ok('asked: error ' + e.message));
+  req.end(body);
+});
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => {
   buf += d;
