@@ -277,6 +277,9 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.equal(s.approvals[0].state, 'denied');
     assert.equal(s.approvals[0].by, 'Claude');
     assert.equal(existsSync(join(repo, 'never.txt')), false, 'the unanswered command did not run');
+    // s3's start came after the replayed ones on the stream, and frames are handled in order:
+    // by now the restarted bridge has seen the replay, and ran none of it again.
+    assert.deepEqual((await history(roost)).filter((x) => x.event.type === 'session.spawn').map((x) => x.event.id), ['s1', 's2', 's3'], 'replayed start requests are not run twice');
     const denied = model.requests.flatMap(toolResults).find((r) => r.tool_use_id === 'toolu_late');
     assert.equal(denied?.is_error, true);
     assert.match(denied!.content, /No decision in Roost within 2s: denied/);

@@ -1,6 +1,7 @@
 // One bridge per root, held by the kernel (src/bridge/root-lock.ts): the lock
 // is taken once, freed by a release, and freed by the death of its holder,
-// SIGKILL included, with nothing left behind to clean up.
+// SIGKILL included, with nothing left behind to clean up; a bridge whose start
+// fails lets it go.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -54,4 +55,35 @@ test('a holder killed with SIGKILL frees the root at once', { timeout: 30_000 },
   } finally {
     holder.kill('SIGKILL');
   }
+});
+
+test('a bridge whose start fails leaves its root free for the next one in the same process', { timeout: 30_000 }, async (t) => {
+  if (!need(t, LINUX, NOT_LINUX)) return;
+  const { createServer } = await import('node:http');
+  const { realpathSync } = await import('node:fs');
+  const { Bridge } = await import('../src/bridge/bridge.js');
+  const { tempDir } = await import('./support/server.js');
+  // A "server" that refuses every request for good (404 is not retried).
+  const refuser = createServer((req, res) => {
+    req.resume();
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no such thing"}');
+  });
+  await new Promise<void>((ok) => refuser.listen(0, '127.0.0.1', ok));
+  t.after(() => refuser.close());
+  const root = tempDir('roost-lock-root-');
+  const bridge = new Bridge({
+    server: `http://127.0.0.1:${(refuser.address() as { port: number }).port}`,
+    root,
+    thread: 'default',
+    name: 'Claude',
+    claude: 'claude',
+    approvals: 'Bash',
+    windowMs: 60_000,
+    space: 'box',
+    log: () => {},
+  });
+  await assert.rejects(bridge.start());
+  const lock = await lockRoot(realpathSync(root));
+  assert.ok(lock, 'the failed start did not keep the root');
+  await lock.release();
 });

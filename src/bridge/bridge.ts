@@ -243,6 +243,23 @@ export class Bridge {
   // ------------------------------------------------------------ lifecycle
 
   async start(): Promise<void> {
+    try {
+      await this.begin();
+    } catch (e) {
+      // A start that fails leaves nothing behind: no listener, no connection, and the root
+      // free for the next bridge (in this process too).
+      this.stopped = true;
+      this.conn.close();
+      if (this.saveTimer) clearTimeout(this.saveTimer);
+      this.hookServer?.closeAllConnections();
+      await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+      await this.rootLock?.release();
+      this.rootLock = null;
+      throw e;
+    }
+  }
+
+  private async begin(): Promise<void> {
     this.rootReal = await realpath(resolve(this.opts.root));
     await mkdir(join(this.stateDir, 'worktrees'), { recursive: true });
     const top = await repoTop(this.rootReal);
@@ -328,20 +345,23 @@ export class Bridge {
   async stop(reason = 'bridge stopped', postsMs = 5000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await Promise.all([...this.runs.values()].map((r) => this.close(r, reason, true)));
-    await this.hands?.stop(reason);
-    let timer: NodeJS.Timeout | null = null;
-    await Promise.race([this.conn.drain(), new Promise((r) => (timer = setTimeout(r, postsMs)))]);
-    if (timer) clearTimeout(timer);
-    this.conn.close();
-    await this.following?.catch(() => undefined);
-    await this.work?.stopped();
-    this.hookServer?.closeAllConnections();
-    await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    this.saveTimer = null;
-    await this.saveState();
-    await this.rootLock?.release();
+    try {
+      await Promise.all([...this.runs.values()].map((r) => this.close(r, reason, true)));
+      await this.hands?.stop(reason);
+      let timer: NodeJS.Timeout | null = null;
+      await Promise.race([this.conn.drain(), new Promise((r) => (timer = setTimeout(r, postsMs)))]);
+      if (timer) clearTimeout(timer);
+      this.conn.close();
+      await this.following?.catch(() => undefined);
+      await this.work?.stopped();
+      this.hookServer?.closeAllConnections();
+      await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+      if (this.saveTimer) clearTimeout(this.saveTimer);
+      this.saveTimer = null;
+      await this.saveState();
+    } finally {
+      await this.rootLock?.release();
+    }
   }
 
   private async loadState(): Promise<void> {
@@ -1046,28 +1066,24 @@ export class Bridge {
     const late = new Promise<null>((ok) => (lateTimer = setTimeout(() => ok(null), Math.max(0, deadline - Date.now()))));
     const posted = await Promise.race([posting, late]);
     if (lateTimer) clearTimeout(lateTimer);
-    if (!posted) {
-      // Roost is unreachable for the whole window. Posts go out in order, so if the
-      // request reaches the board later, this denial reaches it right after.
-      void this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), state: 'denied' }, this.key(id, 'approval', rid, 'window'));
-      if (!run.closing) this.status(run, 'running', `denied: ${tool} (Roost unreachable)`);
-      return { decision: 'deny', reason: `Roost could not be reached within ${formatWindow(this.opts.windowMs)} to ask: denied (unanswered approvals count as a no)` };
-    }
-    if (posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
+    if (posted && posted.status !== 200) return { decision: 'deny', reason: `Roost refused the approval request (${posted.json?.message ?? posted.status}): denied` };
+    // No answer yet when the window ends (Roost is away, or slow): awaitDecision finds the window
+    // over and ends it as any other, so a decision that does reach the log first is still obeyed.
     // A Work command shows it is blocked while it waits, and resumed once decided (whichever way).
     // The report points at the request on the board (thread, board session, rid), so a member can
     // decide from the Work view with the board's own post; the server adds the board's project.
-    const w = run.inflight?.kind === 'work' ? run.inflight.command : null;
+    const w = posted && run.inflight?.kind === 'work' ? run.inflight.command : null;
     const approval = { thread: this.opts.thread, session: id, rid, tool: tool.slice(0, 120), digest };
     if (w) void this.work?.execution(w, 'blocked', { reason: asking, approval }, `${w}:blocked:${rid}`);
     try {
-      return await this.awaitDecision(run, id, rid, tool, digest, deadline);
+      return await this.awaitDecision(run, id, rid, tool, digest, deadline, !posted);
     } finally {
       if (w) void this.work?.execution(w, 'resumed', { rid }, `${w}:resumed:${rid}`);
     }
   }
 
-  private async awaitDecision(run: Run, id: string, rid: string, tool: string, digest: string, deadline: number): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
+  /** `unreached`: the request had not got through to Roost when the window ended. */
+  private async awaitDecision(run: Run, id: string, rid: string, tool: string, digest: string, deadline: number, unreached: boolean): Promise<{ decision: 'allow' | 'deny'; reason: string }> {
     const decided = new Promise<{ state: 'allowed' | 'denied'; by: string } | null>((wake) => run.waiting.set(rid, wake));
     this.settleWaiters(); // it may be settled already (a replayed decision)
     let timer: NodeJS.Timeout | null = null;
@@ -1075,16 +1091,25 @@ export class Bridge {
     let outcome = await Promise.race([decided, window]);
     if (timer) clearTimeout(timer);
     if (outcome === 'window') {
-      // Nobody answered in time: say so on the board; whichever decision the log holds first is the one obeyed.
-      await this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), state: 'denied' }, this.key(id, 'approval', rid, 'window'));
-      outcome = await Promise.race([decided, new Promise<null>((ok) => setTimeout(() => ok(null), 5000))]);
+      // Nobody answered in time: say so on the board, and obey whichever decision the log holds
+      // first, for at most 5 s more. The denial is not awaited: with Roost away it waits in the
+      // post queue, behind the request itself (posts go out in order), and the call is denied
+      // meanwhile; the board then shows the request closed by it, never one left open.
+      void this.client.post('', { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), state: 'denied' }, this.key(id, 'approval', rid, 'window'));
+      let grace: NodeJS.Timeout | null = null;
+      outcome = await Promise.race([decided, new Promise<null>((ok) => (grace = setTimeout(() => ok(null), 5000)))]);
+      if (grace) clearTimeout(grace);
       if (outcome?.state === 'denied' && outcome.by === this.opts.name) {
         outcome = null;
       }
       if (!outcome) {
         run.waiting.delete(rid);
-        if (!run.closing) this.status(run, 'running', `denied: ${tool} (no decision)`);
-        return { decision: 'deny', reason: `No decision in Roost within ${formatWindow(this.opts.windowMs)}: denied (unanswered approvals count as a no)` };
+        if (!run.closing) this.status(run, 'running', `denied: ${tool} (${unreached ? 'Roost unreachable' : 'no decision'})`);
+        const within = formatWindow(this.opts.windowMs);
+        return {
+          decision: 'deny',
+          reason: `${unreached ? `Roost could not be reached within ${within} to ask` : `No decision in Roost within ${within}`}: denied (unanswered approvals count as a no)`,
+        };
       }
     }
     if (!outcome) return { decision: 'deny', reason: 'the session has ended in Roost: denied' };
