@@ -5,7 +5,8 @@
 // there is never a stale lock to clean up. Other systems have no abstract
 // sockets; there the owner recorded in the state file (pid and start time,
 // src/bridge/children.ts) is the only guard, and two bridges started at the
-// same instant can both pass it.
+// same instant can both pass it. Abstract names belong to a network namespace,
+// so the same holds between containers that share a folder but not a network.
 
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
