@@ -14,7 +14,7 @@ const NOT_LINUX = 'abstract Unix sockets are Linux-only (elsewhere the state fil
 
 test('a root is locked once: a second taker is refused until the first releases; other roots are their own', async (t) => {
   if (!need(t, LINUX, NOT_LINUX)) return;
-  const root = `/tmp/roost-lock-test-${process.pid}-a`;
+  const root = `/nowhere/roost-lock-test-${process.pid}/a` // only a name: the lock is hashed from it;
   const first = await lockRoot(root);
   assert.ok(first, 'the first taker gets the lock');
   assert.equal(await lockRoot(root), null, 'a second taker is refused');
@@ -30,7 +30,7 @@ test('a root is locked once: a second taker is refused until the first releases;
 
 test('a holder killed with SIGKILL frees the root at once', { timeout: 30_000 }, async (t) => {
   if (!need(t, LINUX, NOT_LINUX)) return;
-  const root = `/tmp/roost-lock-test-${process.pid}-b`;
+  const root = `/nowhere/roost-lock-test-${process.pid}/b`;
   const lockModule = fileURLToPath(new URL('../src/bridge/root-lock.ts', import.meta.url));
   const holder = spawn(
     process.execPath,
