@@ -14,7 +14,8 @@ const NOT_LINUX = 'abstract Unix sockets are Linux-only (elsewhere the state fil
 
 test('a root is locked once: a second taker is refused until the first releases; other roots are their own', async (t) => {
   if (!need(t, LINUX, NOT_LINUX)) return;
-  const root = `/nowhere/roost-lock-test-${process.pid}/a` // only a name: the lock is hashed from it;
+  // Only a name: the lock's name is hashed from it, and nothing is created there.
+  const root = `/nowhere/roost-lock-test-${process.pid}/a`;
   const first = await lockRoot(root);
   assert.ok(first, 'the first taker gets the lock');
   assert.equal(await lockRoot(root), null, 'a second taker is refused');
