@@ -251,8 +251,7 @@ export class Bridge {
       this.stopped = true;
       this.conn.close();
       if (this.saveTimer) clearTimeout(this.saveTimer);
-      this.hookServer?.closeAllConnections();
-      await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+      await this.closeHookServer();
       await this.rootLock?.release();
       this.rootLock = null;
       throw e;
@@ -354,14 +353,19 @@ export class Bridge {
       this.conn.close();
       await this.following?.catch(() => undefined);
       await this.work?.stopped();
-      this.hookServer?.closeAllConnections();
-      await new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
+      await this.closeHookServer();
       if (this.saveTimer) clearTimeout(this.saveTimer);
       this.saveTimer = null;
       await this.saveState();
     } finally {
       await this.rootLock?.release();
     }
+  }
+
+  /** Stops the approval hook's listener, cutting any call still waiting on it. */
+  private closeHookServer(): Promise<void> {
+    this.hookServer?.closeAllConnections();
+    return new Promise<void>((ok) => (this.hookServer ? this.hookServer.close(() => ok()) : ok()));
   }
 
   private async loadState(): Promise<void> {
