@@ -18,8 +18,9 @@ const until = <T>(what: string, f: () => Promise<T | undefined | null | false>, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 after(() => killBridges());
 
-function bridgeArgs(url: string, root: string, claude: string): string[] {
-  return ['--server', url, '--root', root, '--space', 'box', '--contribute', '--agents', '1', '--claude', claude, '--approvals', 'off'];
+/** A contributed Space with one standing agent; `approvals` replaces the default of none. */
+function bridgeArgs(url: string, root: string, claude: string, approvals = ['--approvals', 'off']): string[] {
+  return ['--server', url, '--root', root, '--space', 'box', '--contribute', '--agents', '1', '--claude', claude, ...approvals];
 }
 
 function workApi(url: string) {
@@ -42,13 +43,13 @@ function workApi(url: string) {
 }
 
 /** A `roost serve` child on a known port (so it can come back on it), its Work API, and a bridge on a fresh root running the stand-in. */
-async function serverAndBridge() {
+async function serverAndBridge(approvals?: string[]) {
   const claude = fakeClaude();
   const root = tempDir('roost-bridge-root-');
   const port = await freePort();
   const srv = await child({ port });
   const w = workApi(srv.url);
-  const b = await startBridge(bridgeArgs(srv.url, root, claude), {});
+  const b = await startBridge(bridgeArgs(srv.url, root, claude, approvals), {});
   return { claude, root, port, srv, w, b };
 }
 
@@ -176,13 +177,9 @@ test('Ctrl-C with the server gone: the bridge ends its sessions and exits within
 
 test('an approval asked while Roost is unreachable is denied while it is still away (the window counts from the ask), and the request, reaching the board late, is closed by the bridge’s denial', { timeout: 90_000 }, async (t) => {
   if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
-  const claude = fakeClaude();
-  const root = tempDir('roost-bridge-root-');
-  const port = await freePort();
-  let srv = await child({ port });
-  const w = workApi(srv.url);
-  const args = ['--server', srv.url, '--root', root, '--space', 'box', '--contribute', '--agents', '1', '--claude', claude, '--approvals', 'Bash', '--window', '2s'];
-  const b = await startBridge(args, {});
+  const start = await serverAndBridge(['--approvals', 'Bash', '--window', '2s']);
+  const { port, w, b } = start;
+  let { srv } = start;
   try {
     const agent = await w.agent();
     const gate = join(tempDir(), 'go');
