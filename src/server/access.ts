@@ -61,7 +61,7 @@ export interface Access {
 }
 
 // A request's grant rides on the request itself, under a symbol: a WeakMap
-// entry per request costs about a microsecond on the ingest path with the
+// entry per request cost about 3 µs of CPU on the ingest path with the
 // garbage collector's ephemeron work (docs/architecture.md).
 const GRANT = Symbol('roost.grant');
 type Granted = IncomingMessage & { [GRANT]?: Grant };
