@@ -18,6 +18,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { chromium, type Page } from 'playwright-core';
+// window.__roost, as the page declares it (types only: nothing of web/ is loaded here).
+import type {} from '../web/src/floor/hook.js';
 
 const AGENTS = 200;
 const TEAMS = 8;
@@ -289,22 +291,6 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
     await new Promise((r) => server.once('exit', r));
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(profile, { recursive: true, force: true });
-  }
-}
-
-// window.__roost's shape, as far as the bench reads it (the app defines it in web/).
-declare global {
-  interface Window {
-    __roost?: {
-      client: { connection: string; stats: { frames: number; duplicates: number; snapshots: number } };
-      scene: { counters: { draws: number } };
-      state: { agents: Map<string, unknown> };
-      afterDraw: ((events: { ts?: unknown; activity?: unknown }[], at: number) => void) | null;
-      frameWork: Float64Array;
-      frameCount: number;
-      drawWork: Float64Array;
-      drawCount: number;
-    };
   }
 }
 

@@ -16,12 +16,8 @@ import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
 import { SqliteStore } from '../src/storage/index.js';
 
-/** What the page exposes for tests (web/src/board/useBoard.ts). */
-declare global {
-  interface Window {
-    __roostBoards?: Record<string, { connection: string; stats: { reconnects: number; resets: number; duplicates: number } }>;
-  }
-}
+// window.__roostBoards, as the page declares it (types only).
+import type {} from '../web/src/board/useBoard.js';
 
 const HAVE = chromiumPath() !== null;
 const WHY = 'chromium is not installed (apt-get install chromium, or set ROOST_CHROMIUM)';

@@ -19,12 +19,8 @@ import { modelStandin, step, text, toolUse, hasResult, and, not } from './suppor
 import { askedWithBash as asked } from './support/model-standin.js';
 import { until as waitUntil, git } from './support/until.js';
 
-/** What the page exposes for tests (web/src/board/useBoard.ts). */
-declare global {
-  interface Window {
-    __roostBoards?: Record<string, { connection: string; stats: { reconnects: number; resets: number; duplicates: number } }>;
-  }
-}
+// window.__roostBoards, as the page declares it (types only).
+import type {} from '../web/src/board/useBoard.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const BUILT = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js')) && existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html'));

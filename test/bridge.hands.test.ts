@@ -7,11 +7,12 @@ import { execFile, execFileSync } from 'node:child_process';
 import { request } from 'node:http';
 import { HandStarted } from '../src/bridge/index.js';
 import { MAX_HANDS } from '../src/bridge/hands.js';
+import type { Observation } from '../src/bridge/work.js';
 
 function listener() {
-  const seen: any[] = [];
+  const seen: Observation[] = [];
   const hands = new HandStarted({
-    space: { observe: (...a: any[]) => seen.push(...a), execution: async () => ({ status: 200, json: {} }), terminal: () => undefined } as any,
+    space: { observe: (...a) => void seen.push(...a), execution: async () => ({ status: 200, json: {} }), terminal: () => undefined },
     claude: 'claude',
     env: () => ({}),
     settings: '{}',
@@ -61,15 +62,15 @@ test('the hooks listener takes a hook command’s JSON post and refuses what a w
   // Another host name (DNS rebinding without an origin header) is refused too.
   const rebound = await send(url, 'POST', { ...json, host: 'evil.example' }, hook('s-host'));
   assert.equal(rebound.status, 403);
-  assert.deepEqual(seen, [], 'nothing refused was observed');
+  assert.deepEqual(seen.map((o) => o.session), [], 'nothing refused was observed');
   assert.equal(hands.has('s-plain') || hands.has('s-page') || hands.has('s-host'), false);
 
   // What a hook command sends is taken.
   const ok = await send(url, 'POST', { 'content-type': 'application/json; charset=utf-8' }, hook('s-real'));
   assert.equal(ok.status, 200);
   assert.ok(hands.has('s-real'));
-  assert.equal(seen.at(-1).session, 's-real');
-  assert.equal(seen.at(-1).state, 'idle');
+  assert.equal(seen.at(-1)?.session, 's-real');
+  assert.equal(seen.at(-1)?.state, 'idle');
   // The curl command hook of docs/work.md, as written.
   let curl = true;
   try {
@@ -85,7 +86,7 @@ test('the hooks listener takes a hook command’s JSON post and refuses what a w
     });
     assert.equal(out, '{}');
     assert.ok(hands.has('s-curl'));
-    assert.equal(seen.at(-1).state, 'working');
+    assert.equal(seen.at(-1)?.state, 'working');
   }
   // Not JSON, or another path: refused.
   assert.equal((await send(url, 'POST', json, 'not json')).status, 400);

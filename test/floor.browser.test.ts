@@ -12,6 +12,8 @@ import { chromiumPath, launch } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT, type Roost } from '../src/server/index.js';
 import { Demo } from '../src/cli/demo.js';
+// window.__roost, as the page declares it (types only).
+import type {} from '../web/src/floor/hook.js';
 
 const HAVE = chromiumPath() !== null;
 type Server = Roost & { dataDir: string };

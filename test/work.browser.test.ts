@@ -40,7 +40,6 @@ async function signIn(ctx: BrowserContext, base: string, login: string): Promise
   return page;
 }
 
-const rail = (p: Page) => p.getByTestId('work-rail');
 const transcript = (p: Page) => p.getByTestId('transcript').locator('li.msg');
 async function texts(p: Page): Promise<string[]> {
   return transcript(p).evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));

@@ -68,7 +68,7 @@ test('two nodes, one Work project: FIFO order decided by the database, Space and
 
 test('two nodes: a blocked report on one node is checked against the board request the bridge posted on the other a moment before', { timeout: 60_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
-  await twoNodes(async ({ a, b, A, B, space }) => {
+  await twoNodes(async ({ A, B, space }) => {
     assert.equal((await A.post('/api/v2/projects/default/spaces', { space })).status, 200);
     assert.equal((await A.post(`/api/v2/spaces/${space}/agents`, { project: 'default', full: true, agents: [{ session: 's1', origin: 'bridge' }] })).status, 200);
     assert.equal((await A.post('/threads/ops/sessions', { type: 'session.spawn', id: 'job', session: 'job', flavor: 'plain' })).status, 200);

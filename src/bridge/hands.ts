@@ -21,7 +21,8 @@ import { blocksOf, startClaude, succeeded, type ChildTracker, type ClaudeProcess
 import type { DueCommand, Observation, SpaceLink } from './work.js';
 
 export interface HandStartedOptions {
-  space: SpaceLink;
+  /** The parts of the Space link it uses: it reports sessions and runs commands, nothing else. */
+  space: Pick<SpaceLink, 'observe' | 'execution' | 'terminal'>;
   claude: string;
   /** The environment of a headless run (`hookId` names it to the approval hook). */
   env: (hookId: string) => NodeJS.ProcessEnv;

@@ -99,7 +99,7 @@ export class HookService {
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
       // observation hook sees the same call and leaves the floor to it.
-      if (url.searchParams.get('hold') === '1') await this.holdForApproval(req, res, floor, await this.approvalsOf.of(req), tool, payload, m, parseWindow(url.searchParams.get('window')));
+      if (url.searchParams.get('hold') === '1') await this.holdForApproval(res, floor, await this.approvalsOf.of(req), tool, payload, m, parseWindow(url.searchParams.get('window')));
       else sendJson(res, 200, {});
       return;
     }
@@ -108,7 +108,6 @@ export class HookService {
   };
 
   private async holdForApproval(
-    req: IncomingMessage,
     res: ServerResponse,
     floor: FloorService,
     approvals: ApprovalService,

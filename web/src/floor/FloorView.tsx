@@ -10,32 +10,10 @@ import { FloorClient, type Connection } from './live.js';
 import { FloorScene } from './scene.js';
 import { ATTENTION, POSE_TEXT, STATUS_COLOR, STATUS_LABEL } from './look.js';
 import { AgentApprovals } from '../approvals/InboxView.js';
+import type { RoostHook } from './hook.js';
 
 /** DOM refresh period: the canvas is live per frame, the words around it need not be. */
 const UI_EVERY_MS = 250;
-
-declare global {
-  interface Window {
-    __roost?: RoostHook;
-  }
-}
-
-/** A read-only window for tests and the bench: what the page folded and drew. */
-export interface RoostHook {
-  client: FloorClient;
-  scene: FloorScene;
-  readonly state: FloorState;
-  /** Canvas-relative position of an agent's character, in CSS pixels, plus the canvas's page offset. */
-  where(id: string, part?: 'body' | 'ring'): { x: number; y: number } | null;
-  /** Called after each drawn frame with the events it folded (the bench times POST → drawn with it). */
-  afterDraw: ((events: { ts?: unknown; activity?: unknown }[], at: number) => void) | null;
-  /** Per-frame work (fold + draw) in ms, a ring of the last 4096 frames. */
-  frameWork: Float64Array;
-  frameCount: number;
-  /** The same, for the frames that drew (the others only folded). */
-  drawWork: Float64Array;
-  drawCount: number;
-}
 
 function ago(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
