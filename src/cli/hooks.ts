@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { COMMAND_ONLY_EVENTS, OBSERVED_EVENTS, AGENT_TOOLS, type AgentTool } from '../integrations/index.js';
 import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
+import { claudeMatcher } from '../core/approval-rules.js';
 import { PACKAGE_ROOT } from '../server/index.js';
 import { formatWindow, parseWindow } from '../server/hooks.js';
 
@@ -87,7 +88,10 @@ export function approvalTimeoutSeconds(windowMs: number): number {
 /** The handlers Roost adds, per event: `[event, matcher | undefined, handler]`. */
 export function roostHandlers(o: HookOptions): [string, string | undefined, Json][] {
   const out: [string, string | undefined, Json][] = [];
-  const approvalMatcher = o.approvals === 'all' || o.approvals === '*' ? '*' : o.approvals;
+  // Claude Code runs the approval hook for the tools its matcher selects; the
+  // hook script then applies the rule itself (approval-rules.ts), so the
+  // matcher only has to select at least those tools.
+  const approvalMatcher = o.approvals ? (claudeMatcher(o.approvals) ?? '*') : undefined;
   switch (o.tool) {
     case 'claude-code': {
       if (o.commandOnly) {
@@ -237,7 +241,7 @@ const USAGE = `usage:
   roost hooks uninstall [--tool T] [--user | --project DIR]
   roost hooks status    [--tool T] [--user | --project DIR]
 
-RULES is a tool-name pattern in Claude Code's matcher syntax: Bash, 'Edit|Write', 'mcp__.*'.
+RULES names the tools that wait for a decision: Bash, 'Edit|Write', 'mcp__.*', '!Read|!Grep' (all but those).
 `;
 
 /** Runs the `hooks` verb; returns what it printed (also written to stdout). */
@@ -284,12 +288,8 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       if (window === undefined || window < 1000) throw new Error(`--window must be a duration like 90s, 10m or 1h (at least 1s), got ${values.window}`);
       let approvals = values.approvals?.trim();
       if (approvals === 'off' || approvals === 'none' || approvals === '') approvals = undefined;
-      if (approvals && approvals !== 'all' && approvals !== '*') {
-        try {
-          new RegExp(approvals);
-        } catch (e) {
-          throw new Error(`--approvals "${approvals}" is not a valid pattern: ${(e as Error).message}`);
-        }
+      if (approvals && claudeMatcher(approvals) === null) {
+        throw new Error(`--approvals "${approvals}" is not a rule: use all, tool names (Bash), alternatives (Edit|Write), * or .* as a wildcard (mcp__.*), !Name to leave a tool out`);
       }
       const tokenEnv = values['token-env'];
       if (tokenEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) throw new Error(`--token-env must be an environment variable name like ROOST_TOKEN, got ${tokenEnv}`);

@@ -330,20 +330,7 @@ function safeJson(v: unknown): string {
 
 // ---------------------------------------------------------------- rules
 
-/**
- * Whether `tool` needs approval under `rules`: `all` / `*` (every tool), or a
- * regular expression over the whole tool name in Claude Code's matcher syntax
- * (`Bash`, `Edit|Write`, `mcp__.*`). An empty or `off` rule needs none. A
- * rule that is not a valid expression matches every tool: a typo must not
- * switch approvals off (fail safe).
- */
-export function needsApproval(rules: string | undefined | null, tool: string): boolean {
-  const r = (rules ?? '').trim();
-  if (!r || r === 'off' || r === 'none') return false;
-  if (r === 'all' || r === '*') return true;
-  try {
-    return new RegExp(`^(?:${r})$`).test(tool);
-  } catch {
-    return true;
-  }
-}
+// Which tools need approval: a caller's rule, matched in linear time with a
+// restricted syntax (see approval-rules.ts). Re-exported here, where the hook
+// script and older callers look for it.
+export { needsApproval } from './approval-rules.js';
