@@ -5,7 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../src/storage/index.js';
-import { startRoost, createOwner, type Roost } from '../src/server/index.js';
+import { startRoost, type Roost } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 import { openSse } from './support/sse.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable } from './support/pg.js';

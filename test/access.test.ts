@@ -7,7 +7,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
-import { startRoost, createOwner, type Roost, type RoostConfig } from '../src/server/index.js';
+import { startRoost, type Roost, type RoostConfig } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 import { inProcess, tempDir } from './support/server.js';
 import { openSse, type SseReader } from './support/sse.js';
 
@@ -106,11 +107,11 @@ describe('shared mode: every endpoint of the floor, the board, approvals and hoo
     ['GET', '/approvals/stream', undefined, 'viewer'],
     ['GET', '/approvals/ap_none', undefined, 'viewer'],
     ['POST', '/approvals/ap_none/decision', { decision: 'allow' }, 'editor'],
-    ['GET', '/threads/t1/sessions', undefined, 'viewer'],
-    ['GET', '/threads/t1/sessions/stream', undefined, 'viewer'],
-    ['POST', '/threads/t1/sessions', { type: 'session.spawn', id: 's-perm', session: 'perm', flavor: 'plain', root: '~/x' }, 'editor'],
-    ['POST', '/threads/t1/sessions/requests', { type: 'request.start', root: '~/x' }, 'editor'],
-    ['POST', '/threads/t1/sessions/live', { type: 'session.stream', id: 'nope', text: 'x' }, 'editor'],
+    ['GET', '/fleet/t1', undefined, 'viewer'],
+    ['GET', '/fleet/t1/stream', undefined, 'viewer'],
+    ['POST', '/fleet/t1', { type: 'session.spawn', id: 's-perm', session: 'perm', flavor: 'plain', root: '~/x' }, 'editor'],
+    ['POST', '/fleet/t1/requests', { type: 'request.start', root: '~/x' }, 'editor'],
+    ['POST', '/fleet/t1/live', { type: 'session.stream', id: 'nope', text: 'x' }, 'editor'],
     ['POST', '/hooks/claude-code', { session_id: 'hook-perm', hook_event_name: 'SessionStart', cwd: '/tmp/x', source: 'startup' }, 'editor'],
   ];
 
@@ -211,7 +212,7 @@ describe('shared mode: every endpoint of the floor, the board, approvals and hoo
     assert.deepEqual([me.json.kind, me.json.user.login, me.json.scope], ['token', 'bob', { project: 'default', role: 'viewer' }]);
     // An editor token writes, attributed to its maker.
     const ed = await mintToken(srv, as.editor, 'default', 'editor');
-    const ok = await call(srv.url, ed, 'POST', '/threads/t2/sessions', { type: 'session.spawn', id: 's-tok', session: 'tok', flavor: 'plain', root: '~/t' });
+    const ok = await call(srv.url, ed, 'POST', '/fleet/t2', { type: 'session.spawn', id: 's-tok', session: 'tok', flavor: 'plain', root: '~/t' });
     assert.equal(ok.status, 200);
     const [stored] = await srv.store.read('sessions:t2', 0, 1);
     assert.equal(JSON.parse(stored.body).name, 'Bob', 'identity comes from the token, not the payload');
@@ -298,10 +299,10 @@ describe('shared mode: role changes reach open streams at once; history keeps it
 
   test('editor → viewer: streams stay, the next write fails; removed: streams close with a reason, requests refused', async (t) => {
     const bobToken = await mintToken(srv, bob, 'default', 'editor');
-    const r1 = await call(srv.url, bob, 'POST', '/threads/t1/sessions', { type: 'session.spawn', id: 's1', session: 'bob-session', flavor: 'plain', root: '~/b' });
+    const r1 = await call(srv.url, bob, 'POST', '/fleet/t1', { type: 'session.spawn', id: 's1', session: 'bob-session', flavor: 'plain', root: '~/b' });
     assert.equal(r1.status, 200);
     const floorStream = await stream(srv.url, bob, '/stream');
-    const boardStream = await stream(srv.url, bob, '/threads/t1/sessions/stream');
+    const boardStream = await stream(srv.url, bob, '/fleet/t1/stream');
     const approvalsStream = await stream(srv.url, bob, '/approvals/stream');
     const tokenStream = await stream(srv.url, bobToken, '/stream');
     const ownerStream = await stream(srv.url, srv.owner, '/stream');
@@ -338,7 +339,7 @@ describe('shared mode: role changes reach open streams at once; history keeps it
     await call(srv.url, srv.owner, 'POST', '/events', { type: 'status', agent: 'after', status: 'working' });
     await ownerStream.waitFor((f) => f.event === 'event' && f.data.includes('"after"'));
     // History keeps its attribution: the board's replay still names Bob.
-    const replay = await stream(srv.url, srv.owner, `/threads/t1/sessions/stream?lastEventId=${srv.store.epoch}:0`);
+    const replay = await stream(srv.url, srv.owner, `/fleet/t1/stream?lastEventId=${srv.store.epoch}:0`);
     const spawned = await replay.waitFor((f) => f.event === 'event' && f.data.includes('bob-session'));
     assert.equal(JSON.parse(spawned.data).event.name, 'Bob');
     assert.equal(JSON.parse(spawned.data).event.uid, bob.uid);
@@ -443,8 +444,8 @@ describe('shared mode: every mutation is idempotent with its key', () => {
     assert.deepEqual([f2.json.first, f2.json.duplicate], [f1.json.first, true]);
     assert.equal(srv.floor.position, f1.json.last);
     const spawn = { type: 'session.spawn', id: 's9', session: 'nine', flavor: 'plain', root: '~/n' };
-    const s1 = await call(srv.url, tok, 'POST', '/threads/t9/sessions', spawn, { 'idempotency-key': 's1' });
-    const s2 = await call(srv.url, tok, 'POST', '/threads/t9/sessions', spawn, { 'idempotency-key': 's1' });
+    const s1 = await call(srv.url, tok, 'POST', '/fleet/t9', spawn, { 'idempotency-key': 's1' });
+    const s2 = await call(srv.url, tok, 'POST', '/fleet/t9', spawn, { 'idempotency-key': 's1' });
     assert.deepEqual([s1.status, s2.status, s2.json.duplicate, s2.json.first], [200, 200, true, s1.json.first]);
     assert.equal((await srv.store.read('sessions:t9', 0, 100)).length, 1);
   });

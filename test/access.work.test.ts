@@ -5,7 +5,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
-import { startRoost, createOwner, type Roost } from '../src/server/index.js';
+import { startRoost, type Roost } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 import { answer, tempDir } from './support/server.js';
 import { openSse } from './support/sse.js';
 

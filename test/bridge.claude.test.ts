@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { applySessionEvent, emptySessions } from '../src/core/sessions.js';
+import { applySessionEvent, emptySessions } from '../src/core/fleet.js';
 import { need } from './support/env.js';
 import { inProcess, freePort, tempDir } from './support/server.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
@@ -36,12 +36,12 @@ function startBridge(server: string, root: string, home: string, modelUrl: strin
 async function post(url: string, path: string, body: unknown, name: string, key?: string): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'roost-name': name };
   if (key) headers['idempotency-key'] = key;
-  const r = await fetch(`${url}/threads/${THREAD}/sessions${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const r = await fetch(`${url}/fleet/${THREAD}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   return { status: r.status, json: await r.json() };
 }
 
 async function board(url: string): Promise<any> {
-  return (await fetch(`${url}/threads/${THREAD}/sessions`)).json();
+  return (await fetch(`${url}/fleet/${THREAD}`)).json();
 }
 
 async function sessionOf(url: string, id: string): Promise<any> {
@@ -189,7 +189,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.deepEqual(chat.slice(0, 3), ['Claude: started session “fix-login” on ' + repo.replace(home, '~'), 'Paul: asked fix-login: “PROMPT-ONE say hi”', 'Claude: [fix-login] Hi from the stand-in.']);
 
     // ---- a tool call waits; Ana allows, Bob's later deny changes nothing
-    const sse = await openSse(`${url}/threads/${THREAD}/sessions/stream`);
+    const sse = await openSse(`${url}/fleet/${THREAD}/stream`);
     assert.equal((await post(url, '', { type: 'session.prompt', id: 's1', text: 'PROMPT-TWO commit a note' }, 'Ana')).status, 200);
     const pending = await until('a pending approval', async () => {
       const x = await sessionOf(url, 's1');

@@ -15,7 +15,7 @@ after(async () => {
 });
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(`${roost.url}/threads/t1/sessions${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const r = await fetch(`${roost.url}/fleet/t1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: r.status, json: (await r.json()) as any };
 }
 
@@ -38,7 +38,7 @@ test('a start request is checked, stamped with the transport identity, stored on
   }
   assert.equal((await stored()).length, 0, 'nothing refused is stored');
 
-  const sse = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  const sse = await openSse(`${roost.url}/fleet/t1/stream`);
   const r = await post('/requests', { type: 'request.start', session: 'fix-login', name: 'Mallory', uid: 'u_mallory', ts: 1 }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
   assert.equal(r.status, 200);
   assert.match(r.json.id, /^s-[0-9a-f]{12}$/, 'the server picks an id');
@@ -50,7 +50,7 @@ test('a start request is checked, stamped with the transport identity, stored on
   assert.ok(e.ts > 1, 'ts is the server clock');
   const frame = await sse.waitFor((f) => f.event === 'event');
   assert.deepEqual(JSON.parse(frame.data).chat, null, 'no chat line');
-  assert.deepEqual((await (await fetch(`${roost.url}/threads/t1/sessions`)).json() as any).sessions, [], 'the board is unchanged');
+  assert.deepEqual((await (await fetch(`${roost.url}/fleet/t1`)).json() as any).sessions, [], 'the board is unchanged');
   sse.close();
 
   // Once the session is on the board, a start for its id is a conflict.
@@ -64,7 +64,7 @@ test('a start request is checked, stamped with the transport identity, stored on
 test('live frames reach live readers without an id and are never stored or replayed', async () => {
   assert.equal((await post('/live', { type: 'session.tool', id: 'nobody', text: 'x' })).status, 404);
   assert.equal((await post('/live', { type: 'session.turn', id: 's1' })).status, 400);
-  const sse = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  const sse = await openSse(`${roost.url}/fleet/t1/stream`);
   await sse.waitFor((f) => f.event === 'snapshot');
   const before = (await stored()).length;
   const r = await post('/live', { type: 'session.tool', id: 's1', tool: 'Bash', text: '$ npm test' }, { 'roost-name': 'Claude' });
@@ -77,8 +77,8 @@ test('live frames reach live readers without an id and are never stored or repla
   assert.equal((await stored()).length, before, 'nothing stored');
   sse.close();
   // A replay from the start holds the stored events only.
-  const snap = await (await fetch(`${roost.url}/threads/t1/sessions`)).json() as any;
-  const replay = await openSse(`${roost.url}/threads/t1/sessions/stream`, { 'last-event-id': `${snap.epoch}:0` });
+  const snap = await (await fetch(`${roost.url}/fleet/t1`)).json() as any;
+  const replay = await openSse(`${roost.url}/fleet/t1/stream`, { 'last-event-id': `${snap.epoch}:0` });
   await replay.waitFor((f) => f.id === `${snap.epoch}:${snap.position}`);
   assert.equal(replay.frames.some((f) => f.event === 'live'), false);
   replay.close();
@@ -120,11 +120,11 @@ test('the bridge’s hook fails closed: no bridge, a dead bridge or a bad answer
 });
 
 test('presence: members learn how many bridges follow the thread, live', async () => {
-  const state = async () => ((await (await fetch(`${roost.url}/threads/t1/sessions`)).json()) as any).bridges;
+  const state = async () => ((await (await fetch(`${roost.url}/fleet/t1`)).json()) as any).bridges;
   assert.equal(await state(), 0);
-  const member = await openSse(`${roost.url}/threads/t1/sessions/stream`);
+  const member = await openSse(`${roost.url}/fleet/t1/stream`);
   await member.waitFor((f) => f.event === 'snapshot');
-  const bridge = await openSse(`${roost.url}/threads/t1/sessions/stream`, { 'roost-client': 'bridge' });
+  const bridge = await openSse(`${roost.url}/fleet/t1/stream`, { 'roost-client': 'bridge' });
   const snap = await bridge.waitFor((f) => f.event === 'snapshot');
   assert.equal(JSON.parse(snap.data).bridges, 1);
   assert.equal(await state(), 1);

@@ -198,7 +198,7 @@ test('an approval asked while Roost is unreachable is denied while it is still a
     assert.ok(Number(m[1]) < 8000, `denied ${m[1]} ms after the ask: within the window and its 5 s, while the server was away`);
     assert.match(m[2], /could not be reached within 2s/);
     // The request reached the board once the server was back, with its denial right behind it.
-    const board = async () => (await (await fetch(`${srv.url}/threads/default/sessions`)).json()) as any;
+    const board = async () => (await (await fetch(`${srv.url}/fleet/default`)).json()) as any;
     const approvals = await until('the late request and its denial on the board', async () => {
       const all = (await board()).sessions.flatMap((s: any) => s.approvals ?? []);
       return all.length > 0 && all.every((a: any) => a.state !== 'pending') && all;
@@ -226,7 +226,7 @@ test('a second bridge on the same root refuses to start and leaves the first one
   t.after(() => roost.close());
   const b = await startBridge(bridgeArgs(roost.url, root, claude), {});
   try {
-    const r = await fetch(`${roost.url}/threads/default/sessions/requests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'request.start', session: 'fix' }) });
+    const r = await fetch(`${roost.url}/fleet/default/requests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'request.start', session: 'fix' }) });
     const { id } = (await r.json()) as any;
     await b.waitFor(`started ${id}`);
     const worktree = join(root, '.roost-bridge', 'worktrees', id);
@@ -247,7 +247,7 @@ test('a second bridge on the same root refuses to start and leaves the first one
     const after = stateOf();
     assert.equal(after.owner.pid, b.proc.pid, 'it still owns the state file');
     assert.deepEqual([after.bridge, after.agents, after.children], [before.bridge, before.agents, before.children], 'its identity, agents and processes are kept');
-    const board = (await (await fetch(`${roost.url}/threads/default/sessions`)).json()) as any;
+    const board = (await (await fetch(`${roost.url}/fleet/default`)).json()) as any;
     assert.equal(board.sessions.find((s: any) => s.id === id)?.state === 'ended', false, 'its session still runs');
   } catch (e) {
     console.error(b.log());

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../src/storage/index.js';
-import { createOwner } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 import { child, post, tempDir, type ChildServer } from './support/server.js';
 import { openSse, type SseFrame, type SseReader } from './support/sse.js';
 import { need } from './support/env.js';

@@ -15,7 +15,7 @@ import { chromiumPath, CHROMIUM_ARGS } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { SqliteStore } from '../src/storage/index.js';
-import { createOwner } from '../src/server/identity.js';
+import { createOwner } from '../src/cli/owner.js';
 import { CLAUDE_BIN, claudeAvailable, claudeSetup } from './support/claude.js';
 import { and, askedWithBash as asked, hasResult, modelStandin, not, step, text } from './support/model-standin.js';
 import { bridgeBuilt, killBridges, startBridge, type BridgeProc } from './support/bridge.js';
@@ -101,11 +101,11 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     }
     /** The owner acts on the fleet board as any member would (the board view and the approvals inbox post the same). */
     const onBoard = async (path: string, body: unknown) => {
-      const r = await admin.post(base + '/threads/default/sessions' + path, { data: body, headers: { origin: base, 'roost-project': 'default' } });
+      const r = await admin.post(base + '/fleet/default' + path, { data: body, headers: { origin: base, 'roost-project': 'default' } });
       assert.equal(r.status(), 200, await r.text());
     };
     const boardSession = async (id: string) =>
-      ((await (await admin.get(base + '/threads/default/sessions', { headers: { 'roost-project': 'default' } })).json()) as any).sessions.find((s: any) => s.id === id);
+      ((await (await admin.get(base + '/fleet/default', { headers: { 'roost-project': 'default' } })).json()) as any).sessions.find((s: any) => s.id === id);
     const snapshot = async () => (await (await owner.request.get(base + '/api/v2/snapshot?project=default')).json()) as any;
 
     // 2. The owner runs her bridge (her token) and contributes its Space from the Work view.
@@ -199,7 +199,7 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     await viewer.getByTestId('work-approval').getByTestId('approval-readonly').filter({ hasText: 'You are a viewer' }).waitFor({ timeout: 10_000 });
     assert.equal(await viewer.getByTestId('approval-allow').count(), 0, 'no buttons for a viewer');
     const forged = await viewer.evaluate(
-      async (r) => (await fetch('/threads/default/sessions?project=default', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'session.approval', id: 'fix-login', rid: r, state: 'allowed' }) })).status,
+      async (r) => (await fetch('/fleet/default?project=default', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'session.approval', id: 'fix-login', rid: r, state: 'allowed' }) })).status,
       rid,
     );
     assert.equal(forged, 403, "the server refuses a viewer's decision");

@@ -107,7 +107,7 @@ test('Work commands run in a real Claude Code session of the bridge, one at a ti
     assert.equal(agent.callable, true, 'what the bridge runs is callable by editors');
     assert.match(agent.pane, /^pid \d+$/);
     // It is a board session too: the fleet board shows it.
-    const board = await (await fetch(`${w.roost.url}/threads/default/sessions`)).json();
+    const board = await (await fetch(`${w.roost.url}/fleet/default`)).json();
     assert.ok(board.sessions.some((s: any) => s.name === 'test-box #1' && s.state !== 'ended'), 'the standing agent is on the board');
 
     const a = await w.send(agent.id, 'FIRST: where is the login bug?');
@@ -171,7 +171,7 @@ test('a tool that needs approval in a Work command: blocked, resumed once a memb
   await guard(w.log, async () => {
     await w.startBridge();
     const agent = await until('the agent', async () => (await w.snap()).agents.find((a: any) => a.state !== 'ended'));
-    const boardId = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((s: any) => s.state !== 'ended').id;
+    const boardId = (await (await fetch(`${w.roost.url}/fleet/default`)).json()).sessions.find((s: any) => s.state !== 'ended').id;
 
     // A member allows it on the board (the approvals inbox does the same post).
     const ship = await w.send(agent.id, 'SHIP: ship the release');
@@ -179,10 +179,10 @@ test('a tool that needs approval in a Work command: blocked, resumed once a memb
     assert.match(blocked.blockedOn, /^needs approval: Bash \$ echo shipped > shipped\.txt/);
     assert.equal((await w.snap()).agents.find((a: any) => a.id === agent.id).state, 'blocked', 'the agent shows it is blocked');
     const pending = await until('the pending approval on the board', async () => {
-      const s = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((x: any) => x.id === boardId);
+      const s = (await (await fetch(`${w.roost.url}/fleet/default`)).json()).sessions.find((x: any) => x.id === boardId);
       return s?.approvals.find((a: any) => a.state === 'pending');
     });
-    const decided = await fetch(`${w.roost.url}/threads/default/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': 'Olive' }, body: JSON.stringify({ type: 'session.approval', id: boardId, rid: pending.rid, state: 'allowed' }) });
+    const decided = await fetch(`${w.roost.url}/fleet/default`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': 'Olive' }, body: JSON.stringify({ type: 'session.approval', id: boardId, rid: pending.rid, state: 'allowed' }) });
     assert.equal(decided.status, 200);
     const shipped = await w.result(ship);
     assert.equal(shipped.text, 'SHIP-DONE: shipped');
@@ -195,7 +195,7 @@ test('a tool that needs approval in a Work command: blocked, resumed once a memb
     await until('the second block', async () => (await w.snap()).executions.find((x: any) => x.command === push && x.state === 'blocked'));
     const pushed = await w.result(push, 20_000);
     assert.match(pushed.text, /^PUSH-DONE: .*No decision in Roost within 3s: denied/);
-    const board = (await (await fetch(`${w.roost.url}/threads/default/sessions`)).json()).sessions.find((x: any) => x.id === boardId);
+    const board = (await (await fetch(`${w.roost.url}/fleet/default`)).json()).sessions.find((x: any) => x.id === boardId);
     assert.equal(board.approvals.find((a: any) => a.rid !== pending.rid)?.state, 'denied');
     // The project's log: each command started, blocked, resumed once decided, then finished.
     const log = (await w.roost.store.read('work:default', 0, 10_000)).map((e) => JSON.parse(e.body));

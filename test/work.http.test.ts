@@ -7,7 +7,8 @@ import { TestAccess, client, workServer, type WorkServer } from './support/work-
 import { openSse } from './support/sse.js';
 import { answer, inProcess, tempDir } from './support/server.js';
 import { SqliteStore } from '../src/storage/index.js';
-import { createOwner, startRoost } from '../src/server/index.js';
+import { startRoost } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 
 function people(): TestAccess {
   const a = new TestAccess().person('ann', 'Ann').person('bob', 'Bob').person('vic', 'Vic').person('eve', 'Eve');
@@ -25,7 +26,7 @@ async function onBoard(s: WorkServer, project: string, thread: string, events: R
     `sessions:${project}:${thread}`,
     events.map((e) => ({ type: String(e.type), body: JSON.stringify({ name: 'Ann', uid: 'ann', ts: Date.now(), ...e }) })),
   );
-  await (await s.sessions.board(thread, project)).folded(r.last);
+  await (await s.fleet.board(thread, project)).folded(r.last);
 }
 
 async function setup(s: WorkServer) {
@@ -670,7 +671,7 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
     const space = (await call(bridge, 'POST', '/api/v2/spaces', { name: "Ann's laptop" })).json.id;
     assert.equal((await call(bridge, 'POST', '/api/v2/projects/default/spaces', { space })).status, 200);
     assert.equal((await call(bridge, 'POST', `/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'cc-1', label: 'fix-login', origin: 'bridge' }] })).status, 200);
-    assert.equal((await call(bridge, 'POST', '/threads/ops/sessions', { type: 'session.spawn', id: 'fix-login', session: 'fix-login', flavor: 'plain', root: '~/shop' })).status, 200);
+    assert.equal((await call(bridge, 'POST', '/fleet/ops', { type: 'session.spawn', id: 'fix-login', session: 'fix-login', flavor: 'plain', root: '~/shop' })).status, 200);
     const cmd = await call(bob, 'POST', '/api/v2/commands?project=default', { agent: `${space}:cc-1`, text: 'push the branch' });
     assert.equal(cmd.status, 200, JSON.stringify(cmd.json));
     const events = await openSse(`${srv.url}/api/v2/events?project=default`, { cookie: carol.cookie! });
@@ -678,7 +679,7 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
     assert.equal((await call(bridge, 'POST', `/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'started' })).status, 200);
     // The bridge asks on the board, then reports the execution blocked, pointing at that request.
     const ask = { type: 'session.approval', id: 'fix-login', rid: 'toolu_1', session: 'fix-login', tool: 'Bash', digest: '$ git push', state: 'pending' };
-    assert.equal((await call(bridge, 'POST', '/threads/ops/sessions', [ask, { type: 'session.status', id: 'fix-login', state: 'waiting', activity: 'needs approval: Bash $ git push' }])).status, 200);
+    assert.equal((await call(bridge, 'POST', '/fleet/ops', [ask, { type: 'session.status', id: 'fix-login', state: 'waiting', activity: 'needs approval: Bash $ git push' }])).status, 200);
     const blocked = await call(bridge, 'POST', `/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ git push', approval: { thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' } });
     assert.equal(blocked.status, 200, JSON.stringify(blocked.json));
     const frame = await events.waitFor((f) => f.event === 'execution.changed' && JSON.parse(f.data).id === `x-${cmd.json.id}` && (events.frames.filter((g) => g.event === 'execution.changed').length >= 2));
@@ -688,7 +689,7 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
     assert.deepEqual(x.approval, { project: 'default', thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' });
     // What the Work view posts: the board's decision on the pointer's thread, in the pointer's project.
     const decision = (state: string) => ({ type: 'session.approval', id: x.approval.session, rid: x.approval.rid, state });
-    const board = `/threads/${x.approval.thread}/sessions?project=${x.approval.project}`;
+    const board = `/fleet/${x.approval.thread}?project=${x.approval.project}`;
     const refused = await call(carol, 'POST', board, decision('allowed'));
     assert.equal(refused.status, 403, 'a viewer cannot decide');
     assert.match(refused.json.message, /editor/);

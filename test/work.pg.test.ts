@@ -71,15 +71,15 @@ test('two nodes: a blocked report on one node is checked against the board reque
   await twoNodes(async ({ A, B, space }) => {
     assert.equal((await A.post('/api/v2/projects/default/spaces', { space })).status, 200);
     assert.equal((await A.post(`/api/v2/spaces/${space}/agents`, { project: 'default', full: true, agents: [{ session: 's1', origin: 'bridge' }] })).status, 200);
-    assert.equal((await A.post('/threads/ops/sessions', { type: 'session.spawn', id: 'job', session: 'job', flavor: 'plain' })).status, 200);
+    assert.equal((await A.post('/fleet/ops', { type: 'session.spawn', id: 'job', session: 'job', flavor: 'plain' })).status, 200);
     // B has the board loaded (it only waits for a wake-up), and knows the command.
-    assert.equal((await B.get('/threads/ops/sessions')).status, 200);
+    assert.equal((await B.get('/fleet/ops')).status, 200);
     const cmd = await A.post('/api/v2/commands', { project: 'default', agent: `${space}:s1`, text: 'push' });
     assert.equal((await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'started' })).status, 200);
     for (let i = 0; i < 5; i++) {
       const rid = `toolu_${i}`;
       // The bridge's board post is answered by A; its Work report goes to B at once.
-      assert.equal((await A.post('/threads/ops/sessions', { type: 'session.approval', id: 'job', rid, tool: 'Bash', digest: `$ git push #${i}`, state: 'pending' })).status, 200);
+      assert.equal((await A.post('/fleet/ops', { type: 'session.approval', id: 'job', rid, tool: 'Bash', digest: `$ git push #${i}`, state: 'pending' })).status, 200);
       const lie = await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'r', approval: { thread: 'ops', session: 'job', rid, tool: 'Bash', digest: '$ ls' } });
       assert.equal(lie.status, 409, JSON.stringify(lie.json));
       const r = await B.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, event: 'blocked', reason: 'r', approval: { thread: 'ops', session: 'job', rid, tool: 'Bash', digest: `$ git push #${i}` } });

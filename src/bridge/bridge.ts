@@ -37,12 +37,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { digestInput, needsApproval } from '../core/approvals.js';
-import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/sessions.js';
+import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/fleet.js';
+import { formatWindow } from '../core/window.js';
 import { startClaude, succeeded, userMessage, type ChildTracker } from './claude.js';
 import { endLeftovers, startOf, stillRuns, type ChildRecord } from './children.js';
 import { BoardClient, Connection, type SseFrame } from './client.js';
@@ -182,11 +182,6 @@ function answer(decision: 'allow' | 'deny', reason: string) {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: reason } };
 }
 
-function formatWindow(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
 
 export class Bridge {
   private conn: Connection;
@@ -1131,11 +1126,7 @@ function closedReason(reason: unknown): string {
   return typeof reason === 'string' && reason && reason !== 'closed' ? `closed on the board: ${reason}` : 'closed on the board';
 }
 
-/** Whether a folder looks like a bridge's state folder (for tests and `roost bridge --help`). */
+/** A bridge's state folder under its root. */
 export function bridgeStateDir(root: string): string {
   return join(resolve(root), STATE_DIR);
-}
-
-export function hasBridgeState(root: string): boolean {
-  return existsSync(join(bridgeStateDir(root), 'state.json'));
 }

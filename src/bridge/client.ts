@@ -232,7 +232,7 @@ export class BoardClient {
     readonly conn: Connection,
     thread: string,
   ) {
-    this.base = `/threads/${encodeURIComponent(thread)}/sessions`;
+    this.base = `/fleet/${encodeURIComponent(thread)}`;
   }
 
   post(path: string, body: unknown, key: string): Promise<PostResult> {

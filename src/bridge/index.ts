@@ -4,6 +4,7 @@
 
 import { parseArgs } from 'node:util';
 import { Bridge, DEFAULT_APPROVALS } from './bridge.js';
+import { parseWindow } from '../core/window.js';
 
 export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, hookCommand, type BridgeOptions } from './bridge.js';
 export { BoardClient, Connection } from './client.js';
@@ -40,11 +41,10 @@ Claude Code session id); Work commands queued to it are written in as prompts, o
 environment: ROOST_SERVER, ROOST_TOKEN, ROOST_PROJECT, ROOST_CLAUDE_BIN
 `;
 
-function parseWindow(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) throw new Error(`--window must look like 90s, 10m or 1h, got ${v}`);
-  const unit = m[2] ?? 'ms';
-  const ms = Math.round(Number(m[1]) * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1));
+/** `--window`: the one parser (src/core/window.ts), with the bridge's bounds. */
+function windowOption(v: string): number {
+  const ms = parseWindow(v);
+  if (ms === undefined) throw new Error(`--window must look like 90s, 10m or 1h, got ${v}`);
   if (ms < 1000 || ms > 24 * 3_600_000) throw new Error('--window must be between 1s and 24h');
   return ms;
 }
@@ -93,7 +93,7 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
     name: values.name ?? 'Claude',
     claude: values.claude ?? process.env.ROOST_CLAUDE_BIN ?? 'claude',
     approvals: values.approvals ?? DEFAULT_APPROVALS,
-    windowMs: values.window ? parseWindow(values.window) : 10 * 60_000,
+    windowMs: values.window ? windowOption(values.window) : 10 * 60_000,
     space: values.space?.trim(),
     contribute: values.contribute,
     agents,

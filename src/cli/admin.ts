@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
-import { createOwner } from '../server/index.js';
+import { createOwner } from './owner.js';
 
 const HELP = `usage:
   roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin] [--data ./.roost] [--db postgres://...]

@@ -26,7 +26,7 @@ import { COMMAND_ONLY_EVENTS, OBSERVED_EVENTS, AGENT_TOOLS, type AgentTool } fro
 import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
 import { claudeMatcher } from '../core/approval-rules.js';
 import { PACKAGE_ROOT } from '../server/index.js';
-import { formatWindow, parseWindow } from '../server/hooks.js';
+import { formatWindow, parseWindow } from '../core/window.js';
 
 export interface HookOptions {
   tool: AgentTool;

@@ -1,9 +1,10 @@
-// The `roost` command. Verbs: serve (the default), emit.
+// The `roost` command. Verbs: serve (the default), admin, demo, emit, bridge, hooks.
 
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
-import { loadIdentity, startRoost, VERSION } from '../server/index.js';
+import { startRoost, VERSION } from '../server/index.js';
+import { loadIdentity } from './owner.js';
 import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';

@@ -14,7 +14,6 @@
 export const IDENTITY_STREAM = 'identity';
 
 export type Role = 'owner' | 'editor' | 'viewer';
-export const ROLES: readonly Role[] = ['viewer', 'editor', 'owner'];
 
 export const IDENTITY_LIMITS = { login: 64, name: 80, label: 80, projectName: 80, hash: 400 } as const;
 export const LOGIN_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;

@@ -2,4 +2,6 @@
 // and the fold modules import nothing at all (a test checks).
 export * from './floor.js';
 export * from './floor-wire.js';
-export * from './sessions.js';
+export * from './fleet.js';
+export * from './fleet-wire.js';
+export * from './window.js';

@@ -14,15 +14,11 @@
 //   listeners hear it at once, so services can re-check or close open streams.
 
 import type { IncomingMessage } from 'node:http';
+import { roleAtLeast, type Role } from '../core/identity.js';
 import { HttpError } from './http.js';
 
-export type Role = 'owner' | 'editor' | 'viewer';
-
-const RANK: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 };
-
-export function atLeast(role: Role | null, min: Role): boolean {
-  return role !== null && RANK[role] >= RANK[min];
-}
+// Roles and their order are the identity fold's (src/core/identity.ts): one rank.
+export type { Role };
 
 export interface Principal {
   /** `person` (browser session), `token` (bridge, hook, script), `local` (local mode). */
@@ -80,7 +76,8 @@ export function rememberGrant(req: IncomingMessage, g: Grant): Grant {
   return g;
 }
 
-export const LOCAL_OWNER: Principal = { kind: 'local', uid: 'local', name: 'local owner' };
+/** Local mode's one person: the name every app shows for them (one constant, see docs/security.md). */
+export const LOCAL_OWNER: Principal = Object.freeze({ kind: 'local', uid: 'local', name: 'local owner' });
 
 const localGrants = new Map<string, Grant>();
 
@@ -136,6 +133,6 @@ export function projectOf(req: IncomingMessage, url: URL, p: Principal | null): 
 export function decide(p: Principal | null, role: Role | null, project: string, min: Role): Grant {
   if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
   if (!role) throw new HttpError(403, 'forbidden', `you are not a member of project "${project}"`);
-  if (!atLeast(role, min)) throw new HttpError(403, 'forbidden', `this needs the ${min} role in project "${project}"; you are ${role === 'viewer' ? 'a' : 'an'} ${role}`);
+  if (!roleAtLeast(role, min)) throw new HttpError(403, 'forbidden', `this needs the ${min} role in project "${project}"; you are ${role === 'viewer' ? 'a' : 'an'} ${role}`);
   return { ...p, project, role };
 }

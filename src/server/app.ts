@@ -1,21 +1,24 @@
 // Wires the store, the apps and the routes into one HTTP server.
 
 import { createServer, type Server } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
 import { FloorService, floorStream } from './floor.js';
 import { ApprovalService, approvalsStream } from './approvals.js';
 import { projectOf, type Access, type Role } from './access.js';
-import { IdentityRoutes, IdentityService, SharedAccess } from './identity.js';
+import { IdentityService } from './identity/service.js';
+import { SharedAccess } from './identity/access.js';
+import { IdentityRoutes } from './identity/routes.js';
 import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
-import { SessionsService } from './sessions.js';
+import { FleetService } from './fleet.js';
 import { HookService } from './hooks.js';
-import { PRESENCE_EXPIRE_MS, WorkService } from './work.js';
-import { HttpError, Router, sendJson, type Handler } from './http.js';
+import { WorkService } from './work/service.js';
+import { PRESENCE_EXPIRE_MS } from './presence.js';
+import { staticFiles } from './static.js';
+import { Router, sendJson, type Handler } from './http.js';
 
 export interface RoostConfig {
   host: string;
@@ -60,47 +63,12 @@ export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url))
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-};
-
-/** The shared folds, served as is to browsers and scripts at stable URLs. */
-const LIB_FILES: Record<string, string> = {
-  '/lib/floor.js': 'dist/src/core/floor.js',
-  '/lib/floor-wire.js': 'dist/src/core/floor-wire.js',
-  '/lib/sessions.js': 'dist/src/core/sessions.js',
-};
-
-async function serveFile(res: import('node:http').ServerResponse, path: string, cache: string): Promise<boolean> {
-  try {
-    const st = await stat(path);
-    if (!st.isFile()) return false;
-    const body = await readFile(path);
-    res.writeHead(200, {
-      'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
-      'content-length': body.length,
-      'cache-control': cache,
-    });
-    res.end(body);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface Roost {
   server: Server;
   floor: FloorService;
   approvals: ApprovalService;
-  sessions: SessionsService;
+  /** The fleet boards (one per thread). */
+  fleet: FleetService;
   /** Every project's floor and approvals (`floor` and `approvals` above are the default project's). */
   floors: PerProject<FloorService>;
   approvalsByProject: PerProject<ApprovalService>;
@@ -165,27 +133,26 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       access.require(req, projectOf(req, url, access.principal(req)), min);
       return h(req, res, url, params);
     };
-  // The fleet board: one sessions stream per thread (docs/sessions.md).
-  const sessions = new SessionsService(store, {
+  // The fleet boards: one stream per thread (docs/fleet.md).
+  const fleet = new FleetService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
     snapshotEvery: Math.min(cfg.snapshotEvery, 1000),
     maxReplay: cfg.maxReplay,
   });
-  sessions.start();
+  fleet.start();
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
     maxReplay: cfg.maxReplay,
     access,
     // A blocked execution's approval pointer is checked against the board it names.
-    boards: sessions,
+    boards: fleet,
     presenceExpireMs: cfg.presenceExpireMs,
     // Every project of the identity state; `default` always (local mode has no project events).
     projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
   });
   await work.start();
 
-  const webRoot = join(PACKAGE_ROOT, 'dist', 'web');
   const router = new Router()
     .on('POST', '/events', as('editor', (req, res) => floors.with(req, (f) => f.postEvents(req, res))))
     .on('GET', '/stream', as('viewer', async (req, res, url) => (await floors.of(req)).getStream(req, res, url)))
@@ -200,9 +167,9 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/approvals/stream', as('viewer', async (req, res, url) => (await approvalsByProject.of(req)).getStream(req, res, url)))
     .on('GET', '/approvals/:id', as('viewer', async (req, res, url, params) => (await approvalsByProject.of(req)).getApproval(req, res, url, params)))
     .on('POST', '/approvals/:id/decision', as('editor', async (req, res, url, params) => (await approvalsByProject.of(req)).postDecision(req, res, url, params)))
-    .on('GET', '/threads/:thread/sessions', as('viewer', sessions.getState))
-    .on('POST', '/threads/:thread/sessions', as('editor', sessions.post))
-    .on('GET', '/threads/:thread/sessions/stream', as('viewer', sessions.getStream))
+    .on('GET', '/fleet/:thread', as('viewer', fleet.getState), { page: true })
+    .on('POST', '/fleet/:thread', as('editor', fleet.post))
+    .on('GET', '/fleet/:thread/stream', as('viewer', fleet.getStream))
     .on('GET', '/signin', signInPage)
     .on('GET', '/invite/:code', invitePage)
     .on('POST', '/auth/login', ids.login)
@@ -221,31 +188,10 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     .on('GET', '/tokens', ids.listTokens)
     .on('POST', '/tokens', ids.createToken)
     .on('DELETE', '/tokens/:id', ids.revokeToken)
-    .on('POST', '/threads/:thread/sessions/requests', as('editor', sessions.postRequest))
-    .on('POST', '/threads/:thread/sessions/live', as('editor', sessions.postLive))
+    .on('POST', '/fleet/:thread/requests', as('editor', fleet.postRequest))
+    .on('POST', '/fleet/:thread/live', as('editor', fleet.postLive))
     .on('POST', '/hooks/:tool', as('editor', hooks.post))
-    .otherwise(async (_req, res, url) => {
-      const lib = LIB_FILES[url.pathname];
-      if (lib) {
-        if (await serveFile(res, join(PACKAGE_ROOT, lib), 'no-cache')) return;
-        throw new HttpError(404, 'not_found', `${url.pathname} is not built; run npm run build`);
-      }
-      const rel = normalize(decodeURIComponent(url.pathname)).replace(/^([/\\])+/, '');
-      const file = join(webRoot, rel);
-      if (!file.startsWith(webRoot + sep) && file !== webRoot) throw new HttpError(404, 'not_found', 'not found');
-      const immutable = rel.startsWith('assets' + sep) || rel.startsWith('assets/');
-      if (rel && (await serveFile(res, file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache'))) return;
-      if (extname(rel)) throw new HttpError(404, 'not_found', `no such file: ${url.pathname}`);
-      // Shared mode: a browser that is not signed in is sent to the sign-in page first.
-      if (access.mode === 'shared' && !(await access.principal(_req))) {
-        res.writeHead(302, { location: `/signin?next=${encodeURIComponent(url.pathname + url.search)}`, 'cache-control': 'no-cache' });
-        res.end();
-        return;
-      }
-      // App routes fall back to the single page.
-      if (await serveFile(res, join(webRoot, 'index.html'), 'no-cache')) return;
-      throw new HttpError(404, 'not_found', 'the web app is not built; run npm run build');
-    });
+    .otherwise(staticFiles(PACKAGE_ROOT, access));
 
   work.mount(router);
 
@@ -268,7 +214,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     server,
     floor,
     approvals,
-    sessions,
+    fleet,
     floors,
     approvalsByProject,
     identity,
@@ -281,7 +227,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       await approvalsByProject.stopAll();
       access.stop();
       await identity.stop();
-      await sessions.stop();
+      await fleet.stop();
       await work.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));

@@ -37,7 +37,7 @@ import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { LocalAccess, type Access } from './access.js';
+import { LOCAL_OWNER, LocalAccess, type Access } from './access.js';
 
 export const APPROVALS_STREAM = 'approvals';
 
@@ -45,7 +45,6 @@ export const APPROVALS_STREAM = 'approvals';
 export function approvalsStream(project: string): string {
   return project === 'default' ? APPROVALS_STREAM : `${APPROVALS_STREAM}:${project}`;
 }
-export const LOCAL_OWNER = 'local owner';
 
 export interface ApprovalOptions {
   live: Omit<LiveOptions, 'epoch'>;
@@ -324,7 +323,7 @@ export async function decider(access: Access, req: IncomingMessage, offered: str
     return p.name;
   }
   const label = offered?.replace(/\s+/g, ' ').trim().slice(0, APPROVAL_LIMITS.by);
-  return label || p?.name || LOCAL_OWNER;
+  return label || p?.name || LOCAL_OWNER.name;
 }
 
 const LOCAL_ACCESS = new LocalAccess();

@@ -17,6 +17,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { digestInput, needsApproval, type Approval } from '../core/approvals.js';
+import { formatWindow, parseWindow } from '../core/window.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
 import { normalizeFloorEvent } from '../core/floor-wire.js';
 import {
@@ -35,23 +36,6 @@ import type { ApprovalService } from './approvals.js';
 import type { FloorService } from './floor.js';
 import { HttpError, readJson, sendJson } from './http.js';
 import type { PerProject } from './scoped.js';
-
-/** Parses `600000`, `90s`, `10m`, `1h` into ms; undefined when absent or unreadable. */
-export function parseWindow(v: string | null | undefined): number | undefined {
-  if (!v) return undefined;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  return Math.round(n * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1));
-}
-
-export function formatWindow(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
 
 export function floorView(s: FloorState): FloorView {
   return {

@@ -118,6 +118,12 @@ export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   return new Promise((resolve, reject) => readJsonBody(req, limit, (err, value) => (err ? reject(err) : resolve(value))));
 }
 
+/** A browser loading a page (its Accept names text/html first), not a script asking for data. */
+function isNavigation(req: IncomingMessage): boolean {
+  const a = req.headers.accept;
+  return typeof a === 'string' && /^\s*text\/html\s*(,|;|$)/i.test(a);
+}
+
 /** `params` holds the values of a route's `:name` segments (empty for exact routes). */
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>) => void | Promise<void>;
 
@@ -131,8 +137,18 @@ export class Router {
   private routes = new Map<string, Map<string, Handler>>();
   private patterns: { parts: string[]; methods: Map<string, Handler> }[] = [];
   private fallback: Handler | null = null;
+  /** GET handlers whose path is also a page of the web app (see `page`). */
+  private pages = new Set<Handler>();
 
-  on(method: string, path: string, handler: Handler): this {
+  /**
+   * `page`: this GET route's path is also the URL of a view of the web app
+   * (`GET /fleet/:thread` is the board's JSON and the board's page). A browser
+   * navigation (its Accept names text/html first; fetch, EventSource and
+   * scripts never do) gets the app (the fallback); everything else gets the
+   * route. Both answers say `Vary: Accept`.
+   */
+  on(method: string, path: string, handler: Handler, opts: { page?: boolean } = {}): this {
+    if (opts.page) this.pages.add(handler);
     if (path.includes('/:')) {
       const parts = path.split('/');
       let p = this.patterns.find((x) => x.parts.join('/') === path);
@@ -195,6 +211,10 @@ export class Router {
     let h: Handler | undefined;
     if (m) {
       h = m.get(req.method ?? 'GET') ?? (req.method === 'HEAD' ? m.get('GET') : undefined);
+      if (h && this.pages.has(h) && this.fallback) {
+        res.setHeader('vary', 'Accept');
+        if (isNavigation(req)) h = this.fallback;
+      }
       if (!h) {
         res.setHeader('allow', [...m.keys()].join(', '));
         sendError(res, new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}`));

@@ -3,7 +3,11 @@ export { startRoost, DEFAULTS, VERSION, PACKAGE_ROOT, type Roost, type RoostConf
 export { HttpError, type ErrorKind } from './http.js';
 export { LiveChannel, type Frame, type LiveSource } from './live.js';
 export { FloorService, FLOOR_STREAM } from './floor.js';
-export { SessionsService, SESSIONS_STREAM_PREFIX, localCaller, type Caller, type SessionsOptions } from './sessions.js';
+export { FleetService, FLEET_STREAM_PREFIX, localCaller, type Caller, type FleetOptions } from './fleet.js';
 export { LocalAccess, projectOf, grantOf, DEFAULT_PROJECT, type Access, type Principal, type Grant, type Role } from './access.js';
-export { SharedAccess, IdentityService, createOwner, loadIdentity, hashPassword, verifyPassword } from './identity.js';
-export { WorkService, WORK_PREFIX, SPACES_STREAM, type WorkOptions, type ProjectInfo } from './work.js';
+export { SharedAccess } from './identity/access.js';
+export { IdentityService } from './identity/service.js';
+export { hashPassword, verifyPassword } from './identity/secrets.js';
+export { WorkService, type WorkOptions, type ProjectInfo } from './work/service.js';
+export { WORK_PREFIX, SPACES_STREAM } from './work/book.js';
+export { Presence, PRESENCE_EXPIRE_MS } from './presence.js';

@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/storage/index.js';
 import { Router } from '../../src/server/http.js';
-import { WorkService } from '../../src/server/work.js';
-import { SessionsService } from '../../src/server/sessions.js';
+import { WorkService } from '../../src/server/work/service.js';
+import { FleetService } from '../../src/server/fleet.js';
 import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
 import { answer, tempDir } from './server.js';
 
@@ -50,7 +50,7 @@ export interface WorkServer {
   url: string;
   work: WorkService;
   /** The fleet boards a blocked execution's pointer is checked against (no routes: tests append board events to the store). */
-  sessions: SessionsService;
+  fleet: FleetService;
   store: SqliteStore;
   dataDir: string;
   close(): Promise<void>;
@@ -59,13 +59,13 @@ export interface WorkServer {
 export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir()): Promise<WorkServer> {
   const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
   const live = { heartbeatMs: 15_000, maxBufferedBytes: 4 << 20, ringSize: 1000, minFlushIntervalMs: 1 };
-  const sessions = new SessionsService(store, { live, snapshotEvery: 1000, maxReplay: 100_000 });
-  sessions.start();
+  const fleet = new FleetService(store, { live, snapshotEvery: 1000, maxReplay: 100_000 });
+  fleet.start();
   const work = new WorkService(store, {
     live,
     maxReplay: 100_000,
     access,
-    boards: sessions,
+    boards: fleet,
     projects: () => projects.map((id) => ({ id, name: id.toUpperCase() })),
   });
   await work.start();
@@ -76,12 +76,12 @@ export async function workServer(access: Access, projects = ['alpha', 'beta'], d
   return {
     url: `http://127.0.0.1:${port}`,
     work,
-    sessions,
+    fleet,
     store,
     dataDir,
     async close() {
       await work.stop();
-      await sessions.stop();
+      await fleet.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

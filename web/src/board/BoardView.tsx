@@ -10,7 +10,7 @@
 
 import { memo } from 'preact/compat';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { SESSION_ID_PATTERN as THREAD_OK, SESSION_LIMITS, type Session, type SessionFlavor } from '../../../src/core/sessions.js';
+import { SESSION_ID_PATTERN as THREAD_OK, SESSION_LIMITS, type Session, type SessionFlavor } from '../../../src/core/fleet.js';
 import { useBoard } from './useBoard.js';
 import { close, myName, newSessionId, projectOfPage, prompt, requestStart, setMyName, whoAmI, type Me, type Posted } from './api.js';
 import { FLAVOR_TEXT, STATE_COLOR, STATE_LABEL, clock, go, lastThread, rememberThread } from './look.js';

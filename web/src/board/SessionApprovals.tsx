@@ -3,7 +3,7 @@
 // A decision is a member's `session.approval` post; the first one in the log
 // wins, and what everyone sees changes only when it comes back on the stream.
 import { useState } from 'preact/hooks';
-import type { Approval, Session } from '../../../src/core/sessions.js';
+import type { Approval, Session } from '../../../src/core/fleet.js';
 import { decide, projectOfPage } from './api.js';
 import { lastThread } from './look.js';
 import { useBoard } from './useBoard.js';

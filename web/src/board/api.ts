@@ -9,7 +9,7 @@
 // its person typed in the board's bar); with accounts, the session cookie
 // rides along and the label is ignored by the server.
 
-import { SESSION_ID_PATTERN, type SessionFlavor } from '../../../src/core/sessions.js';
+import { SESSION_ID_PATTERN, type SessionFlavor } from '../../../src/core/fleet.js';
 
 export type Posted = { ok: true; duplicate: boolean } | { ok: false; status: number; kind: string; message: string };
 
@@ -80,7 +80,7 @@ async function postJson(url: string, body: unknown, name = myName()): Promise<Po
   };
 }
 
-const board = (thread: string) => `/threads/${encodeURIComponent(thread)}/sessions`;
+const board = (thread: string) => `/fleet/${encodeURIComponent(thread)}`;
 
 /** The project of the page (`?project=` in its URL, shared mode); the default one when absent. */
 export function projectOfPage(): string {

@@ -19,7 +19,7 @@
 // There is no polling: one GET learns the log's epoch and head, then
 // everything arrives on the stream.
 
-import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/sessions.js';
+import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/fleet.js';
 import { LiveStream, advance, withLastEventId, type Connection } from '../live/stream.js';
 
 export type { Connection };
@@ -111,7 +111,7 @@ export class SessionsClient {
   ) {}
 
   get url(): string {
-    return `${this.base}/threads/${encodeURIComponent(this.thread)}/sessions`;
+    return `${this.base}/fleet/${encodeURIComponent(this.thread)}`;
   }
 
   private withProject(path: string): string {

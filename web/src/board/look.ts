@@ -1,6 +1,6 @@
 // Words and colours of the fleet board. Colour is never the only cue: every
 // state has a label, and waiting sessions also say so in words.
-import type { SessionState } from '../../../src/core/sessions.js';
+import type { SessionState } from '../../../src/core/fleet.js';
 
 export const STATE_LABEL: Record<SessionState, string> = {
   running: 'Running',

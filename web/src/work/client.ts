@@ -251,7 +251,7 @@ export type BoardRequest =
 
 export async function boardRequest(a: { project: string; thread: string; session: string; rid: string }): Promise<BoardRequest> {
   try {
-    const r = await fetch(`/threads/${encodeURIComponent(a.thread)}/sessions?project=${encodeURIComponent(a.project)}`, { headers: { accept: 'application/json' } });
+    const r = await fetch(`/fleet/${encodeURIComponent(a.thread)}?project=${encodeURIComponent(a.project)}`, { headers: { accept: 'application/json' } });
     if (!r.ok) return { kind: 'unreadable', status: r.status };
     const board = (await r.json()) as { sessions?: { id: string; approvals?: { rid: string; tool: string; digest: string; state: string; by: string }[] }[] };
     const q = board.sessions?.find((s) => s.id === a.session)?.approvals?.find((x) => x.rid === a.rid);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { applySessionEvent, emptySessions, projectSession, reduceSessions, type SessionsState } from '../src/core/sessions.js';
+import { applySessionEvent, emptySessions, projectSession, reduceSessions, type SessionsState } from '../src/core/fleet.js';
 
 interface Vector {
   name: string;

@@ -13,7 +13,8 @@ import type { Page } from 'playwright-core';
 import { freePort, inProcess, tempDir } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
-import { PACKAGE_ROOT, createOwner, startRoost, type Roost } from '../src/server/index.js';
+import { PACKAGE_ROOT, startRoost, type Roost } from '../src/server/index.js';
+import { createOwner } from '../src/cli/owner.js';
 import { SqliteStore } from '../src/storage/index.js';
 
 // window.__roostBoards, as the page declares it (types only).
@@ -28,7 +29,7 @@ type Browser = Awaited<ReturnType<typeof launch>>;
 async function bridge(url: string, thread: string, events: unknown, key?: string): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'roost-name': 'Claude' };
   if (key) headers['idempotency-key'] = key;
-  const r = await fetch(`${url}/threads/${thread}/sessions`, { method: 'POST', headers, body: JSON.stringify(events) });
+  const r = await fetch(`${url}/fleet/${thread}`, { method: 'POST', headers, body: JSON.stringify(events) });
   return { status: r.status, json: await r.json() };
 }
 
@@ -101,7 +102,7 @@ describe('the fleet board in the browser', () => {
     await ana.getByLabel(/^Plain/).check();
     await ana.getByLabel(/^Scoped/).check();
     await ana.getByLabel('Root', { exact: true }).fill('messenger');
-    const answered = ana.waitForResponse((r) => r.url().endsWith(`/threads/${thread}/sessions/requests`) && r.request().method() === 'POST');
+    const answered = ana.waitForResponse((r) => r.url().endsWith(`/fleet/${thread}/requests`) && r.request().method() === 'POST');
     await ana.getByLabel('Root', { exact: true }).press('Enter');
     const res = await answered;
     assert.equal(res.status(), 200);
@@ -162,7 +163,7 @@ describe('the fleet board in the browser', () => {
       assert.match((await d.textContent()) ?? '', /allowed by Ana/);
     }
     // Bob's later deny (as if his page had not caught up) changes nothing.
-    const late = await fetch(`${server.url}/threads/${thread}/sessions`, {
+    const late = await fetch(`${server.url}/fleet/${thread}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'roost-name': 'Bob' },
       body: JSON.stringify({ type: 'session.approval', id, rid: 'a1', state: 'denied' }),
@@ -177,7 +178,7 @@ describe('the fleet board in the browser', () => {
     await card(bob, id).getByTestId('approval-a2').waitFor();
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    await bob.route(`**/threads/${thread}/sessions`, async (route) => {
+    await bob.route(`**/fleet/${thread}`, async (route) => {
       if (route.request().method() === 'POST') await held;
       await route.continue();
     });
@@ -187,7 +188,7 @@ describe('the fleet board in the browser', () => {
     release();
     // Bob is told who was first, and his card shows Ana's decision, like hers.
     await card(bob, id).getByRole('alert').getByText('approval "a2" was already allowed by Ana').waitFor();
-    await bob.unroute(`**/threads/${thread}/sessions`);
+    await bob.unroute(`**/fleet/${thread}`);
     await card(bob, id).getByTestId('decided-a2').waitFor({ state: 'attached' });
     const [da, db] = await Promise.all([card(ana, id).getByTestId('decided-a2').textContent(), card(bob, id).getByTestId('decided-a2').textContent()]);
     assert.equal(da, db, 'both members see the same decision');
@@ -246,9 +247,9 @@ describe('the fleet board in the browser', () => {
     await bridge(server.url, th, { type: 'session.spawn', id: 'r1', session: 'steady', flavor: 'plain', root: 'r' });
     await expectText(page, 'session-turns', 'r1', '0');
     // The page's stream is cut and cannot come back for a while (the network refuses it).
-    const stream = `**/threads/${th}/sessions/stream**`;
+    const stream = `**/fleet/${th}/stream**`;
     await page.route(stream, (route) => route.abort());
-    (await server.sessions.board(th)).channel.closeAll('test: cut');
+    (await server.fleet.board(th)).channel.closeAll('test: cut');
     await page.getByTestId('board-connection').getByText('Reconnecting…').waitFor();
     for (let i = 1; i <= 3; i++) await bridge(server.url, th, { type: 'session.turn', id: 'r1', text: `turn ${i}` }, `r1-turn-${i}`);
     // A retried post with the same idempotency key stores nothing.
@@ -300,17 +301,17 @@ describe('the fleet board in the browser', () => {
     await page.getByTestId('bridge-presence').getByText('No bridge follows this thread').waitFor();
     // A bridge follows the thread (its stream says `Roost-Client: bridge`): both pages see it come.
     const follow = new AbortController();
-    const followed = await fetch(`${server.url}/threads/${th}/sessions/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
+    const followed = await fetch(`${server.url}/fleet/${th}/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
     assert.equal(followed.status, 200);
     for (const p of [page, other]) await p.getByTestId('bridge-presence').getByText('Bridge connected').waitFor();
     await page.getByRole('button', { name: 'New session' }).click();
     await page.getByLabel('Name', { exact: true }).fill('outside');
     await page.getByLabel('Root', { exact: true }).fill('../../etc');
-    const answered = page.waitForResponse((r) => r.url().endsWith(`/threads/${th}/sessions/requests`));
+    const answered = page.waitForResponse((r) => r.url().endsWith(`/fleet/${th}/requests`));
     await page.getByTestId('start-submit').click();
     const { id } = (await (await answered).json()) as { id: string };
     await page.getByTestId(`starting-${id}`).getByText('waiting for the workstation bridge').waitFor();
-    const r = await fetch(`${server.url}/threads/${th}/sessions/requests`, {
+    const r = await fetch(`${server.url}/fleet/${th}/requests`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'roost-name': 'Claude' },
       body: JSON.stringify({ type: 'request.refused', id, reason: 'the root is outside the bridge’s root' }),
@@ -355,7 +356,7 @@ describe('the fleet board in the browser', () => {
       { type: 'session.spawn', id: 'docs', session: 'api-docs', flavor: 'scoped', root: '~/src/payments', worktree: '.roost-worktrees/docs', by: 'Bob' },
     ]);
     const post = (name: string, e: unknown) =>
-      fetch(`${server.url}/threads/${th}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': name }, body: JSON.stringify(e) });
+      fetch(`${server.url}/fleet/${th}`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': name }, body: JSON.stringify(e) });
     await post('Ana', { type: 'session.prompt', id: 'refunds', text: 'retry failed refunds with backoff, and add a test' });
     await bridge(server.url, th, [
       { type: 'session.turn', id: 'refunds', text: 'Added a retry queue with exponential backoff (3 tries). Running the refunds tests now.' },
@@ -374,7 +375,7 @@ describe('the fleet board in the browser', () => {
     ]);
     // The workstation bridge that runs these sessions follows the thread.
     const follow = new AbortController();
-    await fetch(`${server.url}/threads/${th}/sessions/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
+    await fetch(`${server.url}/fleet/${th}/stream`, { headers: { 'roost-client': 'bridge', 'roost-name': 'Claude' }, signal: follow.signal });
     t.after(() => follow.abort());
     const page = await openBoard(anaB, server.url, th, 'Ana');
     await page.getByTestId('bridge-presence').getByText('Bridge connected').waitFor();
@@ -392,7 +393,7 @@ describe('the fleet board in the browser', () => {
     await inbox.getByRole('button', { name: 'Deny Bash in ledger-cleanup' }).click();
     await inbox.getByTestId('approval-q1').waitFor({ state: 'detached' });
     await page.getByTestId('nav-pending').waitFor({ state: 'detached' });
-    const r = await fetch(`${server.url}/threads/${th}/sessions`);
+    const r = await fetch(`${server.url}/fleet/${th}`);
     const st = (await r.json()) as { sessions: { id: string; approvals: { rid: string; state: string; by: string }[] }[] };
     assert.deepEqual(st.sessions.find((s) => s.id === 'ledger')!.approvals, [{ rid: 'q1', tool: 'Bash', digest: 'psql -f migrations/042_drop_ledger_v1.sql', state: 'denied', by: 'Ana' }]);
     await page.close();
@@ -432,7 +433,7 @@ describe('the fleet board in the browser', () => {
       assert.equal(await bob.getByLabel('Your name').count(), 0, 'nothing to type in shared mode');
 
       // The bridge's token spawns a session; Bob prompts it from the page.
-      const spawned = await fetch(`${base}/threads/default/sessions`, {
+      const spawned = await fetch(`${base}/fleet/default`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ type: 'session.spawn', id: 'sh1', session: 'shared-one', flavor: 'scoped' }),

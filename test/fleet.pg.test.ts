@@ -12,12 +12,12 @@ import { openSse } from './support/sse.js';
 const reachable = await pgReachable();
 
 async function send(node: Roost, body: unknown, as: string): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${node.url}/threads/team/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': as }, body: JSON.stringify(body) });
+  const r = await fetch(`${node.url}/fleet/team`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': as }, body: JSON.stringify(body) });
   return { status: r.status, json: await r.json() };
 }
 
 async function board(node: Roost): Promise<any> {
-  return (await fetch(`${node.url}/threads/team/sessions`)).json();
+  return (await fetch(`${node.url}/fleet/team`)).json();
 }
 
 test('two nodes, one board: live frames cross nodes and the first decision wins across them', { timeout: 60_000 }, async (t) => {
@@ -27,7 +27,7 @@ test('two nodes, one board: live frames cross nodes and the first decision wins 
   try {
     const [a, b] = await Promise.all([0, 1].map(async () => startRoost(await PostgresStore.open(db.url), { port: 0 })));
     nodes.push(a, b);
-    const watchB = await openSse(`${b.url}/threads/team/sessions/stream`);
+    const watchB = await openSse(`${b.url}/fleet/team/stream`);
     await watchB.waitFor((f) => f.event === 'snapshot');
 
     assert.equal((await send(a, { type: 'session.spawn', id: 's1', session: 'fix-login', root: 'r' }, 'Claude')).status, 200);

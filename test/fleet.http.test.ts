@@ -12,12 +12,12 @@ async function send(srv: Server, thread: string, body: unknown, opts: { as?: str
   const headers: Record<string, string> = { 'content-type': opts.contentType ?? 'application/json' };
   if (opts.as) headers['roost-name'] = opts.as;
   if (opts.key) headers['idempotency-key'] = opts.key;
-  const r = await fetch(`${srv.url}/threads/${thread}/sessions`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const r = await fetch(`${srv.url}/fleet/${thread}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return answer(r);
 }
 
 async function board(srv: Server, thread: string): Promise<any> {
-  const r = await fetch(`${srv.url}/threads/${thread}/sessions`);
+  const r = await fetch(`${srv.url}/fleet/${thread}`);
   assert.equal(r.status, 200);
   return r.json();
 }
@@ -43,7 +43,7 @@ describe('the board over HTTP: identity, rules, errors', () => {
     assert.deepEqual([s.id, s.name, s.flavor, s.root, s.worktree, s.by, s.state], ['s1', 'fix-login', 'scoped', '~/src/app', 'wt-fix-login', 'Paul', 'running']);
     assert.ok(s.ts >= before && s.ts <= Date.now(), 'ts is the server clock, not the payload');
     // The stored event says who really posted it.
-    const sse = await openSse(`${srv.url}/threads/t1/sessions/stream?lastEventId=${srv.store.epoch}:0`);
+    const sse = await openSse(`${srv.url}/fleet/t1/stream?lastEventId=${srv.store.epoch}:0`);
     const f = await sse.waitFor((x) => x.event === 'event');
     sse.close();
     const { event, chat } = JSON.parse(f.data);
@@ -138,8 +138,8 @@ describe('the board over HTTP: identity, rules, errors', () => {
     assert.equal(dup.status, 409);
   });
 
-  test('/lib/sessions.js serves the fold as is: it loads alone and folds', async () => {
-    const r = await fetch(srv.url + '/lib/sessions.js');
+  test('/lib/fleet.js serves the fold as is: it loads alone and folds', async () => {
+    const r = await fetch(srv.url + '/lib/fleet.js');
     assert.equal(r.status, 200, 'run npm run build first');
     const code = await r.text();
     const mod = await import('data:text/javascript;base64,' + Buffer.from(code).toString('base64'));
@@ -154,7 +154,7 @@ describe('the board live: snapshot, chat frames in order, replay, restart', () =
     let srv = await inProcess({ snapshotEvery: 3 }, dataDir);
     try {
       assert.equal((await send(srv, 'room', spawn, { as: 'Claude' })).status, 200);
-      const live = await openSse(`${srv.url}/threads/room/sessions/stream`);
+      const live = await openSse(`${srv.url}/fleet/room/stream`);
       const snap = JSON.parse((await live.waitFor((f) => f.event === 'snapshot')).data);
       assert.deepEqual([snap.protocol, snap.position, snap.reset, snap.state.sessions.length], [1, 1, false, 1]);
 
@@ -174,7 +174,7 @@ describe('the board live: snapshot, chat frames in order, replay, restart', () =
       // Missed while away: two more events.
       assert.equal((await send(srv, 'room', { type: 'session.prompt', id: 's1', text: 'and push' }, { as: 'Ana' })).status, 200);
       assert.equal((await send(srv, 'room', { type: 'session.end', id: 's1', reason: 'closed' }, { as: 'Ana' })).status, 200);
-      const back = await openSse(`${srv.url}/threads/room/sessions/stream`, { 'last-event-id': lastSeen });
+      const back = await openSse(`${srv.url}/fleet/room/stream`, { 'last-event-id': lastSeen });
       await back.waitFor((f) => f.id === `${srv.store.epoch}:7`);
       await new Promise((r) => setTimeout(r, 100));
       back.close();
@@ -187,11 +187,11 @@ describe('the board live: snapshot, chat frames in order, replay, restart', () =
       const after = await board(srv, 'room');
       assert.deepEqual(after, before, 'the board is rebuilt from the log (and its snapshots) after a restart');
       // A replay from a position behind the snapshot, on the restarted server, is exact too.
-      const again = await openSse(`${srv.url}/threads/room/sessions/stream?lastEventId=${srv.store.epoch}:2`);
+      const again = await openSse(`${srv.url}/fleet/room/stream?lastEventId=${srv.store.epoch}:2`);
       await again.waitFor((f) => f.id === `${srv.store.epoch}:7`);
       again.close();
       assert.deepEqual(again.frames.map((f) => f.id), [3, 4, 5, 6, 7].map((p) => `${srv.store.epoch}:${p}`));
-      const foreign = await openSse(`${srv.url}/threads/room/sessions/stream?lastEventId=other:3`);
+      const foreign = await openSse(`${srv.url}/fleet/room/stream?lastEventId=other:3`);
       const reset = JSON.parse((await foreign.waitFor((f) => f.event === 'snapshot')).data);
       foreign.close();
       assert.equal(reset.reset, true);

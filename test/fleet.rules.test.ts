@@ -1,5 +1,5 @@
-// The sessions fold, rule by rule, where the contract's vectors stop: the
-// decisions written down in docs/sessions.md (names, caps, a full board,
+// The fleet fold, rule by rule, where the contract's vectors stop: the
+// decisions written down in docs/fleet.md (names, caps, a full board,
 // approvals, end reasons, the chat lines the vectors don't give), the edge
 // check the server answers with, and the transport's identity stamp.
 import { test } from 'node:test';
@@ -8,16 +8,14 @@ import { readFileSync } from 'node:fs';
 import {
   SESSION_LIMITS,
   applySessionEvent,
-  checkSessionEvent,
   emptySessions,
   foldSessions,
-  normalizeSessionEvent,
   projectSession,
   reduceSessions,
   sessionEventConflict,
-  withSessionIdentity,
   type SessionsState,
-} from '../src/core/sessions.js';
+} from '../src/core/fleet.js';
+import { checkSessionEvent, normalizeSessionEvent, withSessionIdentity } from '../src/core/fleet-wire.js';
 
 const T = 1_700_000_000_000;
 const spawn = (id: string, extra: Record<string, unknown> = {}) => ({ type: 'session.spawn', id, session: `task-${id}`, root: 'r', by: 'Paul', name: 'Claude', ts: T, ...extra });
@@ -29,8 +27,8 @@ function board(...events: unknown[]): SessionsState {
   return foldSessions(emptySessions(), events);
 }
 
-test('sessions.ts imports nothing at all, so a browser or a script can load it alone', () => {
-  const code = readFileSync(new URL('../src/core/sessions.ts', import.meta.url), 'utf8')
+test('fleet.ts imports nothing at all, so a browser or a script can load it alone', () => {
+  const code = readFileSync(new URL('../src/core/fleet.ts', import.meta.url), 'utf8')
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/^\s*\/\/.*$/gm, '');
   assert.doesNotMatch(code, /\bimport\b|\brequire\s*\(|\bexport\b[^;]*\bfrom\s*['"]/);

@@ -1,8 +1,11 @@
-// The sessions app on the server (the fleet board): one log stream per thread,
-// `sessions:<thread>`, folded by the shared sessions fold and served as
-//   GET  /threads/:thread/sessions         the board now
-//   POST /threads/:thread/sessions         post session events (one or a batch)
-//   GET  /threads/:thread/sessions/stream  snapshot, then live frames (SSE)
+// The fleet app on the server (the fleet board): one log stream per thread,
+// `sessions:<thread>` (the stream keeps the name it always had in the log),
+// folded by the shared fleet fold (src/core/fleet.ts) and served as
+//   GET  /fleet/:thread           the board now
+//   POST /fleet/:thread           post session events (one or a batch)
+//   GET  /fleet/:thread/stream    snapshot, then live frames (SSE)
+//   POST /fleet/:thread/requests  ask the thread's bridge to start a session
+//   POST /fleet/:thread/live      a lossy frame for the thread's readers
 //
 // Order of things for one POST: identify the caller → check every item (a bad
 // batch stores nothing) → stamp the transport's identity (`name`, `uid`, `ts`)
@@ -19,29 +22,29 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  SESSIONS_PROTOCOL_VERSION,
+  FLEET_PROTOCOL_VERSION,
+  SESSION_ID_PATTERN,
   SESSION_LIMITS,
   applySessionEvent,
-  checkSessionEvent,
   emptySessions,
-  normalizeSessionEvent,
   reduceSessions,
   sessionEventConflict,
-  withSessionIdentity,
   type Approval,
   type SessionConflict,
   type SessionsState,
-} from '../core/sessions.js';
+} from '../core/fleet.js';
+import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity } from '../core/fleet-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { DEFAULT_PROJECT, grantOf } from './access.js';
+import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
 import { randomBytes } from 'node:crypto';
-import { checkLive, checkRequest } from '../core/session-requests.js';
 
-export const SESSIONS_STREAM_PREFIX = 'sessions:';
-export const THREAD_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
+export const FLEET_STREAM_PREFIX = 'sessions:';
+/** A thread id has the form of a session id. */
+export const THREAD_PATTERN = SESSION_ID_PATTERN;
 export const MAX_SESSION_BATCH = 200;
 /** A session event is small; prompts and turns are capped at 20,000 characters. */
 const MAX_BODY = 512 * 1024;
@@ -52,7 +55,7 @@ export interface Caller {
   uid?: string;
 }
 
-export interface SessionsOptions {
+export interface FleetOptions {
   live: Omit<LiveOptions, 'epoch'>;
   /** A snapshot of a board is stored every this many events. */
   snapshotEvery: number;
@@ -65,9 +68,6 @@ export interface SessionsOptions {
    */
   identify?: (req: IncomingMessage) => Caller;
 }
-
-export const LOCAL_OWNER_NAME = 'local owner';
-export const LOCAL_OWNER_UID = 'local';
 
 /**
  * Local mode: the server listens on loopback only and the person at the
@@ -82,7 +82,7 @@ export function localCaller(req: IncomingMessage): Caller {
   if (g && g.kind !== 'local') return { name: g.name, uid: g.uid };
   const raw = req.headers['roost-name'];
   const label = typeof raw === 'string' ? raw.replace(/\s+/g, ' ').trim().slice(0, SESSION_LIMITS.by) : '';
-  return { name: label || LOCAL_OWNER_NAME, uid: LOCAL_OWNER_UID };
+  return { name: label || LOCAL_OWNER.name, uid: LOCAL_OWNER.uid };
 }
 
 interface SnapshotBody {
@@ -112,7 +112,7 @@ class Board {
     readonly thread: string,
     readonly stream: string,
     private store: EventStore,
-    private opts: SessionsOptions,
+    private opts: FleetOptions,
   ) {
     this.channel = new LiveChannel(
       {
@@ -171,7 +171,7 @@ class Board {
 
   snapshotBody(reset: boolean): string {
     return JSON.stringify({
-      protocol: SESSIONS_PROTOCOL_VERSION,
+      protocol: FLEET_PROTOCOL_VERSION,
       epoch: this.store.epoch,
       thread: this.thread,
       position: this.pos,
@@ -212,7 +212,7 @@ class Board {
   }
 }
 
-export class SessionsService {
+export class FleetService {
   private boards = new Map<string, Promise<Board>>();
   private loaded = new Map<string, Board>();
   private unlisten: (() => void) | null = null;
@@ -220,15 +220,15 @@ export class SessionsService {
 
   constructor(
     private store: EventStore,
-    private opts: SessionsOptions,
+    private opts: FleetOptions,
   ) {
     this.identify = opts.identify ?? localCaller;
   }
 
   start(): void {
     this.unlisten = this.store.onCommit((stream, head, entries) => {
-      if (!stream.startsWith(SESSIONS_STREAM_PREFIX)) return;
-      this.loaded.get(stream.slice(SESSIONS_STREAM_PREFIX.length))?.onCommit(head, entries);
+      if (!stream.startsWith(FLEET_STREAM_PREFIX)) return;
+      this.loaded.get(stream.slice(FLEET_STREAM_PREFIX.length))?.onCommit(head, entries);
     });
   }
 
@@ -247,7 +247,7 @@ export class SessionsService {
     const key = project === DEFAULT_PROJECT ? thread : `${project}:${thread}`;
     let p = this.boards.get(key);
     if (!p) {
-      const b = new Board(thread, SESSIONS_STREAM_PREFIX + key, this.store, this.opts);
+      const b = new Board(thread, FLEET_STREAM_PREFIX + key, this.store, this.opts);
       // Registered before it reads, so no commit falls between its read and its first wake-up.
       this.loaded.set(key, b);
       p = b.start().then(
@@ -357,7 +357,7 @@ export class SessionsService {
   };
 
   /**
-   * POST /threads/:thread/sessions/requests: a member asks the thread's bridge
+   * POST /fleet/:thread/requests: a member asks the thread's bridge
    * to start a session (`request.start`), or the bridge says it will not
    * (`request.refused`). Stored on the thread's stream, where the sessions
    * fold ignores it and the bridge acts on it (docs/bridge.md). Identity is
@@ -371,7 +371,7 @@ export class SessionsService {
     const checked = checkRequest(body, () => 's-' + randomBytes(6).toString('hex'));
     if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
     const rawKey = idempotencyKeyOf(req);
-    const key = rawKey && `${SESSIONS_STREAM_PREFIX}${thread}:${rawKey}`;
+    const key = rawKey && `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`;
     const board = await this.board(thread, projectFor(req));
     await board.fresh();
     const r0 = checked.ok;
@@ -389,7 +389,7 @@ export class SessionsService {
   };
 
   /**
-   * POST /threads/:thread/sessions/live: a lossy frame (`session.tool`,
+   * POST /fleet/:thread/live: a lossy frame (`session.tool`,
    * `session.stream`) relayed at once to the readers of the thread's stream as
    * `event: live` with no `id:` line. Nothing is stored and nothing replays it.
    */
@@ -411,7 +411,7 @@ export class SessionsService {
   getState = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
     const board = await this.board(threadOf(params), projectFor(req));
     await board.fresh();
-    sendJson(res, 200, { protocol: SESSIONS_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: board.bridges, ...board.state });
+    sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: board.bridges, ...board.state });
   };
 
   getStream = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {

@@ -12,16 +12,15 @@ import {
   SESSION_LIMITS,
   SESSION_STATES,
   applySessionEvent,
-  checkSessionEvent,
   emptySessions,
   foldSessions,
   projectSession,
   reduceSessions,
   sessionEventConflict,
-  withSessionIdentity,
   type Approval,
   type SessionsState,
-} from '../src/core/sessions.js';
+} from '../src/core/fleet.js';
+import { checkSessionEvent, withSessionIdentity } from '../src/core/fleet-wire.js';
 
 const RUNS = Number(process.env.ROOST_FC_RUNS ?? 300);
 

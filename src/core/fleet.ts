@@ -1,7 +1,9 @@
-// The sessions fold: the fleet board of shared remote Claude Code sessions.
+// The fleet fold: the board of shared remote Claude Code sessions, one board
+// per thread (the app is "fleet" everywhere; its events keep the contract's
+// wire names, `session.*`).
 //
 // The workstation bridge and the members post durable `session.*` events to a
-// thread's `sessions` stream; every reader (server, browser, anyone's script)
+// thread's stream (`sessions:<thread>`, the name it always had in the log); every reader (server, browser, anyone's script)
 // folds them with this module into the same board and the same chat lines.
 // The contract is `spec/agents-fold.vectors.json`: its state shape, its notes
 // (rules) and its 13 vectors, which pass here byte for byte as data.
@@ -23,8 +25,8 @@
 // - `name`, `uid` and `ts` of an event are the transport's (who posted it and
 //   when), never payload: the session's human name rides as `session`.
 
-/** Wire protocol version of the sessions app. History: 1 — the contract's 13 vectors. */
-export const SESSIONS_PROTOCOL_VERSION = 1;
+/** Wire protocol version of the fleet app. History: 1 — the contract's 13 vectors. */
+export const FLEET_PROTOCOL_VERSION = 1;
 
 /** Durable event types: stored in the log and folded. */
 export const SESSION_EVENT_TYPES = [
@@ -55,7 +57,7 @@ export type ApprovalState = (typeof APPROVAL_STATES)[number];
 /** Session ids and approval request ids. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Caps from the contract's state shape, plus the few it leaves open (see docs/sessions.md). */
+/** Caps from the contract's state shape, plus the few it leaves open (see docs/fleet.md). */
 export const SESSION_LIMITS = {
   name: 80,
   root: 300,
@@ -143,7 +145,7 @@ export function emptySessions(): SessionsState {
 
 // ---------------------------------------------------------------- helpers
 
-function isOneOf<T extends string>(list: readonly T[], v: unknown): v is T {
+export function isOneOf<T extends string>(list: readonly T[], v: unknown): v is T {
   return typeof v === 'string' && (list as readonly string[]).includes(v);
 }
 
@@ -152,7 +154,7 @@ function validId(v: unknown): v is string {
 }
 
 /** Cuts to at most `cap` UTF-16 units without splitting a surrogate pair. */
-function clampUnits(s: string, cap: number): string {
+export function clampUnits(s: string, cap: number): string {
   if (s.length <= cap) return s;
   let end = cap;
   const c = s.charCodeAt(end - 1);
@@ -174,7 +176,7 @@ export function line(v: unknown, cap: number): string {
 }
 
 /** A multi-line field (line breaks kept). */
-function para(v: unknown, cap: number): string {
+export function para(v: unknown, cap: number): string {
   if (typeof v !== 'string') return '';
   return clampUnits(v.replace(/\r\n?/g, '\n').replace(CONTROL_MULTI_LINE, ' ').trim(), cap);
 }
@@ -411,77 +413,7 @@ export function applySessionEvent(state: SessionsState, event: unknown): { state
   return { state: next, chat: next === state ? null : chatLine(event, state) };
 }
 
-// ---------------------------------------------------------------- the edge
-
-/** Longest string accepted at the edge in a field the contract does not cap. */
-export const SESSION_MAX_FIELD_CHARS = 65_536;
-
-const EDGE_CAPS: Record<string, number> = {
-  session: SESSION_LIMITS.name,
-  root: SESSION_LIMITS.root,
-  worktree: SESSION_LIMITS.worktree,
-  by: SESSION_LIMITS.by,
-  activity: SESSION_LIMITS.activity,
-  summary: SESSION_LIMITS.result,
-  tool: SESSION_LIMITS.tool,
-  digest: SESSION_LIMITS.digest,
-  reason: SESSION_LIMITS.reason,
-  text: SESSION_LIMITS.text,
-  flavor: 40,
-  state: 40,
-  rid: 64,
-};
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
-
-/**
- * Why a posted durable session event is not acceptable, or null when it is.
- * Strict where the fold is forgiving: a client learns what it sent wrong and
- * nothing is stored. `name`, `uid` and `ts` are not checked: the transport
- * overwrites them (`withSessionIdentity`).
- */
-export function checkSessionEvent(x: unknown): string | null {
-  if (x === null || typeof x !== 'object' || Array.isArray(x)) return `an event must be a JSON object, got ${describe(x)}`;
-  const e = x as Record<string, unknown>;
-  const types = SESSION_EVENT_TYPES.join(', ');
-  if (typeof e.type !== 'string') return `"type" is required and must be one of ${types}`;
-  if (isOneOf(SESSION_EPHEMERAL_TYPES, e.type)) return `"${e.type}" is ephemeral: it is relayed live, never stored`;
-  if (!isOneOf(SESSION_EVENT_TYPES, e.type)) return `unknown type "${clampUnits(e.type, 40)}"; expected one of ${types}`;
-  if (e.id === undefined) return '"id" is required';
-  if (typeof e.id !== 'string') return `"id" must be a string, got ${describe(e.id)}`;
-  if (!SESSION_ID_PATTERN.test(e.id)) return '"id" must be 1 to 64 letters, digits, "-" or "_"';
-  for (const f of Object.keys(EDGE_CAPS)) {
-    const v = e[f];
-    if (v === undefined) continue;
-    if (typeof v !== 'string') return `"${f}" must be a string, got ${describe(v)}`;
-    if (v.length > EDGE_CAPS[f]) return `"${f}" is longer than ${EDGE_CAPS[f]} characters`;
-  }
-  switch (e.type) {
-    case 'session.spawn':
-      if (e.flavor !== undefined && !isOneOf(SESSION_FLAVORS, e.flavor)) return `"flavor" must be one of ${SESSION_FLAVORS.join(', ')}`;
-      break;
-    case 'session.status':
-      if (e.state === 'ended') return '"state" ended is set by session.end, not by session.status';
-      if (!isOneOf(SESSION_STATUS_STATES, e.state)) return `"state" is required and must be one of ${SESSION_STATUS_STATES.join(', ')}`;
-      break;
-    case 'session.prompt':
-      if (para(e.text, SESSION_LIMITS.text) === '') return '"text" is required: the prompt to send';
-      break;
-    case 'session.approval':
-      if (e.rid === undefined) return '"rid" is required: the approval request id';
-      if (!SESSION_ID_PATTERN.test(e.rid as string)) return '"rid" must be 1 to 64 letters, digits, "-" or "_"';
-      if (!isOneOf(APPROVAL_STATES, e.state)) return `"state" is required and must be one of ${APPROVAL_STATES.join(', ')}`;
-      break;
-    case 'session.result':
-      if (para(e.summary, SESSION_LIMITS.result) === '') return '"summary" is required';
-      break;
-  }
-  return null;
-}
+// ---------------------------------------------------------------- conflicts with the board
 
 /** What the server answers when a well-formed event makes no sense on the current board. */
 export interface SessionConflict {
@@ -524,38 +456,4 @@ export function sessionEventConflict(state: SessionsState, event: unknown): Sess
     }
   }
   return null;
-}
-
-/** The fields a stored session event keeps; anything else in a payload is dropped. */
-export const SESSION_WIRE_FIELDS = [
-  'type', 'id', 'session', 'flavor', 'root', 'worktree', 'by', 'state', 'activity',
-  'text', 'rid', 'tool', 'digest', 'summary', 'reason', 'name', 'uid', 'ts',
-] as const;
-
-/** The stored form of a checked event: known fields only. */
-export function normalizeSessionEvent(x: Record<string, unknown>): SessionEvent {
-  const out: Record<string, unknown> = {};
-  for (const k of SESSION_WIRE_FIELDS) if (x[k] !== undefined) out[k] = x[k];
-  return out as SessionEvent;
-}
-
-/** Who posted an event and when, as the transport knows it. */
-export interface SessionIdentity {
-  name: string;
-  uid?: string;
-  ts: number;
-}
-
-/**
- * The event with the transport's identity: `name`, `uid` and `ts` overwritten
- * from the authenticated caller, whatever the payload said (a payload `uid`
- * is removed when the caller has none). Returns a new object.
- */
-export function withSessionIdentity<T extends object>(event: T, who: SessionIdentity): T & { name: string; uid?: string; ts: number } {
-  const out: Record<string, unknown> = { ...(event as Record<string, unknown>) };
-  out.name = who.name;
-  if (who.uid === undefined) delete out.uid;
-  else out.uid = who.uid;
-  out.ts = who.ts;
-  return out as T & { name: string; uid?: string; ts: number };
 }

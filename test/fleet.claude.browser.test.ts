@@ -109,7 +109,7 @@ test('two members run a real Claude Code session from the board: start, prompt, 
   // Ana starts a scoped session from the composer.
   await ana.getByRole('button', { name: 'New session' }).click();
   await ana.getByLabel('Name', { exact: true }).fill('fix-login');
-  const answered = ana.waitForResponse((r) => r.url().endsWith(`/threads/${THREAD}/sessions/requests`));
+  const answered = ana.waitForResponse((r) => r.url().endsWith(`/fleet/${THREAD}/requests`));
   await ana.getByTestId('start-submit').click();
   const { id } = (await (await answered).json()) as { id: string };
   const card = (p: Page) => p.getByTestId(`session-${id}`);

@@ -1,0 +1,326 @@
+// The Work app on the server (docs/work.md): per-project streams
+// `work:<project>`, one private stream per person `work:private:<uid>` (General
+// Chat), and the Space registry `work:spaces`, each folded by the shared Work
+// fold (src/core/work.ts) and served under /api/v2 (routes.ts beside this file).
+//
+// One mutation rule: a handler checks the caller through `Access`, builds its
+// events, appends them to one stream in one append (atomic, durable on return,
+// with the request's Idempotency-Key), waits until this node has folded them,
+// and answers from the stored events (`commit`). The fold derives everything
+// else (queues, agent state, chat lines). A retry with the same key stores
+// nothing and answers from the events the first request stored, so it gets
+// the same result, even a refusal (a refused keyed request stores a small
+// `request.refused` marker for that reason).
+//
+// Live: `GET /api/v2/events` is a LiveChannel per stream (book.ts). Presence,
+// role changes and terminal output are observation, not history: they ride
+// the lossy `GET /api/v2/live` stream (and the events stream's socket) and are
+// never stored. Presence across nodes is the generic src/server/presence.ts.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applySpaceRegistry, type SpaceRecord, type WorkState } from '../../core/work.js';
+import type { EventStore, NewEvent } from '../../storage/types.js';
+import { HttpError, idempotencyKeyOf, type Router } from '../http.js';
+import type { LiveOptions } from '../live.js';
+import { LocalAccess, type Access, type Principal } from '../access.js';
+import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
+import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';
+import { SpaceFeeds } from './feed.js';
+import { WorkRoutes } from './routes.js';
+
+export { PRESENCE_EXPIRE_MS };
+export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface ProjectInfo {
+  id: string;
+  name: string;
+}
+
+/**
+ * What Work reads of the fleet board (the sessions service): the request a
+ * blocked execution points at, as the board holds it (caught up with the
+ * log), or null when the board has no such request in that session.
+ */
+export interface BoardReader {
+  approvalOf(project: string, thread: string, session: string, rid: string): Promise<{ tool: string; digest: string; state: string; by: string } | null>;
+  /** The uid that spawned a board session, or null. */
+  spawnerOf(project: string, thread: string, session: string): Promise<string | null>;
+}
+
+export interface WorkOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  maxReplay: number;
+  access?: Access;
+  /** The fleet board, to check a blocked execution's approval pointer against (without it, pointers are refused). */
+  boards?: BoardReader;
+  /**
+   * The projects that exist (shared mode: the identity state's; local mode:
+   * `default`). Work streams of other ids are refused with 404.
+   */
+  projects?: () => ProjectInfo[];
+  /** How long another node's presence lasts without a repeat (default PRESENCE_EXPIRE_MS, 30 s). */
+  presenceExpireMs?: number;
+}
+
+const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
+
+// ------------------------------------------------------------ lossy observers
+
+export interface Watcher {
+  res: ServerResponse;
+  p: Principal;
+  project: string | null;
+  agent: string | null;
+  /** Counts toward presence (an events stream), or only watches (the live stream). */
+  present: boolean;
+  /** Writes a lossy frame (events streams write to the socket, as their LiveChannel does). */
+  write: (frame: string) => void;
+}
+
+export function lossy(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The topic of Work presence on the store's broadcast (src/server/presence.ts). */
+const PRESENCE_TOPIC = 'work.presence';
+
+export class WorkService {
+  private books = new Map<string, Promise<Book>>();
+  /** Every book started or starting, by stream (the routes read the loaded ones). */
+  readonly loaded = new Map<string, Book>();
+  spaces: Record<string, SpaceRecord> = {};
+  private spacesPos = 0;
+  /** The lossy observers: events streams (present) and live streams. */
+  readonly watchers = new Set<Watcher>();
+  readonly feeds: SpaceFeeds;
+  readonly presence: Presence;
+  private unlisten: (() => void) | null = null;
+  private unaccess: (() => void) | null = null;
+  readonly access: Access;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly store: EventStore,
+    readonly opts: WorkOptions,
+  ) {
+    this.access = opts.access ?? new LocalAccess();
+    this.feeds = new SpaceFeeds((space, p) => this.contributions(space, p));
+    this.presence = new Presence(store, {
+      topic: PRESENCE_TOPIC,
+      expireMs: opts.presenceExpireMs ?? PRESENCE_EXPIRE_MS,
+      local: (project) => this.localPresence(project),
+      onChange: (project) => this.pushPresence(project),
+    });
+  }
+
+  /** The /api/v2 routes (docs/work.md). */
+  mount(router: Router): Router {
+    return new WorkRoutes(this).mount(router);
+  }
+
+  projectList(): ProjectInfo[] {
+    return this.opts.projects ? this.opts.projects() : LOCAL_PROJECTS;
+  }
+
+  /** Loads the Space registry and every known project's stream (so Space feeds see every contribution). */
+  async start(): Promise<void> {
+    this.unlisten = this.store.onCommit((stream, head, entries) => {
+      if (!stream.startsWith(WORK_PREFIX)) return;
+      if (stream === SPACES_STREAM) {
+        void this.readSpaces();
+        return;
+      }
+      this.loaded.get(stream)?.onCommit(head, entries);
+    });
+    await this.readSpaces();
+    for (const p of this.projectList()) await this.book(p.id);
+    this.unaccess = this.access.onChange((project, uid) => this.roleChanged(project, uid));
+    this.heartbeat = setInterval(() => {
+      for (const w of this.watchers) if (!w.present) w.write(':\n\n');
+      this.feeds.heartbeat();
+    }, this.opts.live.heartbeatMs);
+    this.heartbeat.unref();
+    this.presence.start();
+  }
+
+  async stop(): Promise<void> {
+    this.presence.stop();
+    this.unlisten?.();
+    this.unaccess?.();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const b of this.loaded.values()) b.channel.stop();
+    for (const w of this.watchers) w.res.end();
+    this.feeds.stop();
+    await Promise.allSettled([...this.books.values()]);
+  }
+
+  private spacesReading: Promise<void> | null = null;
+  /** Reads the Space registry up to the log's head (another node may have registered one a moment ago). */
+  readSpaces(): Promise<void> {
+    if (this.spacesReading) return this.spacesReading.then(() => this.readSpaces());
+    this.spacesReading = (async () => {
+      try {
+        for (;;) {
+          const batch = await this.store.read(SPACES_STREAM, this.spacesPos, 5000);
+          for (const e of batch) {
+            this.spaces = applySpaceRegistry(this.spaces, parse(e.body));
+            this.spacesPos = e.position;
+          }
+          if (batch.length < 5000) break;
+        }
+      } finally {
+        this.spacesReading = null;
+      }
+    })();
+    return this.spacesReading;
+  }
+
+  book(project: string): Promise<Book> {
+    return this.bookOf(WORK_PREFIX + project, { project });
+  }
+
+  privateBook(uid: string): Promise<Book> {
+    return this.bookOf(PRIVATE_PREFIX + uid, { private: uid });
+  }
+
+  private bookOf(stream: string, scope: BookScope): Promise<Book> {
+    let p = this.books.get(stream);
+    if (!p) {
+      const b = new Book(stream, scope, this.store, this.opts);
+      this.loaded.set(stream, b);
+      if ('project' in scope) b.listeners.add(() => this.feeds.pushAll());
+      else {
+        const uid = scope.private;
+        b.listeners.add((changes) => {
+          const frames = changes.map((c) => lossy('private.changed', { id: c.id, rev: b.pos })).join('');
+          for (const w of this.watchers) if (w.p.uid === uid && w.project) w.write(frames);
+        });
+      }
+      p = b.start().then(
+        () => b,
+        (e) => {
+          this.loaded.delete(stream);
+          this.books.delete(stream);
+          b.channel.stop();
+          throw e;
+        },
+      );
+      this.books.set(stream, p);
+    }
+    return p;
+  }
+
+  /** The state of a project as this node has folded it (tests, other apps). */
+  async stateOf(project: string): Promise<WorkState> {
+    return (await this.book(project)).state;
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  /** The project a Work request names (`project` in the body, else `?project=`): 400 when malformed, 404 when unknown. */
+  projectOf(url: URL, body?: Record<string, unknown>): string {
+    const p = (body && typeof body.project === 'string' ? body.project : null) ?? url.searchParams.get('project') ?? '';
+    if (!PROJECT_ID.test(p)) throw new HttpError(400, 'bad_request', 'name a project: ?project=<id> (1 to 64 letters, digits, "-" or "_")');
+    if (!this.projectList().some((x) => x.id === p)) throw new HttpError(404, 'not_found', `no such project: ${p}`);
+    return p;
+  }
+
+  async principal(req: IncomingMessage): Promise<Principal> {
+    const p = await this.access.principal(req);
+    if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
+    return p;
+  }
+
+  key(req: IncomingMessage, stream: string, uid: string): string | undefined {
+    const raw = idempotencyKeyOf(req);
+    return raw && `${stream}|${uid}|${raw}`;
+  }
+
+  /**
+   * Appends `events` to the book's stream in one append and returns the
+   * stored bodies (the first request's, when the key was seen before).
+   * `refusal`: the conflict found against the current state; with a key the
+   * request may be the retry of one that was applied, so the store decides.
+   */
+  async commit(book: Book, events: Record<string, unknown>[], key: string | undefined, refusal: HttpError | null): Promise<Record<string, unknown>[]> {
+    if (refusal && !key) throw refusal;
+    const toStore: NewEvent[] = refusal
+      ? [{ type: 'request.refused', body: JSON.stringify({ type: 'request.refused', status: refusal.status, kind: refusal.kind, message: refusal.message }) }]
+      : events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) }));
+    const r = await this.store.append(book.stream, toStore, { idempotencyKey: key });
+    await book.folded(r.last);
+    const stored = r.duplicate ? (await this.store.read(book.stream, r.first - 1, r.last - r.first + 1)).map((e) => parse(e.body)) : toStore.map((e) => parse(e.body));
+    const refused = stored.find((e) => e.type === 'request.refused');
+    if (refused) throw new HttpError(Number(refused.status) || 409, (refused.kind as 'conflict') ?? 'conflict', String(refused.message));
+    return stored;
+  }
+
+  who(p: Principal): { uid: string; name: string } {
+    return { uid: p.uid, name: p.name };
+  }
+
+  async needSpace(spaceId: string, p: Principal): Promise<SpaceRecord> {
+    // Registered on another node a moment ago: read the registry before saying no.
+    if (!this.spaces[spaceId] && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
+    const sp = this.spaces[spaceId];
+    if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
+    if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
+    return sp;
+  }
+
+  /** With several nodes: every loaded project caught up with the log (a contribution made elsewhere a moment ago). */
+  async freshProjects(): Promise<void> {
+    if (!this.store.capabilities.crossNodeWakeups) return;
+    await Promise.all([...this.loaded.values()].filter((b) => 'project' in b.scope).map((b) => b.fresh()));
+  }
+
+  /** The projects (among those loaded) a Space is contributed to now. */
+  contributions(spaceId: string, p?: Principal): Book[] {
+    const out: Book[] = [];
+    for (const b of this.loaded.values()) {
+      if (!('project' in b.scope) || !b.state.spaces[spaceId]?.contributed) continue;
+      // A Space acts in a project only while its owner is a member there (and a token only in its own project).
+      if (p && this.access.roleIn(p, b.scope.project) === null) continue;
+      out.push(b);
+    }
+    return out;
+  }
+
+
+  // ------------------------------------------------------------ presence, role changes
+
+  /** Who has an open events stream on the project now, on this node or on another one sharing the store. */
+  people(project: string): Person[] {
+    return this.presence.people(project);
+  }
+
+  /** Who has an open events stream on the project on this node. */
+  private localPresence(project: string): Map<string, string> {
+    const seen = new Map<string, string>();
+    for (const w of this.watchers) if (w.present && w.project === project) seen.set(w.p.uid, w.p.name);
+    return seen;
+  }
+
+  private pushPresence(project: string): void {
+    const frame = lossy('presence', { project, people: this.people(project) });
+    for (const w of this.watchers) if (w.project === project) w.write(frame);
+  }
+
+  /** A member's role changed or they were removed: close what they may no longer read, tell the rest. */
+  private roleChanged(project: string, uid: string): void {
+    for (const w of [...this.watchers]) {
+      if (w.project !== project || w.p.uid !== uid) continue;
+      const role = this.access.roleIn(w.p, project);
+      if (role === null) {
+        this.watchers.delete(w);
+        const sock = w.res.socket;
+        if (!sock || sock.destroyed || !sock.writable) continue;
+        sock.end(`event: error\ndata: ${JSON.stringify({ reason: `you are no longer a member of project "${project}"` })}\n\n`);
+        setTimeout(() => sock.destroy(), 200).unref();
+      } else w.write(lossy('role', { project, role }));
+    }
+    this.presence.changed(project);
+    this.feeds.pushAll();
+  }
+
+}
