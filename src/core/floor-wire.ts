@@ -6,6 +6,12 @@
 import { EVENT_TYPES, STATUSES, type FloorEvent } from './floor.js';
 
 export const MAX_BATCH = 200;
+/**
+ * Agents one request may bring onto a floor (its events' agents and message
+ * recipients not yet there). One hostile batch of 200 messages to 50 new
+ * recipients each would otherwise bring 10,000 at once.
+ */
+export const MAX_NEW_AGENTS_PER_BATCH = 200;
 /** Longest string accepted in any field at the edge; the fold then clamps to its own caps. */
 export const MAX_FIELD_CHARS = 65_536;
 

@@ -10,7 +10,13 @@
 // - every agent belongs to exactly one existing team, and a team exists only
 //   while it has at least one agent ("empty rooms vanish with their last agent");
 // - within a team, desk numbers are unique; desk 0 is the head desk, which only
-//   a lead sits at.
+//   a lead sits at;
+// - a floor holds at most `LIMITS.agents` agents: an event that would bring one
+//   more is ignored (a recipient or a helper beyond it is not created);
+// - no step costs more than the team or the parent it touches: desks come
+//   from a per-team free list, helpers from a per-parent index, hints are
+//   indexed by the agents they name (`FloorIndex`), so no event walks the
+//   whole floor (a sweep walks it once).
 //
 // The state is owned by whoever folds it and is updated in place (a fold over
 // 1,000,000 events/s cannot copy maps per event). Use `cloneFloor` to fork it,
@@ -36,6 +42,8 @@ export const LIMITS = {
   task: 1000,
   recipients: 50,
   subagentKey: 128,
+  /** Agents on one floor (docs/floor.md, "Limits"). */
+  agents: 10_000,
 } as const;
 
 /** Lifetimes, in milliseconds, applied by `sweep`. */
@@ -84,6 +92,33 @@ export interface FloorState {
   rev: number;
   /** Arrival counter used for `Agent.seq`. */
   seq: number;
+  /** Derived from the fields above, kept by the fold; never on the wire (`floorFromJSON` rebuilds it). */
+  index: FloorIndex;
+}
+
+/** One team's desks: which are taken, and the free ones below `next` (a min-heap), so the lowest free desk costs O(log team). */
+interface Seats {
+  members: number;
+  taken: Set<number>;
+  /** Exactly the free desks in [1, next), as a binary min-heap. */
+  free: number[];
+  /** Every desk from here up is free. */
+  next: number;
+}
+
+/**
+ * Lookups the fold needs so that no event walks the whole floor. Invariants:
+ * `seats` has an entry per team, counting its agents and their desks;
+ * `children.get(p)` is the set of agents whose `parent` is `p`;
+ * `hintsByHelper.get(h)` is the set of hint keys whose helper is `h`;
+ * `hintsByPrefix.get(x)` is the set of hint keys that start with `x + "\u0000"`
+ * (what removing agent `x` forgets; a key is filed under each such prefix).
+ */
+export interface FloorIndex {
+  seats: Map<string, Seats>;
+  children: Map<string, Set<string>>;
+  hintsByHelper: Map<string, Set<string>>;
+  hintsByPrefix: Map<string, Set<string>>;
 }
 
 /** The wire form of a floor event, after the HTTP edge has checked it. */
@@ -119,8 +154,12 @@ export type Effect =
 /** The internal event the server logs when lifetimes come due. Never accepted from clients. */
 export const SWEEP = 'sweep';
 
+function emptyIndex(): FloorIndex {
+  return { seats: new Map(), children: new Map(), hintsByHelper: new Map(), hintsByPrefix: new Map() };
+}
+
 export function emptyFloor(): FloorState {
-  return { agents: new Map(), teams: new Map(), hints: new Map(), rev: 0, seq: 0 };
+  return { agents: new Map(), teams: new Map(), hints: new Map(), rev: 0, seq: 0, index: emptyIndex() };
 }
 
 // ---------------------------------------------------------------- helpers
@@ -197,13 +236,161 @@ function teamRef(v: unknown): { id: string; name: string } | undefined {
   return undefined;
 }
 
-function freeDesk(s: FloorState, team: string, lead: boolean, except?: string): number {
-  const used = new Set<number>();
-  for (const a of s.agents.values()) if (a.team === team && a.id !== except) used.add(a.desk);
-  if (lead && !used.has(0)) return 0;
-  let d = 1;
-  while (used.has(d)) d++;
+// ---------------------------------------------------------------- index
+
+function heapPush(h: number[], v: number): void {
+  let i = h.push(v) - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (h[p] <= v) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = v;
+}
+
+function heapPop(h: number[]): number {
+  const top = h[0];
+  const last = h.pop()!;
+  if (h.length > 0) {
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const c = l + 1 < h.length && h[l + 1] < h[l] ? l + 1 : l;
+      if (h[c] >= last) break;
+      h[i] = h[c];
+      i = c;
+    }
+    h[i] = last;
+  }
+  return top;
+}
+
+function seatsOf(s: FloorState, team: string): Seats {
+  let st = s.index.seats.get(team);
+  if (!st) s.index.seats.set(team, (st = { members: 0, taken: new Set(), free: [], next: 1 }));
+  return st;
+}
+
+/** Takes the lowest free desk of a team: 0 for a lead when it is free, else the lowest from 1. */
+function takeDesk(st: Seats, lead: boolean): number {
+  let d: number;
+  if (lead && !st.taken.has(0)) d = 0;
+  else if (st.free.length > 0) d = heapPop(st.free);
+  else d = st.next++;
+  st.taken.add(d);
   return d;
+}
+
+function releaseDesk(st: Seats, d: number): void {
+  if (!st.taken.delete(d)) return;
+  if (d >= 1) heapPush(st.free, d);
+}
+
+/** Seats `a` in `team` (its desk and the member count); creates nothing else. */
+function seat(s: FloorState, a: Agent, team: string, lead: boolean): void {
+  const st = seatsOf(s, team);
+  st.members++;
+  a.team = team;
+  a.desk = takeDesk(st, lead);
+}
+
+/** Frees `a`'s desk in its team; the team goes when its last agent does. */
+function unseat(s: FloorState, a: Agent): void {
+  const st = s.index.seats.get(a.team);
+  if (!st) return;
+  releaseDesk(st, a.desk);
+  if (--st.members <= 0) {
+    s.index.seats.delete(a.team);
+    s.teams.delete(a.team);
+  }
+}
+
+function setParent(s: FloorState, a: Agent, parent: string | null): void {
+  if (a.parent === parent) return;
+  if (a.parent !== null) {
+    const kids = s.index.children.get(a.parent);
+    if (kids && kids.delete(a.id) && kids.size === 0) s.index.children.delete(a.parent);
+  }
+  a.parent = parent;
+  if (parent !== null) {
+    let kids = s.index.children.get(parent);
+    if (!kids) s.index.children.set(parent, (kids = new Set()));
+    kids.add(a.id);
+  }
+}
+
+function fileUnder(m: Map<string, Set<string>>, k: string, key: string): void {
+  let set = m.get(k);
+  if (!set) m.set(k, (set = new Set()));
+  set.add(key);
+}
+
+function unfile(m: Map<string, Set<string>>, k: string, key: string): void {
+  const set = m.get(k);
+  if (set && set.delete(key) && set.size === 0) m.delete(k);
+}
+
+/** Every `x` such that `key` starts with `x + "\u0000"` (one, unless an id itself holds a NUL). */
+function prefixesOf(key: string): string[] {
+  const out: string[] = [];
+  for (let i = key.indexOf('\u0000'); i >= 0; i = key.indexOf('\u0000', i + 1)) out.push(key.slice(0, i));
+  return out;
+}
+
+function setHint(s: FloorState, key: string, helper: string): void {
+  const old = s.hints.get(key);
+  if (old === helper) return;
+  if (old === undefined) for (const x of prefixesOf(key)) fileUnder(s.index.hintsByPrefix, x, key);
+  else unfile(s.index.hintsByHelper, old, key);
+  s.hints.set(key, helper);
+  fileUnder(s.index.hintsByHelper, helper, key);
+}
+
+function deleteHint(s: FloorState, key: string): void {
+  const helper = s.hints.get(key);
+  if (helper === undefined) return;
+  s.hints.delete(key);
+  unfile(s.index.hintsByHelper, helper, key);
+  for (const x of prefixesOf(key)) unfile(s.index.hintsByPrefix, x, key);
+}
+
+/** Rebuilds the index from agents, teams and hints (after `floorFromJSON`). Linear in the floor. */
+function reindex(s: FloorState): void {
+  s.index = emptyIndex();
+  const byTeam = new Map<string, Agent[]>();
+  for (const a of s.agents.values()) {
+    const list = byTeam.get(a.team);
+    if (list) list.push(a);
+    else byTeam.set(a.team, [a]);
+    if (a.parent !== null) fileUnder(s.index.children, a.parent, a.id);
+  }
+  for (const [team, list] of byTeam) {
+    const st = seatsOf(s, team);
+    st.members = list.length;
+    let max = 0;
+    let sane = true;
+    for (const a of list) {
+      if (!Number.isInteger(a.desk) || a.desk < 0 || a.desk > 2 * list.length + 64 || st.taken.has(a.desk) || (a.desk === 0 && !isLead(a.role))) sane = false;
+      st.taken.add(a.desk);
+      if (a.desk > max) max = a.desk;
+    }
+    if (!sane) {
+      // Not a state this fold made (desks clash or run far past the team's
+      // size): seat the team again in arrival order, which is valid and cheap.
+      st.taken.clear();
+      st.next = 1;
+      for (const a of list.sort((x, y) => x.seq - y.seq)) a.desk = takeDesk(st, isLead(a.role));
+      continue;
+    }
+    st.next = max + 1;
+    for (let d = 1; d < st.next; d++) if (!st.taken.has(d)) st.free.push(d); // ascending: already a heap
+  }
+  for (const [key, helper] of s.hints) {
+    fileUnder(s.index.hintsByHelper, helper, key);
+    for (const x of prefixesOf(key)) fileUnder(s.index.hintsByPrefix, x, key);
+  }
 }
 
 function ensureTeam(s: FloorState, ref: { id: string; name: string }): Team {
@@ -217,31 +404,34 @@ function ensureTeam(s: FloorState, ref: { id: string; name: string }): Team {
   return t;
 }
 
-function dropTeamIfEmpty(s: FloorState, team: string): void {
-  for (const a of s.agents.values()) if (a.team === team) return;
-  s.teams.delete(team);
-}
-
 function removeAgent(s: FloorState, id: string): void {
   const a = s.agents.get(id);
   if (!a) return;
   s.agents.delete(id);
-  for (const [k, v] of s.hints) if (v === id || k.startsWith(id + '\u0000')) s.hints.delete(k);
-  dropTeamIfEmpty(s, a.team);
+  setParent(s, a, null);
+  const keys = [...(s.index.hintsByHelper.get(id) ?? []), ...(s.index.hintsByPrefix.get(id) ?? [])];
+  for (const k of keys) deleteHint(s, k);
+  unseat(s, a);
 }
 
-/** Creates the agent if it does not exist; returns it. */
+/** Whether the floor has room for one more agent. */
+function hasRoom(s: FloorState): boolean {
+  return s.agents.size < LIMITS.agents;
+}
+
+/** Creates the agent if it does not exist (and the floor has room); returns it, or undefined for a new agent on a full floor. */
 function touchAgent(
   s: FloorState,
   ref: AgentRef,
   opts: { team?: { id: string; name: string }; parent?: string | null; ts: number },
   fx: Effect[],
-): Agent {
+): Agent | undefined {
   let a = s.agents.get(ref.id);
   if (!a) {
+    if (!hasRoom(s)) return undefined;
     const parent = opts.parent && opts.parent !== ref.id ? opts.parent : null;
-    const teamRefV = opts.team ?? (parent && s.agents.get(parent) ? { id: s.agents.get(parent)!.team, name: '' } : { id: 'default', name: 'default' });
-    const team = teamRefV.name ? ensureTeam(s, teamRefV) : s.teams.get(teamRefV.id)!;
+    const parentAgent = parent !== null ? s.agents.get(parent) : undefined;
+    const team = opts.team ? ensureTeam(s, opts.team) : parentAgent ? s.teams.get(parentAgent.team)! : ensureTeam(s, { id: 'default', name: 'default' });
     const role = ref.role ?? '';
     a = {
       id: ref.id,
@@ -249,12 +439,12 @@ function touchAgent(
       role,
       source: ref.source ?? '',
       team: team.id,
-      parent,
+      parent: null,
       status: 'idle',
       activity: '',
       tool: '',
       said: '',
-      desk: freeDesk(s, team.id, isLead(role)),
+      desk: 0,
       joinedAt: opts.ts,
       lastSeen: opts.ts,
       leftAt: null,
@@ -262,26 +452,33 @@ function touchAgent(
       seq: ++s.seq,
       rev: s.rev,
     };
+    seat(s, a, team.id, isLead(role));
+    setParent(s, a, parent);
     s.agents.set(a.id, a);
     fx.push({ kind: 'enter', agent: a.id, team: a.team });
     return a;
   }
   if (ref.name && ref.name !== a.name) a.name = ref.name;
   if (ref.source && ref.source !== a.source) a.source = ref.source;
-  if (opts.parent !== undefined && opts.parent !== a.id && opts.parent !== null) a.parent = opts.parent;
+  if (opts.parent !== undefined && opts.parent !== a.id && opts.parent !== null) setParent(s, a, opts.parent);
   if (opts.team && opts.team.id !== a.team) {
-    const old = a.team;
     ensureTeam(s, opts.team);
-    a.team = opts.team.id;
-    a.desk = freeDesk(s, a.team, isLead(ref.role ?? a.role), a.id);
-    dropTeamIfEmpty(s, old);
+    // Seated in the new room before leaving the old one, which vanishes if that was its last agent.
+    const old = { ...a };
+    seat(s, a, opts.team.id, isLead(ref.role ?? a.role));
+    unseat(s, old);
   } else if (opts.team) {
     ensureTeam(s, opts.team);
   }
   if (ref.role !== undefined && ref.role !== a.role) {
     a.role = ref.role;
     const lead = isLead(a.role);
-    if ((lead && a.desk !== 0) || (!lead && a.desk === 0)) a.desk = freeDesk(s, a.team, lead, a.id);
+    if ((lead && a.desk !== 0) || (!lead && a.desk === 0)) {
+      // Its own desk counts as free: a promotion with desk 0 taken may keep it.
+      const st = s.index.seats.get(a.team)!;
+      releaseDesk(st, a.desk);
+      a.desk = takeDesk(st, lead);
+    }
   }
   if (a.leftAt !== null) {
     // Came back before being forgotten: it walks in again.
@@ -298,8 +495,22 @@ function setStatus(a: Agent, status: Status, ts: number, fx: Effect[]): void {
   fx.push({ kind: 'status', agent: a.id, status });
 }
 
-/** Resolves a subagent hint to the helper the event is about (creating its desk if needed). */
-function resolveHint(s: FloorState, parent: Agent, hint: Record<string, unknown>, ts: number, fx: Effect[]): Agent {
+/** An id for a new helper desk: `base`, else `'` appended until unique (bounded: a numbered suffix when that runs out). */
+function helperId(s: FloorState, base: string): string {
+  let id = base;
+  for (let i = 0; i <= LIMITS.id && s.agents.has(id); i++) id = (id + "'").slice(-LIMITS.id);
+  // At the length cap, appending a prime ends at a string of primes; if even
+  // that is taken, count (at most one more than the floor's size tries).
+  for (let n = 2; s.agents.has(id); n++) id = base.slice(0, LIMITS.id - String(n).length - 1) + '~' + n;
+  return id;
+}
+
+/**
+ * Resolves a subagent hint to the helper the event is about (creating its desk
+ * if needed). Looks only at the parent's own children. Undefined when a new
+ * desk is needed and the floor is full.
+ */
+function resolveHint(s: FloorState, parent: Agent, hint: Record<string, unknown>, ts: number, fx: Effect[]): Agent | undefined {
   const key = str(hint.key, LIMITS.subagentKey);
   const type = str(hint.type, LIMITS.role) ?? 'subagent';
   const hintKey = key !== undefined ? parent.id + '\u0000' + key : undefined;
@@ -308,12 +519,12 @@ function resolveHint(s: FloorState, parent: Agent, hint: Record<string, unknown>
     const helper = bound !== undefined ? s.agents.get(bound) : undefined;
     if (helper) return helper;
   }
-  const boundIds = new Set(s.hints.values());
   let best: Agent | undefined;
   let fallback: Agent | undefined;
-  for (const a of s.agents.values()) {
-    if (a.parent !== parent.id || a.role !== type) continue;
-    if (!boundIds.has(a.id)) {
+  for (const id of s.index.children.get(parent.id) ?? []) {
+    const a = s.agents.get(id);
+    if (!a || a.role !== type) continue;
+    if (!s.index.hintsByHelper.has(a.id)) {
       if (!best || a.seq < best.seq) best = a;
     } else if (!hintKey && (!fallback || a.seq < fallback.seq)) {
       fallback = a;
@@ -321,17 +532,16 @@ function resolveHint(s: FloorState, parent: Agent, hint: Record<string, unknown>
   }
   let helper = best ?? fallback;
   if (!helper) {
-    let id = (parent.id + '/' + type + (key !== undefined ? '-' + key : '')).slice(0, LIMITS.id);
-    while (s.agents.has(id)) id = (id + "'").slice(-LIMITS.id);
     helper = touchAgent(
       s,
-      { id, name: tidyName(type), role: type, source: parent.source || undefined },
+      { id: helperId(s, (parent.id + '/' + type + (key !== undefined ? '-' + key : '')).slice(0, LIMITS.id)), name: tidyName(type), role: type, source: parent.source || undefined },
       { team: { id: parent.team, name: s.teams.get(parent.team)!.name }, parent: parent.id, ts },
       fx,
     );
+    if (!helper) return undefined;
     fx.push({ kind: 'brief', from: parent.id, to: helper.id });
   }
-  if (hintKey) s.hints.set(hintKey, helper.id);
+  if (hintKey) setHint(s, hintKey, helper.id);
   return helper;
 }
 
@@ -351,6 +561,7 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
     s.agents.clear();
     s.teams.clear();
     s.hints.clear();
+    s.index = emptyIndex();
     s.rev++;
     return [{ kind: 'reset' }];
   }
@@ -361,18 +572,23 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
   if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) return [];
   const ref = agentRef(e);
   if (!ref) return [];
+  // A full floor ignores an event about an agent it does not hold.
+  if (!hasRoom(s) && !s.agents.has(ref.id)) return [];
   s.rev++;
   const team = teamRef(e.team);
   const parent = str(e.parent, LIMITS.id);
-  let a = touchAgent(s, ref, { team, parent: parent ?? undefined, ts }, fx);
+  let a = touchAgent(s, ref, { team, parent: parent ?? undefined, ts }, fx)!;
   a.lastSeen = Math.max(a.lastSeen, ts);
   a.rev = s.rev;
 
   // A hint moves the event onto the helper's desk, whatever its type: a `leave`
-  // with a hint is the helper walking out, never its parent.
+  // with a hint is the helper walking out, never its parent. With no room for
+  // a new helper desk, the rest of the event is dropped (the parent was seen).
   const hint = e.subagent;
   if (hint && typeof hint === 'object' && !Array.isArray(hint)) {
-    a = resolveHint(s, a, hint as Record<string, unknown>, ts, fx);
+    const helper = resolveHint(s, a, hint as Record<string, unknown>, ts, fx);
+    if (!helper) return fx;
+    a = helper;
     a.lastSeen = Math.max(a.lastSeen, ts);
     a.rev = s.rev;
   }
@@ -410,7 +626,9 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
       const sender = a;
       for (const id of recipients) {
         if (!s.agents.has(id)) {
+          // A recipient not on a full floor gets no desk and no plane.
           const r = touchAgent(s, { id }, { team: { id: sender.team, name: s.teams.get(sender.team)!.name }, ts }, fx);
+          if (!r) continue;
           r.rev = s.rev;
         }
         fx.push({ kind: 'plane', from: sender.id, to: id, text });
@@ -439,6 +657,51 @@ export function applyEvent(s: FloorState, e: FloorEvent): Effect[] {
       break;
   }
   return fx;
+}
+
+/**
+ * How many agents these events would bring onto the floor `s` if folded in
+ * order: each event's agent and each message recipient that is neither on the
+ * floor nor brought by an earlier event (a `reset` empties the floor for the
+ * events after it). A subagent hint may open one helper desk more per event;
+ * those are not counted. The HTTP edge uses this to refuse a batch that brings
+ * too many at once; it costs a lookup per id, not a fold, and stops counting
+ * once past `upTo` (the answer is then `upTo + 1`).
+ */
+export function newAgentsIn(s: FloorState, events: readonly FloorEvent[], upTo = Infinity): number {
+  let n = 0;
+  let cleared = false;
+  let seen: Set<string> | null = null;
+  const count = (id: string | undefined): void => {
+    if (id === undefined || (!cleared && s.agents.has(id)) || seen?.has(id)) return;
+    (seen ??= new Set()).add(id);
+    n++;
+  };
+  for (const e of events) {
+    if (n > upTo) return n;
+    if (!e || typeof e !== 'object') continue;
+    if (e.type === 'reset') {
+      cleared = true;
+      seen = null;
+      continue;
+    }
+    const ref = agentRef(e);
+    if (!ref) continue;
+    count(ref.id);
+    if (e.type !== 'message') continue;
+    if (e.to === undefined) {
+      // No `to`: the plane goes to the parent, which is created if it is not on the floor.
+      const parent = str(e.parent, LIMITS.id) ?? (cleared ? undefined : (s.agents.get(ref.id)?.parent ?? undefined));
+      if (parent !== ref.id) count(parent);
+      continue;
+    }
+    const raw = Array.isArray(e.to) ? e.to : [e.to];
+    for (let i = 0; i < raw.length && i < LIMITS.recipients && n <= upTo; i++) {
+      const id = str(raw[i], LIMITS.id);
+      if (id !== ref.id) count(id);
+    }
+  }
+  return Math.min(n, upTo + 1);
 }
 
 /** Why an agent would be forgotten at `now`, or null if it stays. */
@@ -503,6 +766,7 @@ export function floorFromJSON(j: FloorJSON): FloorState {
   for (const [k, v] of j.hints ?? []) s.hints.set(k, v);
   s.rev = j.rev ?? 0;
   s.seq = j.seq ?? 0;
+  reindex(s);
   return s;
 }
 

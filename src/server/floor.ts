@@ -10,18 +10,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   FLOOR_PROTOCOL_VERSION,
+  LIMITS,
   SWEEP,
   applyEvent,
   dueForSweep,
   emptyFloor,
   floorFromJSON,
   floorToJSON,
+  newAgentsIn,
   type Effect,
   type FloorEvent,
   type FloorJSON,
   type FloorState,
 } from '../core/floor.js';
-import { MAX_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
+import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
@@ -208,11 +210,21 @@ export class FloorService {
     const items = Array.isArray(body) ? body : [body];
     if (items.length === 0) throw new HttpError(400, 'bad_request', 'the batch is empty');
     if (items.length > MAX_BATCH) throw new HttpError(413, 'too_large', `a batch holds at most ${MAX_BATCH} events, got ${items.length}`);
-    const now = Date.now();
-    const events: NewEvent[] = new Array(items.length);
     for (let i = 0; i < items.length; i++) {
       const why = checkFloorEvent(items[i]);
       if (why) throw new HttpError(400, 'bad_request', Array.isArray(body) ? `event ${i}: ${why}` : why);
+    }
+    // What one request may create is capped here, against this node's floor
+    // (the fold clamps again: stored events are hostile too), before anything
+    // is normalized or serialized. docs/floor.md, "Limits".
+    const fresh = newAgentsIn(this.state, items as FloorEvent[], MAX_NEW_AGENTS_PER_BATCH);
+    if (fresh > MAX_NEW_AGENTS_PER_BATCH) throw new HttpError(413, 'too_large', `a batch may bring at most ${MAX_NEW_AGENTS_PER_BATCH} new agents onto the floor; this one brings more`);
+    if (fresh > 0 && this.state.agents.size + fresh > LIMITS.agents) {
+      throw new HttpError(409, 'conflict', `the floor holds at most ${LIMITS.agents} agents and has ${this.state.agents.size}; this would bring ${fresh} more (agents leave after 2 h of silence, or POST /reset)`);
+    }
+    const now = Date.now();
+    const events: NewEvent[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
       const e = normalizeFloorEvent(items[i] as Record<string, unknown>, now);
       events[i] = { type: e.type, body: JSON.stringify(e), value: e };
     }
