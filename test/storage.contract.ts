@@ -11,7 +11,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { BROADCAST_MAX_BYTES, type AppendResult, type EventStore, type LogEntry, type NewEvent } from '../src/storage/types.js';
+import { BROADCAST_MAX_BYTES, StoreError, type AppendResult, type EventStore, type LogEntry, type NewEvent, type StoreErrorKind } from '../src/storage/types.js';
 
 const ev = (tag: string | number, type = 'note'): NewEvent => ({ type, body: JSON.stringify({ tag }) });
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -24,6 +24,29 @@ async function eventually(what: string, check: () => boolean | Promise<boolean>,
     if (Date.now() > deadline) assert.fail(`timed out waiting: ${what}`);
     await sleep(10);
   }
+}
+
+/** Resolves with the promise's outcome, or fails the test if it has none within `ms`: nothing a caller awaits may hang. */
+async function settles<T>(what: string, p: Promise<T>, ms = 5000): Promise<PromiseSettledResult<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`hung for ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([Promise.allSettled([p]).then((r) => r[0]), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Asserts that `p` rejects with a StoreError of `kind`. */
+async function rejectsWith(p: Promise<unknown>, kind: StoreErrorKind, message?: RegExp): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof StoreError, `a StoreError, got ${String(e)}`);
+    assert.equal(e.kind, kind, `kind ${kind}, got ${e.kind}: ${e.message}`);
+    if (message) assert.match(e.message, message);
+    return true;
+  });
 }
 
 /** The positions each append got are exactly 1..n between them, with no overlap. */
@@ -181,6 +204,125 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.deepEqual(await s.append(st, [ev('retry')], { idempotencyKey: key3 }), { first: 5, last: 5, duplicate: false });
     });
 
+    test('a key belongs to its stream: the same key on two streams stores both, each answered in its own stream', async () => {
+      const s = await store();
+      const a = fresh('key-a');
+      const b = fresh('key-b');
+      const key = `k-${run}-${++n}`;
+      await s.append(b, [ev('b0'), ev('b1')]); // b's head differs from a's, so a foreign answer would show
+      assert.deepEqual(await s.append(a, [ev('a')], { idempotencyKey: key }), { first: 1, last: 1, duplicate: false });
+      assert.deepEqual(await s.append(b, [ev('b')], { idempotencyKey: key }), { first: 3, last: 3, duplicate: false }, 'stored, not the duplicate of a');
+      assert.deepEqual(await s.append(a, [ev('a again')], { idempotencyKey: key }), { first: 1, last: 1, duplicate: true });
+      assert.deepEqual(await s.append(b, [ev('b again')], { idempotencyKey: key }), { first: 3, last: 3, duplicate: true });
+      // A key that looks like another stream's prefixed key is only a key (the old hand-made prefixes).
+      const c = fresh('key-c');
+      assert.deepEqual(await s.append(c, [ev('c')], { idempotencyKey: `${a}:${key}` }), { first: 1, last: 1, duplicate: false });
+      assert.deepEqual((await s.read(a, 0)).map((e) => JSON.parse(e.body).tag), ['a']);
+      assert.deepEqual((await s.read(b, 0)).map((e) => JSON.parse(e.body).tag), ['b0', 'b1', 'b']);
+      // The same in one turn (one group commit).
+      const k2 = `k-${run}-${++n}`;
+      const [x, y, z] = await Promise.all([
+        s.append(a, [ev('x')], { idempotencyKey: k2 }),
+        s.append(b, [ev('y')], { idempotencyKey: k2 }),
+        s.append(a, [ev('x again')], { idempotencyKey: k2 }),
+      ]);
+      assert.deepEqual([x, y, z], [
+        { first: 2, last: 2, duplicate: false },
+        { first: 4, last: 4, duplicate: false },
+        { first: 2, last: 2, duplicate: true },
+      ]);
+    });
+
+    test('the same key with another fingerprint is refused (conflict) and stores nothing; the same fingerprint is a duplicate', async () => {
+      const s = await store();
+      const st = fresh('fp');
+      const key = `k-${run}-${++n}`;
+      assert.deepEqual(await s.append(st, [ev(1)], { idempotencyKey: key, fingerprint: 'POST /x alice #1' }), { first: 1, last: 1, duplicate: false });
+      await rejectsWith(s.append(st, [ev('other body')], { idempotencyKey: key, fingerprint: 'POST /x alice #2' }), 'conflict', /different request/);
+      assert.deepEqual(await s.append(st, [ev('retry')], { idempotencyKey: key, fingerprint: 'POST /x alice #1' }), { first: 1, last: 1, duplicate: true });
+      // A caller that gives no fingerprint is not checked (internal keys such as an expiry's).
+      assert.deepEqual(await s.append(st, [ev('unchecked')], { idempotencyKey: key }), { first: 1, last: 1, duplicate: true });
+      const bare = `k-${run}-${++n}`;
+      await s.append(st, [ev(2)], { idempotencyKey: bare });
+      assert.deepEqual(await s.append(st, [ev('x')], { idempotencyKey: bare, fingerprint: 'anything' }), { first: 2, last: 2, duplicate: true });
+      // The refused one kept nothing: not its events, not its fingerprint (the key keeps its first meaning).
+      await rejectsWith(s.append(st, [ev('again')], { idempotencyKey: key, fingerprint: 'POST /x alice #2' }), 'conflict');
+      assert.deepEqual((await s.read(st, 0)).map((e) => JSON.parse(e.body).tag), [1, 2]);
+      assert.equal(await s.head(st), 2);
+      // In one turn: the first writes, a retry is a duplicate, a different request is refused, and neighbours commit.
+      const k2 = `k-${run}-${++n}`;
+      const settled = await Promise.allSettled([
+        s.append(st, [ev('first')], { idempotencyKey: k2, fingerprint: 'A' }),
+        s.append(st, [ev('different')], { idempotencyKey: k2, fingerprint: 'B' }),
+        s.append(st, [ev('retry')], { idempotencyKey: k2, fingerprint: 'A' }),
+        s.append(st, [ev('neighbour')]),
+      ]);
+      assert.deepEqual(
+        settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as StoreError).kind)),
+        [{ first: 3, last: 3, duplicate: false }, 'conflict', { first: 3, last: 3, duplicate: true }, { first: 4, last: 4, duplicate: false }],
+      );
+      assert.deepEqual((await s.read(st, 2)).map((e) => JSON.parse(e.body).tag), ['first', 'neighbour']);
+    });
+
+    test('a scope: one key across streams; a duplicate is never answered from another stream, and nothing hangs', async () => {
+      const s = await store();
+      const a = fresh('scope-a');
+      const b = fresh('scope-b');
+      const key = `k-${run}-${++n}`;
+      const alice = `alice-${run}`;
+      const bob = `bob-${run}`;
+      await s.append(b, [ev('b0')]);
+      assert.deepEqual(await s.append(a, [ev('a')], { idempotencyKey: key, scope: alice }), { first: 1, last: 1, duplicate: false });
+      // The same key in the same scope on another stream is a different request: refused, at once.
+      const other = await settles('a scoped key reused on another stream', s.append(b, [ev('b')], { idempotencyKey: key, scope: alice }));
+      assert.equal(other.status, 'rejected');
+      assert.equal(((other as PromiseRejectedResult).reason as StoreError).kind, 'conflict');
+      assert.equal(await s.head(b), 1, 'nothing stored on b');
+      // Another scope, or the stream's own keys, are other namespaces.
+      assert.deepEqual(await s.append(a, [ev('bob')], { idempotencyKey: key, scope: bob }), { first: 2, last: 2, duplicate: false });
+      assert.deepEqual(await s.append(a, [ev('own')], { idempotencyKey: key }), { first: 3, last: 3, duplicate: false });
+      assert.deepEqual(await s.append(a, [ev('a retry')], { idempotencyKey: key, scope: alice }), { first: 1, last: 1, duplicate: true });
+      // A scope named like a stream shares none of that stream's keys.
+      assert.deepEqual(await s.append(b, [ev('scope named a')], { idempotencyKey: key, scope: a }), { first: 2, last: 2, duplicate: false });
+      assert.deepEqual(await s.append(a, [ev('own again')], { idempotencyKey: key }), { first: 3, last: 3, duplicate: true });
+      assert.deepEqual((await s.read(a, 0)).map((e) => JSON.parse(e.body).tag), ['a', 'bob', 'own']);
+      assert.deepEqual((await s.read(b, 0)).map((e) => JSON.parse(e.body).tag), ['b0', 'scope named a']);
+    });
+
+    test('findKey tells a duplicate, a conflict or an unused key without appending; keepAnswer keeps the first answer for the duplicates', async () => {
+      const s = await store();
+      const st = fresh('find');
+      const key = `k-${run}-${++n}`;
+      const opts = { idempotencyKey: key, fingerprint: 'f1', scope: `carol-${run}` };
+      assert.equal(await s.findKey(st, opts), null, 'an unused key');
+      // Looking a key up does not use it.
+      assert.deepEqual(await s.append(st, [ev(1), ev(2)], opts), { first: 1, last: 2, duplicate: false });
+      assert.deepEqual(await s.findKey(st, opts), { first: 1, last: 2, duplicate: true });
+      await rejectsWith(s.findKey(st, { ...opts, fingerprint: 'f2' }), 'conflict');
+      await rejectsWith(s.findKey(fresh('find-other'), opts), 'conflict');
+      assert.equal(await s.findKey(st, { idempotencyKey: key }), null, 'the stream\'s own namespace has no such key');
+      // The answer: kept once, the first wins, given with every duplicate.
+      assert.equal(await s.keepAnswer(st, opts, '{"id":"c-1","status":"queued"}'), true);
+      assert.equal(await s.keepAnswer(st, opts, '{"id":"c-1","status":"running"}'), true, 'the key has an answer');
+      assert.deepEqual(await s.append(st, [ev('retry')], opts), { first: 1, last: 2, duplicate: true, answer: '{"id":"c-1","status":"queued"}' });
+      assert.deepEqual(await s.findKey(st, opts), { first: 1, last: 2, duplicate: true, answer: '{"id":"c-1","status":"queued"}' });
+      assert.equal(await s.keepAnswer(st, { idempotencyKey: `k-${run}-${++n}` }, 'x'), false, 'no such key');
+      assert.equal(await s.keepAnswer(fresh('find-other'), opts, 'x'), false, 'not this stream\'s key');
+      assert.equal(await s.head(st), 2);
+      // Another instance on the same database sees the key and its answer.
+      const t = await store();
+      assert.deepEqual(await t.append(st, [ev('retry')], opts), { first: 1, last: 2, duplicate: true, answer: '{"id":"c-1","status":"queued"}' });
+    });
+
+    test('errors have a kind: a closed store, an empty append', async () => {
+      const s = await open();
+      const st = fresh('kinds');
+      await rejectsWith(s.append(st, []), 'bad_input');
+      await s.close();
+      await rejectsWith(s.append(st, [ev(1)]), 'closed');
+      await rejectsWith(s.findKey(st, { idempotencyKey: 'k' }), 'closed');
+    });
+
     test('idempotency keys hold across two store instances on the same database', async () => {
       const a = await store();
       const st = fresh('idem2');
@@ -211,6 +353,45 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       }
       assert.equal(await a.head(st), 5);
       assert.equal((await b.read(st, 0)).length, 5);
+    });
+
+    test('stores shared by several nodes: concurrent duplicates and conflicts of one key on two instances; nothing hangs', async (t) => {
+      const a = await store();
+      if (!a.capabilities.crossNodeWakeups) {
+        t.skip(`${a.kind} is a single-process store`);
+        return;
+      }
+      const b = await store();
+      const st = fresh('idem4');
+      const other = fresh('idem4-other');
+      for (let i = 0; i < 6; i++) {
+        // The same request on both nodes: one writes, the other answers with its positions.
+        const k = `k-${run}-${++n}`;
+        const both = [a.append(st, [ev(`a${i}`)], { idempotencyKey: k, fingerprint: 'same' }), b.append(st, [ev(`b${i}`)], { idempotencyKey: k, fingerprint: 'same' })];
+        const [p, q] = await Promise.all(both.map((x, j) => settles(`node ${j} same request`, x)));
+        assert.ok(p.status === 'fulfilled' && q.status === 'fulfilled');
+        assert.equal(p.value.first, q.value.first);
+        assert.equal([p.value, q.value].filter((r) => !r.duplicate).length, 1);
+        // Different requests with one key, on both nodes: one writes, the other is refused.
+        const k2 = `k-${run}-${++n}`;
+        const rivals = [
+          a.append(st, [ev(`A${i}`)], { idempotencyKey: k2, fingerprint: 'from a' }),
+          b.append(st, [ev(`B${i}`)], { idempotencyKey: k2, fingerprint: 'from b' }),
+        ];
+        const got = await Promise.all(rivals.map((x, j) => settles(`node ${j} rival`, x)));
+        assert.equal(got.filter((r) => r.status === 'fulfilled').length, 1, 'exactly one of them wrote');
+        const lost = got.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        assert.equal((lost.reason as StoreError).kind, 'conflict');
+        // One scoped key on two streams, on both nodes: one writes, the other is refused, nobody waits.
+        const k3 = `k-${run}-${++n}`;
+        const spread = [a.append(st, [ev(`s${i}`)], { idempotencyKey: k3, scope: 'dave' }), b.append(other, [ev(`o${i}`)], { idempotencyKey: k3, scope: 'dave' })];
+        const got3 = await Promise.all(spread.map((x, j) => settles(`node ${j} scoped`, x)));
+        assert.equal(got3.filter((r) => r.status === 'fulfilled').length, 1);
+        assert.equal(((got3.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as StoreError).kind, 'conflict');
+      }
+      const total = (await a.head(st)) + (await a.head(other));
+      assert.equal(total, 18, 'three writes per round, nothing else');
+      assert.deepEqual((await b.read(st, 0)).map((e) => e.position), Array.from({ length: await a.head(st) }, (_, i) => i + 1), 'gap-free');
     });
 
     test('snapshots: newest, at or before a position, old ones pruned, newest kept', async () => {
@@ -425,4 +606,41 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.notEqual(heard.get(c)!.at(-1)!.payload, 'after close');
     });
   });
+}
+
+/**
+ * Keys as a store before scoped keys (schema 1 on SQLite, 2 on PostgreSQL) held
+ * them: global, each prefixed by its caller by hand, with the stream that wrote
+ * it. A backend's test writes these into an old-shaped database with one event
+ * at each position named, opens it, and runs `checkLegacyKeys`.
+ */
+export const LEGACY_KEYS: { key: string; stream: string; first: number; last: number }[] = [
+  // The floor's `<stream>:<key>`: the default floor's key K, project p's key K.
+  { key: 'floor:K', stream: 'floor', first: 1, last: 1 },
+  { key: 'floor:p:K', stream: 'floor:p', first: 1, last: 1 },
+  // Issue 12: the default floor's key `p:Q` took the text project p's key Q would have had.
+  { key: 'floor:p:Q', stream: 'floor', first: 2, last: 3 },
+  // Other shapes keep their text: approvals' `approval:<key>`, Work's `<stream>|<uid>|<key>`.
+  { key: 'approval:D', stream: 'approvals', first: 1, last: 1 },
+  { key: 'work:p|alice|W', stream: 'work:p', first: 1, last: 1 },
+  // Identity's `identity:<scope>:<key>`: the stream prefix goes, the scope stays.
+  { key: 'identity:login:bob:L', stream: 'identity', first: 1, last: 1 },
+];
+
+export async function checkLegacyKeys(s: EventStore): Promise<void> {
+  const dup = (first: number, last: number) => ({ first, last, duplicate: true });
+  // A request sent before the upgrade and retried after it with its own key is recognised.
+  assert.deepEqual(await s.append('floor', [ev('retry')], { idempotencyKey: 'K', fingerprint: 'new' }), dup(1, 1));
+  assert.deepEqual(await s.append('floor:p', [ev('retry')], { idempotencyKey: 'K', fingerprint: 'new' }), dup(1, 1));
+  assert.deepEqual(await s.append('floor', [ev('retry')], { idempotencyKey: 'p:Q' }), dup(2, 3));
+  // Project p's key Q is its own again.
+  assert.deepEqual(await s.append('floor:p', [ev('Q')], { idempotencyKey: 'Q' }), { first: 2, last: 2, duplicate: false });
+  assert.deepEqual(await s.append('identity', [ev('retry')], { idempotencyKey: 'login:bob:L' }), dup(1, 1));
+  // The others are found under their old text in their stream, and nowhere else.
+  assert.deepEqual(await s.append('approvals', [ev('old text')], { idempotencyKey: 'approval:D' }), dup(1, 1));
+  assert.deepEqual(await s.append('work:p', [ev('old text')], { idempotencyKey: 'work:p|alice|W' }), dup(1, 1));
+  assert.deepEqual(await s.append('approvals', [ev('D')], { idempotencyKey: 'D' }), { first: 2, last: 2, duplicate: false });
+  // The log itself is untouched.
+  assert.equal(await s.head('floor'), 3);
+  assert.deepEqual((await s.read('floor:p', 0)).map((e) => JSON.parse(e.body).tag), ['old', 'Q']);
 }

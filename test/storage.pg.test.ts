@@ -8,7 +8,7 @@ import { PostgresStore } from '../src/storage/postgres.js';
 import { BROADCAST_MAX_BYTES, openStore } from '../src/storage/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
-import { storageContract } from './storage.contract.js';
+import { LEGACY_KEYS, checkLegacyKeys, storageContract } from './storage.contract.js';
 
 const reachable = await pgReachable();
 const why = `PostgreSQL is not reachable at ${PG_URL} (start it, or run .ci/run)`;
@@ -38,7 +38,7 @@ if (!reachable) {
       const nodes = await Promise.all(Array.from({ length: 6 }, open));
       assert.equal(new Set(nodes.map((s) => s.epoch)).size, 1, 'one epoch for all');
       const rows = await sql<{ value: string }>(`SELECT value FROM "${db2.schema}".meta WHERE key = 'schema'`);
-      assert.deepEqual(rows, [{ value: '2' }], 'every migration ran, once');
+      assert.deepEqual(rows, [{ value: '3' }], 'every migration ran, once');
       const tables = await sql<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1', [db2.schema]);
       assert.equal(Number(tables[0].n), 5, 'meta, streams, events, idempotency, snapshots');
       await nodes[0].append('s', [{ type: 't', body: '{}' }]);
@@ -166,6 +166,39 @@ if (!reachable) {
       const before = a.stats.flushes;
       await Promise.all(Array.from({ length: 100 }, (_, i) => a.append(`g${i % 3}`, [{ type: 't', body: String(i) }])));
       assert.ok(a.stats.flushes - before <= 2, `100 appends of one turn took ${a.stats.flushes - before} flushes`);
+    });
+
+    test('a database of schema 2 (global keys, prefixed by hand) opens, and its keys move into their streams', async () => {
+      const old = freshSchema();
+      const q = (text: string, values: unknown[] = []) => sql(text.replaceAll('@', `"${old.schema}".`), values);
+      const opened: PostgresStore[] = [];
+      try {
+        // Schema 2 as it shipped.
+        await sql(`CREATE SCHEMA "${old.schema}"`);
+        await q(`CREATE TABLE @meta (key text PRIMARY KEY, value text NOT NULL)`);
+        await q(`INSERT INTO @meta VALUES ('schema', '2'), ('epoch', 'legacy2')`);
+        await q(`CREATE TABLE @streams (stream text PRIMARY KEY, head bigint NOT NULL)`);
+        await q(`CREATE TABLE @events (stream text NOT NULL, position bigint NOT NULL, type text NOT NULL, body text NOT NULL, at bigint NOT NULL, PRIMARY KEY (stream, position))`);
+        await q(`CREATE TABLE @idempotency (key text PRIMARY KEY, stream text NOT NULL, first bigint NOT NULL, last bigint NOT NULL, at bigint NOT NULL)`);
+        await q(`CREATE TABLE @snapshots (stream text NOT NULL, position bigint NOT NULL, state text NOT NULL, at bigint NOT NULL, PRIMARY KEY (stream, position))`);
+        await q(`CREATE FUNCTION @roost_assert(ok boolean, message text) RETURNS boolean LANGUAGE plpgsql AS $$
+           BEGIN IF NOT ok THEN RAISE EXCEPTION '%', message; END IF; RETURN ok; END $$`);
+        for (const k of LEGACY_KEYS) {
+          for (let p = 1; p <= k.last; p++) await q(`INSERT INTO @events VALUES ($1, $2, 'note', '{"tag":"old"}', 0) ON CONFLICT DO NOTHING`, [k.stream, p]);
+          await q(`INSERT INTO @streams VALUES ($1, $2) ON CONFLICT (stream) DO UPDATE SET head = greatest(@streams.head, EXCLUDED.head)`, [k.stream, k.last]);
+          await q(`INSERT INTO @idempotency VALUES ($1, $2, $3, $4, 0)`, [k.key, k.stream, k.first, k.last]);
+        }
+        // Two nodes of the new version start together: one migrates, both work.
+        const [s, t] = await Promise.all([PostgresStore.open(old.url), PostgresStore.open(old.url)]);
+        opened.push(s, t);
+        assert.equal(s.epoch, 'legacy2', 'the epoch survives (live clients keep their cursors)');
+        assert.deepEqual(await q(`SELECT value FROM @meta WHERE key = 'schema'`), [{ value: '3' }]);
+        await checkLegacyKeys(s);
+        assert.deepEqual(await t.append('floor:p', [{ type: 'note', body: '{}' }], { idempotencyKey: 'Q' }), { first: 2, last: 2, duplicate: true });
+      } finally {
+        for (const s of opened) await s.close();
+        await old.drop();
+      }
     });
 
     test('a bad URL or schema name is refused with a clear message', async () => {

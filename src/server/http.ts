@@ -3,6 +3,7 @@
 // the hot path and is measured against bare node:http in the bench.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StoreError } from '../storage/types.js';
 
 /** The closed set of error kinds on the wire: `{"message", "kind"}`. */
 export type ErrorKind =
@@ -14,6 +15,7 @@ export type ErrorKind =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'unprocessable'
   | 'too_many'
   | 'unavailable'
   | 'internal';
@@ -50,8 +52,34 @@ export function sendError(res: ServerResponse, err: unknown): void {
     sendJson(res, err.status, { message: err.message, kind: err.kind });
     return;
   }
+  if (err instanceof StoreError && err.kind !== 'internal') {
+    const e = httpOfStore(err);
+    sendJson(res, e.status, { message: e.message, kind: e.kind });
+    return;
+  }
   console.error('roost: internal error', err);
   sendJson(res, 500, { message: 'internal error', kind: 'internal' });
+}
+
+/**
+ * What the caller is told of a store's refusal (StoreError kinds, storage/types.ts):
+ * an Idempotency-Key used for a different request is 422; a database that
+ * cannot be reached or a store that is closing is 503 (a retry with the same
+ * key is safe); what no store can hold is 400.
+ */
+export function httpOfStore(err: StoreError): HttpError {
+  switch (err.kind) {
+    case 'conflict':
+      return new HttpError(422, 'unprocessable', 'this Idempotency-Key was used for a different request', { cause: err });
+    case 'unavailable':
+      return new HttpError(503, 'unavailable', 'the database is unavailable; retry shortly (with the same Idempotency-Key)', { cause: err });
+    case 'closed':
+      return new HttpError(503, 'unavailable', 'the server is shutting down; retry shortly (with the same Idempotency-Key)', { cause: err });
+    case 'bad_input':
+      return new HttpError(400, 'bad_request', err.message, { cause: err });
+    default:
+      return new HttpError(500, 'internal', 'internal error', { cause: err });
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 // The storage layer's public surface.
-export type { AppendOptions, AppendResult, BroadcastListener, CommitListener, EventStore, LogEntry, NewEvent, Snapshot, StoreCapabilities } from './types.js';
-export { BROADCAST_MAX_BYTES, StoreError } from './types.js';
+export type { AppendOptions, AppendResult, BroadcastListener, CommitListener, EventStore, LogEntry, NewEvent, Snapshot, StoreCapabilities, StoreErrorKind } from './types.js';
+export { BROADCAST_MAX_BYTES, KEY_CONFLICT, StoreError } from './types.js';
 export { SqliteStore } from './sqlite.js';
 
 import { join } from 'node:path';

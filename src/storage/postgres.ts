@@ -15,11 +15,13 @@
 // in a transaction with one savepoint per request, so one bad request is
 // rejected alone.
 //
-// Idempotency. Keys are a unique column. A key already committed is found
-// before anything is written; a key being written at the same moment by another
-// node makes our insert wait for that node's commit and then conflict, the
-// statement fails as a whole, and the batch is redone, this time finding the
-// winner's positions.
+// Idempotency. A key is unique in its namespace (`idempotency` primary key
+// (scope, scoped, key): the stream, or a caller's scope; see AppendOptions). A
+// key already committed is found before anything is written and judged
+// (judgeKey: a duplicate, or a conflict); a key being written at the same
+// moment by another node makes our insert wait for that node's commit and then
+// conflict, the statement fails as a whole, and the batch is redone, this time
+// finding the winner's row and judging against it.
 //
 // Wake-ups. After commit (never inside the transaction) the node sends
 // `NOTIFY <channel>, '<stream>:<head>'`. A dedicated LISTEN connection turns
@@ -53,17 +55,51 @@ import {
   type LogEntry,
   type NewEvent,
   type Snapshot,
+  type StoreErrorKind,
+  judgeKey,
 } from './types.js';
 
 interface Pending {
   stream: string;
   events: NewEvent[];
   key: string | undefined;
+  /** With `key` only (see AppendOptions). */
+  fingerprint: string | undefined;
+  scope: string | undefined;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
 
 type Outcome = { ok: true; result: AppendResult; entries: LogEntry[] | null } | { ok: false; error: unknown };
+
+/** A stored key (see judgeKey). */
+interface KeyRow {
+  stream: string;
+  first: number;
+  last: number;
+  fingerprint: string | null;
+  answer: string | null;
+}
+
+const keyRow = (row: { stream: string; first: string; last: string; fingerprint: string | null; answer: string | null }): KeyRow => ({
+  stream: row.stream,
+  first: Number(row.first),
+  last: Number(row.last),
+  fingerprint: row.fingerprint,
+  answer: row.answer,
+});
+
+/** Where a key lives: its namespace, and whether that is a caller's scope (1) or the stream (0). */
+function keyPlace(stream: string, scope: string | undefined, key: string): [string, number, string] {
+  return scope === undefined ? [stream, 0, key] : [scope, 1, key];
+}
+
+/** One string per key place, for the maps of a batch (PostgreSQL text holds no NUL, so NUL separates). */
+function keyId(p: { stream: string; scope: string | undefined; key: string }): string {
+  return p.scope === undefined ? `0\0${p.stream}\0${p.key}` : `1\0${p.scope}\0${p.key}`;
+}
+
+const outcomeOf = (judged: AppendResult | StoreError): Outcome => (judged instanceof StoreError ? { ok: false, error: judged } : { ok: true, result: judged, entries: null });
 
 const SNAPSHOTS_KEPT = 4;
 const DEFAULT_CHANNEL = 'roost_commits';
@@ -104,6 +140,32 @@ const MIGRATIONS = [
      IF NOT ok THEN RAISE EXCEPTION '%', message; END IF;
      RETURN ok;
    END $$;`,
+  // 3: keys scoped in the store, as in SQLite's migration 2 (see sqlite.ts):
+  // namespace (scope, scoped), fingerprint, the first answer; an old key loses
+  // its hand-made `<stream>:` prefix. Every node of the old version must be
+  // stopped first (they would write keys into the old shape).
+  `CREATE TABLE idempotency_scoped (
+     scope text NOT NULL,
+     scoped smallint NOT NULL,
+     key text NOT NULL,
+     stream text NOT NULL,
+     first bigint NOT NULL,
+     last bigint NOT NULL,
+     at bigint NOT NULL,
+     fingerprint text,
+     answer text,
+     PRIMARY KEY (scope, scoped, key)
+   );
+   INSERT INTO idempotency_scoped (scope, scoped, key, stream, first, last, at)
+     SELECT stream, 0,
+            CASE WHEN length(key) > length(stream) + 1 AND left(key, length(stream) + 1) = stream || ':'
+                 THEN substr(key, length(stream) + 2) ELSE key END,
+            stream, first, last, at
+     FROM idempotency ORDER BY at, stream, first
+   ON CONFLICT DO NOTHING;
+   DROP TABLE idempotency;
+   ALTER TABLE idempotency_scoped RENAME TO idempotency;
+   ALTER INDEX idempotency_scoped_pkey RENAME TO idempotency_pkey;`,
 ];
 
 /** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */
@@ -115,9 +177,24 @@ const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failur
 
 function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: string } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) return true;
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code === 'ECONNREFUSED' || code === 'ECONNRESET')) return true;
   const msg = e instanceof Error ? e.message : '';
-  return /Connection terminated|ECONNRESET|ECONNREFUSED|not queryable|Client has encountered a connection error/i.test(msg);
+  return /Connection terminated|ECONNRESET|ECONNREFUSED|not queryable|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(msg);
+}
+
+/** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
+function kindOf(e: unknown): StoreErrorKind {
+  if (e instanceof StoreError) return e.kind;
+  const code = (e as { code?: string } | null)?.code ?? '';
+  // Lost or refused connections, too many connections, disk full, shutting down; deadlocks past the retries.
+  if (isConnectionError(e) || code.startsWith('53') || RETRYABLE.has(code)) return 'unavailable';
+  // A value PostgreSQL cannot hold (a bad byte sequence, a string too long, a NOT NULL violated).
+  if (code.startsWith('22') || code === '23502' || e instanceof TypeError) return 'bad_input';
+  return 'internal';
+}
+
+function storeError(what: string, e: unknown): StoreError {
+  return e instanceof StoreError ? e : new StoreError(kindOf(e), `${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
 }
 
 export interface PostgresOptions {
@@ -189,7 +266,7 @@ export class PostgresStore implements EventStore {
       store.startPolling();
     } catch (cause) {
       await store.pool.end().catch(() => {});
-      throw new StoreError(`cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
+      throw new StoreError(cause instanceof StoreError ? cause.kind : 'unavailable', `cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
     }
     return store;
   }
@@ -231,12 +308,17 @@ export class PostgresStore implements EventStore {
   // ------------------------------------------------------------ appends
 
   append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new StoreError('store is closed'));
-    if (events.length === 0) return Promise.reject(new StoreError('append needs at least one event'));
+    if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
+    if (events.length === 0) return Promise.reject(new StoreError('bad_input', 'append needs at least one event'));
+    const key = opts.idempotencyKey;
+    const fingerprint = key === undefined ? undefined : opts.fingerprint;
+    const scope = key === undefined ? undefined : opts.scope;
     // Stream names and keys go into SQL text as quoted literals (see begin); PostgreSQL text holds no NUL.
-    if (stream.includes('\0') || opts.idempotencyKey?.includes('\0')) return Promise.reject(new StoreError('stream names and keys cannot contain NUL'));
+    if (stream.includes('\0') || (key !== undefined && hasNul(key, fingerprint, scope))) {
+      return Promise.reject(new StoreError('bad_input', 'stream names, keys, scopes and fingerprints cannot contain NUL'));
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ stream, events, key: opts.idempotencyKey, resolve, reject });
+      this.queue.push({ stream, events, key, fingerprint, scope, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -265,7 +347,8 @@ export class PostgresStore implements EventStore {
     } catch (cause) {
       // Nothing of the batch is acknowledged (a lost COMMIT reply counts as not
       // acknowledged: a retry with the same idempotency key is then safe).
-      for (const p of batch) p.reject(new StoreError(`append failed: ${(cause as Error).message}`, { cause }));
+      const e = storeError('append failed', cause);
+      for (const p of batch) p.reject(e);
       return;
     }
     // Committed: answer the requests, then wake this node's listeners in order,
@@ -339,19 +422,48 @@ export class PostgresStore implements EventStore {
    * up the keys already committed, in one round trip: a simple-protocol query
    * with the names quoted as literals (escapeLiteral), since it cannot take parameters.
    */
-  private async begin(client: pg.PoolClient, batch: Pending[]): Promise<{ heads: Map<string, number>; prior: Map<string, AppendResult> }> {
+  private async begin(client: pg.PoolClient, batch: Pending[]): Promise<{ heads: Map<string, number>; prior: Map<string, KeyRow> }> {
     const streams = [...new Set(batch.map((p) => p.stream))].sort();
-    const keys = [...new Set(batch.filter((p) => p.key !== undefined).map((p) => p.key!))];
+    const keyed = batch.filter((p): p is Pending & { key: string } => p.key !== undefined);
     let text =
       'BEGIN; INSERT INTO streams AS s (stream, head) VALUES ' +
       streams.map((st) => `(${client.escapeLiteral(st)}, 0)`).join(', ') +
       ' ON CONFLICT (stream) DO UPDATE SET head = s.head RETURNING stream, head';
-    if (keys.length) text += `; SELECT key, first, last FROM idempotency WHERE key IN (${keys.map((k) => client.escapeLiteral(k)).join(', ')})`;
+    if (keyed.length) {
+      const places = keyed.map((p) => {
+        const [ns, scoped, key] = keyPlace(p.stream, p.scope, p.key);
+        return `(${client.escapeLiteral(ns)}, ${scoped}, ${client.escapeLiteral(key)})`;
+      });
+      text += `; SELECT scope, scoped, key, stream, first, last, fingerprint, answer FROM idempotency WHERE (scope, scoped, key) IN (${places.join(', ')})`;
+    }
     const results = (await client.query(text)) as unknown as pg.QueryResult[];
     const heads = new Map<string, number>(results[1].rows.map((row) => [row.stream as string, Number(row.head)]));
-    const prior = new Map<string, AppendResult>();
-    if (keys.length) for (const row of results[2].rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
+    const prior = new Map<string, KeyRow>();
+    if (keyed.length) for (const row of results[2].rows) prior.set(rowId(row), keyRow(row));
     return { heads, prior };
+  }
+
+  /** The prior rows of the batch's keys, by keyId. */
+  private async priorKeys(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, KeyRow>> {
+    const prior = new Map<string, KeyRow>();
+    const ns: string[] = [];
+    const scoped: number[] = [];
+    const keys: string[] = [];
+    for (const p of batch) {
+      if (p.key === undefined) continue;
+      const place = keyPlace(p.stream, p.scope, p.key);
+      ns.push(place[0]);
+      scoped.push(place[1]);
+      keys.push(place[2]);
+    }
+    if (keys.length === 0) return prior;
+    const r = await client.query(
+      `SELECT i.scope, i.scoped, i.key, i.stream, i.first, i.last, i.fingerprint, i.answer
+         FROM idempotency i JOIN unnest($1::text[], $2::smallint[], $3::text[]) AS u(s, d, k) ON i.scope = u.s AND i.scoped = u.d AND i.key = u.k`,
+      [ns, scoped, keys],
+    );
+    for (const row of r.rows) prior.set(rowId(row), keyRow(row));
+    return prior;
   }
 
   /**
@@ -364,29 +476,36 @@ export class PostgresStore implements EventStore {
    */
   private async fastWrite(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
     const at = Date.now();
-    const keys = [...new Set(batch.filter((p) => p.key !== undefined).map((p) => p.key!))];
-    const prior = new Map<string, AppendResult>();
-    if (keys.length) {
-      const r = await client.query<{ key: string; first: string; last: string }>('SELECT key, first, last FROM idempotency WHERE key = ANY($1::text[])', [
-        keys,
-      ]);
-      for (const row of r.rows) prior.set(row.key, { first: Number(row.first), last: Number(row.last), duplicate: true });
-    }
+    const prior = await this.priorKeys(client, batch);
     // Plan: positions relative to each stream's head (1, 2, ...), fixed once the heads are known.
     const count = new Map<string, number>();
-    const plans: ({ dup: AppendResult } | { dupOf: number } | { stream: string; rel: number; n: number })[] = [];
+    const plans: ({ done: AppendResult | StoreError } | { dupOf: number } | { stream: string; rel: number; n: number })[] = [];
+    /** The batch's own keys: keyId -> the index of the request that writes it. */
     const ownKey = new Map<string, number>();
     const ev = { stream: [] as string[], rel: [] as number[], type: [] as string[], body: [] as string[] };
-    const k = { key: [] as string[], stream: [] as string[], first: [] as number[], last: [] as number[] };
+    const k = {
+      ns: [] as string[],
+      scoped: [] as number[],
+      key: [] as string[],
+      stream: [] as string[],
+      first: [] as number[],
+      last: [] as number[],
+      fingerprint: [] as (string | null)[],
+    };
     for (let i = 0; i < batch.length; i++) {
       const p = batch[i];
-      const dup = p.key !== undefined ? prior.get(p.key) : undefined;
-      if (dup) {
-        plans.push({ dup });
+      const id = p.key !== undefined ? keyId(p as Pending & { key: string }) : undefined;
+      const row = id !== undefined ? prior.get(id) : undefined;
+      if (row) {
+        plans.push({ done: judgeKey(row, p.stream, p.fingerprint) });
         continue;
       }
-      if (p.key !== undefined && ownKey.has(p.key)) {
-        plans.push({ dupOf: ownKey.get(p.key)! });
+      const owner = id !== undefined ? ownKey.get(id) : undefined;
+      if (owner !== undefined) {
+        // Written earlier in this batch: judged like a committed key (its positions are known below).
+        const o = batch[owner];
+        const judged = judgeKey({ stream: o.stream, first: 0, last: 0, fingerprint: o.fingerprint ?? null, answer: null }, p.stream, p.fingerprint);
+        plans.push(judged instanceof StoreError ? { done: judged } : { dupOf: owner });
         continue;
       }
       const rel = (count.get(p.stream) ?? 0) + 1;
@@ -397,12 +516,16 @@ export class PostgresStore implements EventStore {
         ev.type.push(p.events[j].type);
         ev.body.push(p.events[j].body);
       }
-      if (p.key !== undefined) {
-        ownKey.set(p.key, i);
-        k.key.push(p.key);
+      if (id !== undefined) {
+        ownKey.set(id, i);
+        const [ns, scoped, key] = keyPlace(p.stream, p.scope, p.key!);
+        k.ns.push(ns);
+        k.scoped.push(scoped);
+        k.key.push(key);
         k.stream.push(p.stream);
         k.first.push(rel);
         k.last.push(rel + p.events.length - 1);
+        k.fingerprint.push(p.fingerprint ?? null);
       }
       plans.push({ stream: p.stream, rel, n: p.events.length });
     }
@@ -424,20 +547,38 @@ export class PostgresStore implements EventStore {
            INSERT INTO events (stream, position, type, body, at)
              SELECT u.s, b.base + u.r, u.t, u.b, $7 FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(s, r, t, b) JOIN b ON b.stream = u.s
          ), k AS (
-           INSERT INTO idempotency (key, stream, first, last, at)
-             SELECT u.k, u.s, b.base + u.f, b.base + u.l, $7 FROM unnest($8::text[], $9::text[], $10::bigint[], $11::bigint[]) AS u(k, s, f, l) JOIN b ON b.stream = u.s
-           ON CONFLICT (key) DO NOTHING
-           RETURNING key
+           INSERT INTO idempotency (scope, scoped, key, stream, first, last, at, fingerprint)
+             SELECT u.ns, u.d, u.k, u.s, b.base + u.f, b.base + u.l, $7, u.fp
+               FROM unnest($8::text[], $9::smallint[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[]) AS u(ns, d, k, s, f, l, fp)
+               JOIN b ON b.stream = u.s
+           ON CONFLICT (scope, scoped, key) DO NOTHING
+           RETURNING 1
          )
-         SELECT b.stream, b.base FROM b WHERE roost_assert((SELECT count(*) FROM k) = $12, 'roost: key race')`,
-        values: [streams, streams.map((st) => count.get(st)!), ev.stream, ev.rel, ev.type, ev.body, at, k.key, k.stream, k.first, k.last, k.key.length],
+         SELECT b.stream, b.base FROM b WHERE roost_assert((SELECT count(*) FROM k) = $15, 'roost: key race')`,
+        values: [
+          streams,
+          streams.map((st) => count.get(st)!),
+          ev.stream,
+          ev.rel,
+          ev.type,
+          ev.body,
+          at,
+          k.ns,
+          k.scoped,
+          k.key,
+          k.stream,
+          k.first,
+          k.last,
+          k.fingerprint,
+          k.key.length,
+        ],
       });
       for (const row of r.rows) base.set(row.stream, Number(row.base));
     }
     const outcomes: Outcome[] = [];
     for (let i = 0; i < batch.length; i++) {
       const plan = plans[i];
-      if ('dup' in plan) outcomes.push({ ok: true, result: { ...plan.dup }, entries: null });
+      if ('done' in plan) outcomes.push(outcomeOf(plan.done));
       else if ('dupOf' in plan) {
         const o = outcomes[plan.dupOf] as { result: AppendResult };
         outcomes.push({ ok: true, result: { ...o.result, duplicate: true }, entries: null });
@@ -458,27 +599,29 @@ export class PostgresStore implements EventStore {
     const outcomes: Outcome[] = [];
     const changed = new Set<string>();
     for (const p of batch) {
-      const dup = p.key !== undefined ? prior.get(p.key) : undefined;
-      if (dup) {
-        outcomes.push({ ok: true, result: { ...dup }, entries: null });
+      const id = p.key !== undefined ? keyId(p as Pending & { key: string }) : undefined;
+      const row = id !== undefined ? prior.get(id) : undefined;
+      if (row) {
+        outcomes.push(outcomeOf(judgeKey(row, p.stream, p.fingerprint)));
         continue;
       }
       const first = heads.get(p.stream)! + 1;
       const last = first + p.events.length - 1;
       await client.query('SAVEPOINT r');
       try {
-        if (p.key !== undefined) {
+        if (id !== undefined) {
+          const place = keyPlace(p.stream, p.scope, p.key!);
           const k = await client.query(
-            'INSERT INTO idempotency (key, stream, first, last, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING RETURNING key',
-            [p.key, p.stream, first, last, at],
+            'INSERT INTO idempotency (scope, scoped, key, stream, first, last, at, fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope, scoped, key) DO NOTHING RETURNING 1',
+            [...place, p.stream, first, last, at, p.fingerprint ?? null],
           );
           if (k.rowCount === 0) {
-            // Another node committed this key while we waited: answer with its positions.
+            // Another node committed this key while we waited: judge against its row.
             await client.query('ROLLBACK TO SAVEPOINT r');
-            const w = await client.query<{ first: string; last: string }>('SELECT first, last FROM idempotency WHERE key = $1', [p.key]);
-            const result = { first: Number(w.rows[0].first), last: Number(w.rows[0].last), duplicate: true };
-            prior.set(p.key, result);
-            outcomes.push({ ok: true, result: { ...result }, entries: null });
+            const w = await client.query('SELECT stream, first, last, fingerprint, answer FROM idempotency WHERE scope = $1 AND scoped = $2 AND key = $3', place);
+            const won = keyRow(w.rows[0]);
+            prior.set(id, won);
+            outcomes.push(outcomeOf(judgeKey(won, p.stream, p.fingerprint)));
             continue;
           }
         }
@@ -492,13 +635,13 @@ export class PostgresStore implements EventStore {
         // A lost connection or a deadlock is the batch's problem, not this request's: redo it all.
         if (isConnectionError(error) || RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
         await client.query('ROLLBACK TO SAVEPOINT r');
-        outcomes.push({ ok: false, error: new StoreError(`append failed: ${(error as Error).message}`, { cause: error }) });
+        outcomes.push({ ok: false, error: storeError('append failed', error) });
         continue;
       }
       heads.set(p.stream, last);
       changed.add(p.stream);
       const entries = p.events.map((e, i) => ({ stream: p.stream, position: first + i, type: e.type, body: e.body, at }));
-      if (p.key !== undefined) prior.set(p.key, { first, last, duplicate: true });
+      if (id !== undefined) prior.set(id, { stream: p.stream, first, last, fingerprint: p.fingerprint ?? null, answer: null });
       outcomes.push({ ok: true, result: { first, last, duplicate: false }, entries });
     }
     if (changed.size) {
@@ -509,6 +652,36 @@ export class PostgresStore implements EventStore {
       ]);
     }
     return outcomes;
+  }
+
+  // ------------------------------------------------------------ keys
+
+  async findKey(stream: string, opts: AppendOptions & { idempotencyKey: string }): Promise<AppendResult | null> {
+    const key = opts.idempotencyKey;
+    if (hasNul(stream, key, opts.fingerprint, opts.scope)) return null; // no such key can have been stored
+    const r = await this.q<{ stream: string; first: string; last: string; fingerprint: string | null; answer: string | null }>(
+      'SELECT stream, first, last, fingerprint, answer FROM idempotency WHERE scope = $1 AND scoped = $2 AND key = $3',
+      keyPlace(stream, opts.scope, key),
+    );
+    if (r.rows.length === 0) return null;
+    const judged = judgeKey(keyRow(r.rows[0]), stream, opts.fingerprint);
+    if (judged instanceof StoreError) throw judged;
+    return judged;
+  }
+
+  async keepAnswer(stream: string, opts: AppendOptions & { idempotencyKey: string }, answer: string): Promise<boolean> {
+    if (hasNul(stream, opts.idempotencyKey, opts.scope)) return false;
+    if (answer.includes('\0')) throw new StoreError('bad_input', 'an answer cannot contain NUL');
+    const place = keyPlace(stream, opts.scope, opts.idempotencyKey);
+    // Kept if none was; either way, true when the key is this stream's and has an answer now.
+    const r = await this.q<{ n: string }>(
+      `WITH u AS (
+         UPDATE idempotency SET answer = $4 WHERE scope = $1 AND scoped = $2 AND key = $3 AND stream = $5 AND answer IS NULL RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM idempotency WHERE scope = $1 AND scoped = $2 AND key = $3 AND stream = $5 AND answer IS NOT NULL) AS n`,
+      [...place, answer, stream],
+    );
+    return Number(r.rows[0].n) > 0;
   }
 
   // ------------------------------------------------------------ reads
@@ -550,11 +723,11 @@ export class PostgresStore implements EventStore {
 
   /** A read or snapshot query on the pool; `name` prepares it once per connection (for the frequent ones). */
   private async q<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<pg.QueryResult<R>> {
-    if (this.closed) throw new StoreError('store is closed');
+    if (this.closed) throw new StoreError('closed', 'store is closed');
     try {
       return await this.pool.query<R>({ text, values, name });
     } catch (cause) {
-      throw new StoreError(`query failed: ${(cause as Error).message}`, { cause });
+      throw storeError('query failed', cause);
     }
   }
 
@@ -743,11 +916,11 @@ function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
   try {
     url = new URL(raw);
   } catch {
-    throw new StoreError('the database URL is not a valid URL (expected postgres://user@host:port/database)');
+    throw new StoreError('bad_input', 'the database URL is not a valid URL (expected postgres://user@host:port/database)');
   }
   const schema = url.searchParams.get('schema') ?? 'public';
   // Lower case only: the name goes unquoted into search_path, which folds case.
-  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError(`schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError('bad_input', `schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
   url.searchParams.delete('schema');
   // Set at connection start, on every pooled connection: Roost's tables first on
   // the search path; and a transaction left open by a node that hangs mid-way
@@ -756,6 +929,17 @@ function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
     config: { connectionString: url.toString(), options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=30000` },
     schema,
   };
+}
+
+/** True when one of the strings holds a NUL (PostgreSQL text cannot). */
+function hasNul(...values: (string | undefined)[]): boolean {
+  for (const v of values) if (v !== undefined && v.includes('\0')) return true;
+  return false;
+}
+
+/** keyId of a row read back from the idempotency table. */
+function rowId(row: { scope: string; scoped: number | string; key: string }): string {
+  return `${Number(row.scoped)}\0${row.scope}\0${row.key}`;
 }
 
 function ident(name: string): string {

@@ -9,6 +9,7 @@
 // again with a savepoint per request, so a bad request sinks only itself.
 
 import type Database from 'better-sqlite3';
+import { StoreError, judgeKey, type AppendResult } from './types.js';
 
 /** One append as the writer sees it. */
 export interface WriteRequest {
@@ -16,10 +17,30 @@ export interface WriteRequest {
   /** Server time of the append, ms (stored with its events). */
   at: number;
   key: string | undefined;
+  /** With `key` only (see AppendOptions). */
+  fingerprint: string | undefined;
+  scope: string | undefined;
   events: { type: string; body: string }[];
 }
 
-export type WriteOutcome = { first: number; last: number; duplicate: boolean } | { error: unknown };
+export type WriteOutcome = AppendResult | { error: unknown };
+
+/** A stored key's row, as judgeKey reads it. */
+interface KeyRow {
+  stream: string;
+  first: number;
+  last: number;
+  fingerprint: string | null;
+  answer: string | null;
+}
+
+/**
+ * Where a key lives (see the idempotency table in sqlite.ts): its namespace and
+ * whether that is a caller's scope (1) or the stream itself (0).
+ */
+export function keyPlace(stream: string, scope: string | undefined, key: string): [string, number, string] {
+  return scope === undefined ? [stream, 0, key] : [scope, 1, key];
+}
 
 /** Rows per multi-row INSERT. */
 export const INSERT_CHUNK = 40;
@@ -31,6 +52,7 @@ export class BatchWriter {
   private headStmt: Database.Statement;
   private idemGet: Database.Statement;
   private idemPut: Database.Statement;
+  private answerPut: Database.Statement;
   private snapPut: Database.Statement;
   private snapPrune: Database.Statement;
   /** Rows of the fast path not inserted yet: stream, position, type, body, at. */
@@ -41,8 +63,9 @@ export class BatchWriter {
 
   constructor(private db: Database.Database) {
     this.headStmt = db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
-    this.idemGet = db.prepare('SELECT first, last FROM idempotency WHERE key = ?');
-    this.idemPut = db.prepare('INSERT INTO idempotency (key, stream, first, last, at) VALUES (?, ?, ?, ?, ?)');
+    this.idemGet = db.prepare('SELECT stream, first, last, fingerprint, answer FROM idempotency WHERE scope = ? AND scoped = ? AND key = ?');
+    this.idemPut = db.prepare('INSERT INTO idempotency (scope, scoped, key, stream, first, last, at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    this.answerPut = db.prepare('UPDATE idempotency SET answer = ? WHERE scope = ? AND scoped = ? AND key = ? AND stream = ? AND answer IS NULL');
     this.snapPut = db.prepare('INSERT OR REPLACE INTO snapshots (stream, position, state, at) VALUES (?, ?, ?, ?)');
     this.snapPrune = db.prepare(
       'DELETE FROM snapshots WHERE stream = ? AND position < (SELECT MIN(position) FROM (SELECT position FROM snapshots WHERE stream = ? ORDER BY position DESC LIMIT ?))',
@@ -101,9 +124,14 @@ export class BatchWriter {
 
   private writeOne(p: WriteRequest, buffered: boolean): WriteOutcome {
     const at = p.at;
+    // A key seen before (committed, or earlier in this batch: its row is already
+    // in) is a duplicate or a conflict, and writes nothing.
     if (p.key !== undefined) {
-      const prior = this.idemGet.get(p.key) as { first: number; last: number } | undefined;
-      if (prior) return { first: prior.first, last: prior.last, duplicate: true };
+      const prior = this.idemGet.get(...keyPlace(p.stream, p.scope, p.key)) as KeyRow | undefined;
+      if (prior) {
+        const judged = judgeKey(prior, p.stream, p.fingerprint);
+        return judged instanceof StoreError ? { error: judged } : judged;
+      }
     }
     const first = this.head(p.stream) + 1;
     const n = p.events.length;
@@ -113,7 +141,7 @@ export class BatchWriter {
     }
     if (!buffered) while (this.rows.length) this.insertRows(Math.min(INSERT_CHUNK, this.rows.length / 5));
     const last = first + n - 1;
-    if (p.key !== undefined) this.idemPut.run(p.key, p.stream, first, last, at);
+    if (p.key !== undefined) this.idemPut.run(...keyPlace(p.stream, p.scope, p.key), p.stream, first, last, at, p.fingerprint ?? null);
     this.heads.set(p.stream, last);
     return { first, last, duplicate: false };
   }
@@ -141,6 +169,23 @@ export class BatchWriter {
       this.rows = [];
       throw e;
     }
+  }
+
+  /** What a keyed append would answer for its key (see EventStore.findKey); committed keys only. */
+  findKey(stream: string, key: string, fingerprint: string | undefined, scope: string | undefined): AppendResult | null {
+    const prior = this.idemGet.get(...keyPlace(stream, scope, key)) as KeyRow | undefined;
+    if (!prior) return null;
+    const judged = judgeKey(prior, stream, fingerprint);
+    if (judged instanceof StoreError) throw judged;
+    return judged;
+  }
+
+  /** Keeps the first answer of a committed key (see EventStore.keepAnswer). */
+  keepAnswer(stream: string, key: string, scope: string | undefined, answer: string): boolean {
+    const [ns, scoped] = keyPlace(stream, scope, key);
+    if (this.answerPut.run(answer, ns, scoped, key, stream).changes === 1) return true;
+    const prior = this.idemGet.get(ns, scoped, key) as KeyRow | undefined;
+    return prior !== undefined && prior.stream === stream;
   }
 
   snapshot(stream: string, position: number, state: string): void {

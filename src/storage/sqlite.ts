@@ -28,6 +28,7 @@ import {
   type LogEntry,
   type NewEvent,
   type Snapshot,
+  type StoreErrorKind,
 } from './types.js';
 
 interface Pending extends WriteRequest {
@@ -59,7 +60,53 @@ const MIGRATIONS = [
      at INTEGER NOT NULL,
      PRIMARY KEY (stream, position)
    ) WITHOUT ROWID;`,
+  // 2: keys scoped in the store. A key lives in a namespace: `scope` is the
+  // stream (scoped = 0) or a caller's scope (scoped = 1), so the two kinds never
+  // meet. `fingerprint` tells a retry from a different request with the same
+  // key; `answer` is the first request's answer, kept by the service
+  // (EventStore.keepAnswer). Before this, keys were global and each caller
+  // prefixed its own by hand, most of them with `<stream>:`; such a key moves
+  // into its stream's namespace without that prefix, so a request sent before
+  // the upgrade and retried after it is still recognised. A key of another
+  // shape keeps its text in its stream's namespace (no new key has that shape
+  // in practice: it is simply never matched again). No two old keys can meet
+  // (they were unique as a whole); should two meet after the prefix is cut, the
+  // older is kept.
+  `CREATE TABLE idempotency_scoped (
+     scope TEXT NOT NULL,
+     scoped INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     stream TEXT NOT NULL,
+     first INTEGER NOT NULL,
+     last INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     fingerprint TEXT,
+     answer TEXT,
+     PRIMARY KEY (scope, scoped, key)
+   ) WITHOUT ROWID;
+   INSERT OR IGNORE INTO idempotency_scoped (scope, scoped, key, stream, first, last, at)
+     SELECT stream, 0,
+            CASE WHEN length(key) > length(stream) + 1 AND substr(key, 1, length(stream) + 1) = stream || ':'
+                 THEN substr(key, length(stream) + 2) ELSE key END,
+            stream, first, last, at
+     FROM idempotency ORDER BY at, stream, first;
+   DROP TABLE idempotency;
+   ALTER TABLE idempotency_scoped RENAME TO idempotency;`,
 ];
+
+/** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
+function kindOf(e: unknown): StoreErrorKind {
+  if (e instanceof StoreError) return e.kind;
+  const code = String((e as { code?: unknown } | null)?.code ?? '');
+  if (/^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY|NOMEM|PROTOCOL|CORRUPT|NOTADB)/.test(code)) return 'unavailable';
+  if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code) || e instanceof TypeError) return 'bad_input';
+  return 'internal';
+}
+
+/** A failed append's error: the store's own as it is, a driver's wrapped with its kind. */
+function appendError(e: unknown): StoreError {
+  return e instanceof StoreError ? e : new StoreError(kindOf(e), `append failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+}
 
 export interface SqliteOptions {
   /** File path, or ':memory:' for tests that need no durability. */
@@ -86,7 +133,7 @@ export class SqliteStore implements EventStore {
     try {
       this.db = new Database(opts.path);
     } catch (cause) {
-      throw new StoreError(`cannot open SQLite database at ${opts.path}`, { cause });
+      throw new StoreError('unavailable', `cannot open SQLite database at ${opts.path}`, { cause });
     }
     configure(this.db);
     this.migrate();
@@ -121,10 +168,20 @@ export class SqliteStore implements EventStore {
   }
 
   append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new StoreError('store is closed'));
-    if (events.length === 0) return Promise.reject(new StoreError('append needs at least one event'));
+    if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
+    if (events.length === 0) return Promise.reject(new StoreError('bad_input', 'append needs at least one event'));
+    const key = opts.idempotencyKey;
     return new Promise((resolve, reject) => {
-      this.queue.push({ stream, at: 0, events, key: opts.idempotencyKey, resolve, reject });
+      this.queue.push({
+        stream,
+        at: 0,
+        events,
+        key,
+        fingerprint: key === undefined ? undefined : opts.fingerprint,
+        scope: key === undefined ? undefined : opts.scope,
+        resolve,
+        reject,
+      });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -144,7 +201,8 @@ export class SqliteStore implements EventStore {
     try {
       outcomes = this.writer.write(batch);
     } catch (error) {
-      for (const p of batch) p.reject(new StoreError('append failed', { cause: error }));
+      const e = appendError(error);
+      for (const p of batch) p.reject(e);
       return;
     }
     // Committed: answer the requests, then (a microtask later, still in this
@@ -152,7 +210,7 @@ export class SqliteStore implements EventStore {
     // the callers wait for, and the folding can follow them.
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i];
-      if ('error' in o) batch[i].reject(new StoreError('append failed', { cause: o.error }));
+      if ('error' in o) batch[i].reject(appendError(o.error));
       else batch[i].resolve(o);
     }
     if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes));
@@ -176,6 +234,20 @@ export class SqliteStore implements EventStore {
           console.error('roost: commit listener failed', e);
         }
       }
+    }
+  }
+
+  async findKey(stream: string, opts: AppendOptions & { idempotencyKey: string }): Promise<AppendResult | null> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    return this.writer.findKey(stream, opts.idempotencyKey, opts.fingerprint, opts.scope);
+  }
+
+  async keepAnswer(stream: string, opts: AppendOptions & { idempotencyKey: string }, answer: string): Promise<boolean> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    try {
+      return this.writer.keepAnswer(stream, opts.idempotencyKey, opts.scope, answer);
+    } catch (e) {
+      throw new StoreError(kindOf(e), `keeping an answer failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -6,8 +6,13 @@
 // - positions in a stream start at 1 and have no gaps, even under concurrent
 //   writers on several nodes; they are assigned inside the appending transaction;
 // - an append is all or nothing, and its promise resolves only once it is durable;
-// - an idempotency key is per request: a second append with the same key stores
-//   nothing and resolves with the first append's positions and `duplicate: true`;
+// - an idempotency key is per request and belongs to a namespace: the stream
+//   appended to, or the caller's `scope` (see AppendOptions). A second append
+//   with a key its namespace has seen stores nothing and resolves with the first
+//   append's positions and `duplicate: true`, and those positions are always in
+//   the stream of the second append (a key first used on another stream, or with
+//   another fingerprint, is refused with StoreError kind 'conflict'), so nobody
+//   waits for a position of a stream they do not follow;
 // - commit listeners are called after the commit, in position order per stream,
 //   never from inside the transaction.
 //
@@ -43,10 +48,42 @@ export interface AppendResult {
   last: number;
   /** True when the idempotency key had been seen: nothing was stored. */
   duplicate: boolean;
+  /**
+   * On a duplicate only, and only once `keepAnswer` stored one: the answer the
+   * first request was given, byte for byte.
+   */
+  answer?: string;
 }
 
+/**
+ * How an append is keyed. Without `idempotencyKey` the append is not keyed and
+ * the other fields are ignored (the common case costs nothing).
+ *
+ * A key is unique in its namespace: `scope` when given, else the stream. The
+ * two kinds of namespace never meet: a scope named like a stream shares none
+ * of that stream's keys. A key is checked against the first append that used
+ * it in its namespace:
+ * - same stream and same fingerprint (or either has none): a duplicate, stored
+ *   nothing, answered with the first append's positions;
+ * - another stream (possible only with `scope`), or both have a fingerprint and
+ *   they differ: refused with StoreError kind 'conflict', nothing stored. The key
+ *   keeps its first meaning.
+ * Keys do not expire. A failed append (rejected) leaves its key unused.
+ */
 export interface AppendOptions {
   idempotencyKey?: string;
+  /**
+   * What the request was, as the caller sees it (the HTTP edge: method, route,
+   * caller and a hash of the body). Stored with the key; the same key with
+   * another fingerprint is a different request, refused.
+   */
+  fingerprint?: string;
+  /**
+   * The key's namespace when the stream is not the right one: the caller's
+   * identity (so two callers' keys never meet), or a key that must stay unique
+   * across several streams. Callers pass a name, never a prefix of the key.
+   */
+  scope?: string;
 }
 
 export interface Snapshot {
@@ -85,11 +122,11 @@ export const BROADCAST_TOPIC = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 /** Refuses what no backend can carry (the same on every backend, so a caller's bug shows on SQLite too). */
 export function checkBroadcast(topic: string, payload: string): void {
-  if (typeof topic !== 'string' || !BROADCAST_TOPIC.test(topic)) throw new StoreError(`broadcast topic "${String(topic).slice(0, 80)}" must be 1 to 64 letters, digits, "_", ".", ":" or "-"`);
-  if (typeof payload !== 'string') throw new StoreError('a broadcast payload is a string');
-  if (payload.includes('\0')) throw new StoreError('a broadcast payload cannot contain NUL');
+  if (typeof topic !== 'string' || !BROADCAST_TOPIC.test(topic)) throw new StoreError('bad_input', `broadcast topic "${String(topic).slice(0, 80)}" must be 1 to 64 letters, digits, "_", ".", ":" or "-"`);
+  if (typeof payload !== 'string') throw new StoreError('bad_input', 'a broadcast payload is a string');
+  if (payload.includes('\0')) throw new StoreError('bad_input', 'a broadcast payload cannot contain NUL');
   const bytes = Buffer.byteLength(payload, 'utf8');
-  if (bytes > BROADCAST_MAX_BYTES) throw new StoreError(`a broadcast payload is at most ${BROADCAST_MAX_BYTES} bytes (got ${bytes}); split it`);
+  if (bytes > BROADCAST_MAX_BYTES) throw new StoreError('bad_input', `a broadcast payload is at most ${BROADCAST_MAX_BYTES} bytes (got ${bytes}); split it`);
 }
 
 export interface StoreCapabilities {
@@ -104,7 +141,30 @@ export interface EventStore {
   readonly capabilities: StoreCapabilities;
   /** Changes only if the log is ever rebuilt; part of every live frame id. */
   readonly epoch: string;
+  /**
+   * Appends events to a stream, all or nothing, at the next positions; resolves
+   * once durable. Keyed appends: see AppendOptions. Rejects with a StoreError
+   * whose kind says why (a key conflict, a closed store, the database unavailable, ...).
+   */
   append(stream: string, events: NewEvent[], opts?: AppendOptions): Promise<AppendResult>;
+  /**
+   * What `append(stream, …, opts)` would answer for its key, without appending:
+   * null when the key is unused in its namespace, the first append's result
+   * (`duplicate: true`, with its `answer` if kept) when this is a duplicate; a
+   * StoreError 'conflict' when the key was used for a different request. Sees
+   * committed keys only (an append with the key still in flight is not seen).
+   * Lets a caller refuse a request about the state of the world without using
+   * up its key, and still recognise the retry of a request that went through.
+   */
+  findKey(stream: string, opts: AppendOptions & { idempotencyKey: string }): Promise<AppendResult | null>;
+  /**
+   * Keeps `answer` with a committed key, for its duplicates to be given byte for
+   * byte (AppendResult.answer). The first answer kept stays; later calls change
+   * nothing. Resolves false when the key is not there for this stream. The
+   * answer is a convenience, not a fact of the log: a caller whose process dies
+   * between the append and this call finds no answer and rebuilds it.
+   */
+  keepAnswer(stream: string, opts: AppendOptions & { idempotencyKey: string }, answer: string): Promise<boolean>;
   /** Entries with position > after, ascending, at most `limit` of them. */
   read(stream: string, after: number, limit?: number): Promise<LogEntry[]>;
   head(stream: string): Promise<number>;
@@ -123,9 +183,45 @@ export interface EventStore {
   close(): Promise<void>;
 }
 
+/**
+ * Why a store refused or failed, closed set:
+ * - 'conflict': an idempotency key was used for a different request (AppendOptions);
+ * - 'bad_input': what no backend can store (an empty append, a NUL in a name,
+ *   an event without a body, a bad broadcast topic): the caller's bug;
+ * - 'closed': the store was closed;
+ * - 'unavailable': the database cannot be reached or cannot write now (a lost
+ *   connection, busy, disk full); a retry later may succeed, with the same key;
+ * - 'internal': anything else.
+ */
+export type StoreErrorKind = 'conflict' | 'bad_input' | 'closed' | 'unavailable' | 'internal';
+
 export class StoreError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'StoreError';
   }
+}
+
+/** The message of a key conflict, the same on every backend. */
+export const KEY_CONFLICT = 'this idempotency key was used for a different request';
+
+/**
+ * Judges a key's first use against a new append (see AppendOptions): the
+ * duplicate's result, or a conflict. Shared by the backends so they agree.
+ */
+export function judgeKey(
+  prior: { stream: string; first: number; last: number; fingerprint: string | null; answer: string | null },
+  stream: string,
+  fingerprint: string | undefined,
+): AppendResult | StoreError {
+  if (prior.stream !== stream || (prior.fingerprint !== null && fingerprint !== undefined && prior.fingerprint !== fingerprint)) {
+    return new StoreError('conflict', KEY_CONFLICT);
+  }
+  const r: AppendResult = { first: prior.first, last: prior.last, duplicate: true };
+  if (prior.answer !== null) r.answer = prior.answer;
+  return r;
 }
