@@ -66,9 +66,19 @@ test('src/core imports only src/core (no packages, no node builtins)', () => {
   assert.deepEqual(bad, []);
 });
 
+test('the flock modules import only src/core: personas nothing at all, the fold only the personas', () => {
+  const of = (name: string) => files.find((f) => f.rel === join('core', name));
+  for (const name of ['flock.ts', 'flock-wire.ts', 'personas.ts']) assert.ok(of(name), `src/core/${name} exists`);
+  assert.deepEqual(of('personas.ts')!.imports, []);
+  assert.deepEqual(of('flock.ts')!.imports, ['./personas.js']);
+  assert.deepEqual(of('flock-wire.ts')!.imports.filter((i) => layerOfImport(of('flock-wire.ts')!.file, i) !== 'core'), []);
+});
+
 test('layers point down only: storage never imports server or cli; server never imports cli', () => {
   const forbidden: Record<string, string[]> = {
-    core: ['storage', 'server', 'cli', 'web'],
+    // src/models (model providers) sits beside integrations: it talks to the outside and knows nothing of storage or the server.
+    models: ['storage', 'server', 'cli', 'bridge', 'web'],
+    core: ['storage', 'server', 'cli', 'web', 'models'],
     storage: ['server', 'cli', 'web'],
     server: ['cli'],
   };

@@ -5,3 +5,6 @@ export * from './floor-wire.js';
 export * from './fleet.js';
 export * from './fleet-wire.js';
 export * from './window.js';
+export * from './flock.js';
+export * from './flock-wire.js';
+export * from './personas.js';
