@@ -674,6 +674,11 @@ function recordChange(s: FlockState, c: Omit<TrustChange, 'id'>): TrustChange {
   return change;
 }
 
+/** Effects carry copies: a change in the state is marked announced later, and an effect must not change after the fact. */
+function copyChange(c: TrustChange): TrustChange {
+  return { ...c, because: c.because.slice() };
+}
+
 interface VerdictContext {
   list: FlockList;
   item: FlockItem;
@@ -1056,7 +1061,7 @@ function verdictEvent(s: FlockState, o: Obj, at: number, ts: string, position: n
         position,
         announced: false,
       });
-      fx.push({ kind: 'trust', change });
+      fx.push({ kind: 'trust', change: copyChange(change) });
     }
   }
   return fx;
@@ -1075,7 +1080,7 @@ function trustChanged(s: FlockState, o: Obj, at: number, ts: string, position: n
     for (const c of s.history) {
       if (!c.announced && c.by === '' && c.holder === holder && c.task_type === task_type && c.from === from && c.to === to) {
         c.announced = true;
-        return [{ kind: 'trust', change: c }];
+        return [{ kind: 'trust', change: copyChange(c) }];
       }
     }
     return [];
@@ -1088,7 +1093,7 @@ function trustChanged(s: FlockState, o: Obj, at: number, ts: string, position: n
   const entry = entryOf(s, holder, task_type);
   s.trust.set(trustKey(holder, task_type), { ...entry, level: to, run: 0, recent: [] });
   const change = recordChange(s, { holder, task_type, from, to, because: [], list_id: '', by, reason, ts, at, position, announced: true });
-  return [{ kind: 'trust', change }];
+  return [{ kind: 'trust', change: copyChange(change) }];
 }
 
 function itemSkipped(s: FlockState, o: Obj, at: number): FlockEffect[] {
