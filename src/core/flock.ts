@@ -240,6 +240,10 @@ export interface NestRecord {
   decision: { resolved: 'approved' | 'rejected'; by: string; at: number } | null;
   jev: { kind?: JevTag; mode?: JevTag };
   watch: WatchRecord | null;
+  /** request/nudge: who responded (claim, deliver, decline; a service role: any message referring to it). */
+  responders: string[];
+  /** request/nudge: every crow sent to respond to it (nest.flying), in order. */
+  sent: string[];
 }
 
 export interface JevTag {
@@ -282,6 +286,8 @@ export interface Nest {
   flights: Map<string, NestFlight>;
   /** `${crow}\u0000${refers_to}` of every flag posted (at most one flag per crow per referent). */
   flags: Set<string>;
+  /** Requests and nudges still short of responders (pendingResponses looks only at these). */
+  open: Set<string>;
   /** Rotation: the core crow and the borrowed crow picked last. */
   lastCore: string;
   lastBorrowed: string;
@@ -392,6 +398,7 @@ function emptyNest(nest_id: string, name: string, core: string[], at: number, by
     invited: new Set(),
     flights: new Map(),
     flags: new Set(),
+    open: new Set(),
     lastCore: '',
     lastBorrowed: '',
     tokens: 0,
@@ -1294,10 +1301,25 @@ function nestMessage(s: FlockState, o: Obj, at: number, ts: string): FlockEffect
     decision: null,
     jev: {},
     watch: null,
+    responders: [],
+    sent: [],
   };
   nest.count++;
   nest.messages.set(msg_id, record);
-  if (nest.messages.size > FLOCK_LIMITS.keepMessages) nest.messages.delete(nest.messages.keys().next().value as string);
+  if (nest.messages.size > FLOCK_LIMITS.keepMessages) {
+    const old = nest.messages.keys().next().value as string;
+    nest.messages.delete(old);
+    nest.open.delete(old);
+  }
+  if (kind === 'request' || kind === 'nudge') nest.open.add(msg_id);
+  // A response: a crow's claim, deliver or decline, or anything a service role posts about it.
+  if (refers_to && author !== 'owner' && author !== 'harness' && (kind === 'claim' || kind === 'deliver' || kind === 'decline' || isServiceRole(author))) {
+    const target = nest.messages.get(refers_to)!;
+    if (nest.open.has(refers_to) && !target.responders.includes(author)) {
+      target.responders.push(author);
+      if (target.responders.length >= respondersNeeded(target)) nest.open.delete(refers_to);
+    }
+  }
   // Posts per minute are kept per author (people and crows; the harness and service roles are not rate-limited).
   if (author !== 'harness' && !isServiceRole(author)) pushBounded(requesterOf(s, author).posts, at, FLOCK_LIMITS.postsPerMinute);
   const fx: FlockEffect[] = [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
@@ -1328,6 +1350,8 @@ function nestFlying(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const worker = isWorkerCrow(s, crow);
   const borrowed = worker && isBorrowed(nest, crow);
   nest.flights.set(key, { msg_id, crow, borrowed, state: 'flying', tokens: 0, error: '', since: at });
+  const rec = nest.messages.get(msg_id)!;
+  if (rec.sent.length < 64) rec.sent.push(crow);
   takeOff(s, nestKey(nest.nest_id, msg_id, crow), crow, at);
   if (worker) {
     rotated(nest, crow);
@@ -1859,37 +1883,28 @@ export interface PendingResponse {
   sent: string[];
 }
 
+/** How many distinct responders a request wants: `invited` for a conspiracy, else 1. */
+function respondersNeeded(r: NestRecord): number {
+  return r.mode === 'conspiracy' ? r.invited : 1;
+}
+
 /**
  * Messages of a nest that call for a response and do not have enough of one
  * (responders plus crows in the air): a `request`, or a `nudge` to its crow.
  * The service invokes exactly one crow per missing response; nothing polls.
+ * Costs time in the number of such open messages, not in the nest's history.
  */
 export function pendingResponses(s: FlockState, nest_id: string): PendingResponse[] {
   const nest = s.nests.get(nest_id);
   if (!nest) return [];
-  const responders = new Map<string, Set<string>>();
-  for (const r of nest.messages.values()) {
-    if (!r.refers_to || r.author === 'owner' || r.author === 'harness') continue;
-    const counts = r.kind === 'claim' || r.kind === 'deliver' || r.kind === 'decline' || isServiceRole(r.author);
-    if (!counts) continue;
-    let set = responders.get(r.refers_to);
-    if (!set) responders.set(r.refers_to, (set = new Set()));
-    set.add(r.author);
-  }
-  const flying = new Map<string, string[]>();
-  const sent = new Map<string, string[]>();
-  for (const f of nest.flights.values()) {
-    (sent.get(f.msg_id) ?? (sent.set(f.msg_id, []), sent.get(f.msg_id)!)).push(f.crow);
-    if (f.state === 'flying') (flying.get(f.msg_id) ?? (flying.set(f.msg_id, []), flying.get(f.msg_id)!)).push(f.crow);
-  }
   const out: PendingResponse[] = [];
-  for (const r of nest.messages.values()) {
-    if (r.kind !== 'request' && r.kind !== 'nudge') continue;
-    const needed = r.mode === 'conspiracy' ? r.invited : 1;
-    const got = [...(responders.get(r.msg_id) ?? [])];
-    const air = flying.get(r.msg_id) ?? [];
-    if (got.length + air.filter((c) => !got.includes(c)).length >= needed) continue;
-    out.push({ msg_id: r.msg_id, kind: r.kind, to: r.to, needed, responders: got, flying: air, sent: sent.get(r.msg_id) ?? [] });
+  for (const id of nest.open) {
+    const r = nest.messages.get(id);
+    if (!r) continue;
+    const needed = respondersNeeded(r);
+    const flying = r.sent.filter((c) => nest.flights.get(`${id}\u0000${c}`)?.state === 'flying');
+    if (r.responders.length + flying.filter((c) => !r.responders.includes(c)).length >= needed) continue;
+    out.push({ msg_id: id, kind: r.kind, to: r.to, needed, responders: r.responders.slice(), flying, sent: r.sent.slice() });
   }
   return out;
 }
