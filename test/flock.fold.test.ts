@@ -31,6 +31,7 @@ import {
   pickCrows,
   previewTrust,
   quarantined,
+  seedFlock,
   spinRefusal,
   spunCrows,
   toFly,
@@ -764,6 +765,31 @@ describe('nests', () => {
     assert.deepEqual(reg.at(-1), { name: 'Nova', persona: 'Pepper', trust: 'regular' });
     // a spun crow is an ordinary crow: it flies, and comes last in rotation from outside the core
     assert.equal(pickCrows(f.s, 'todo', 16).at(-1)!.crow, 'Nova');
+  });
+});
+
+describe('a list\'s stream alone (the browser)', () => {
+  test('seeded with the public nests and crows, a list-only fold accepts what the server accepted', () => {
+    const server = flockLog();
+    server.apply(server.ev('nest.created', { nest_id: 'launch', name: 'Launch', crows: ['Pepper'] }));
+    server.apply(server.ev('crow.spun', { name: 'Nova', persona: 'Inky', trust: 'regular', by: 'Boss' }));
+    const list = [
+      server.started('l-1', ['name it'], { nest_id: 'launch', token_budget: 50_000 }),
+      server.flying('l-1', 1, 'Sentry'),
+      server.triaged('l-1', 1),
+      server.landed('l-1', 1, 'Sentry'),
+      server.verdict('l-1', 1, 'triage', 'approved'),
+      server.flying('l-1', 1, 'Nova', { borrowed: true }),
+    ];
+    for (const e of list) assert.ok(server.apply(e).length);
+    const bare = emptyFlock();
+    assert.deepEqual(applyFlock(bare, list[0]), [], 'without context the nest is unknown');
+    const view = emptyFlock();
+    assert.equal(seedFlock(view, { nests: nestsIndex(server.s).nests, crows: spunCrows(server.s) }), 2, 'launch and Nova (todo is known already)');
+    assert.equal(seedFlock(view, { nests: [{ nest_id: 'x y', name: 'x', crows: [] }, 'junk'], crows: [{ name: 'Hugin', persona: 'Inky' }] }), 0, 'bad or taken entries are skipped');
+    for (const e of list) assert.ok(applyFlock(view, e).length, e.type);
+    assert.deepEqual(listStatus(view, 'l-1')!.items, listStatus(server.s, 'l-1')!.items);
+    assert.equal(view.lists.get('l-1')!.items[0].flights.get('Nova')!.borrowed, true);
   });
 });
 

@@ -38,6 +38,10 @@ import {
   flockTs,
   itemPhase,
   leaseHolder,
+  listStatus,
+  nestsIndex,
+  seedFlock,
+  spunCrows,
   nestRefusal,
   nestSlug,
   outputNeedsApproval,
@@ -512,6 +516,37 @@ test('hostile events never throw, a refused event changes nothing, and the invar
       checkInvariants(flockFromJSON(JSON.parse(JSON.stringify(flockToJSON(s)))));
     }),
     { numRuns: RUNS },
+  );
+});
+
+/** The contract's list events: what a list's SSE stream carries. */
+const LIST_STREAM = new Set(['list.started', 'item.triaged', 'crow.flying', 'crow.landed', 'item.answered', 'verdict', 'trust.changed', 'item.skipped', 'requester.pranked', 'list.finished', 'crow.banter']);
+
+test('a browser folding one list\'s stream, seeded from GET /api/nests and /api/crows, sees the list as the server does', () => {
+  fc.assert(
+    fc.property(choices, fc.integer({ min: 1, max: 150 }), (xs, steps) => {
+      const { events } = generate(xs, steps, null);
+      const full = emptyFlock();
+      events.forEach((e, i) => applyFlock(full, e, i + 1));
+      for (const L of full.lists.keys()) {
+        const mine = events.filter((e) => e.list_id === L && LIST_STREAM.has(e.type));
+        const view = emptyFlock();
+        seedFlock(view, { nests: nestsIndex(full).nests, crows: spunCrows(full) });
+        for (const e of mine) {
+          const fx = applyFlock(view, JSON.parse(JSON.stringify(e)));
+          // Trust announcements need verdicts of other lists: the browser reads the ledger from GET /api/trust.
+          if (e.type !== 'trust.changed') assert.ok(fx.length > 0, `the browser refused ${e.type} of ${L}`);
+        }
+        const a = listStatus(view, L)!;
+        const b = listStatus(full, L)!;
+        // Dropped banter's tokens, budget changes and banter reservations are internal facts.
+        const dropped = events.filter((e) => e.type === 'banter.dropped' && e.list_id === L).reduce((n, e) => n + (e.tokens as number), 0);
+        assert.deepEqual(a.items, b.items, `items of ${L}`);
+        assert.equal(a.tokens_used, b.tokens_used - dropped);
+        assert.deepEqual([a.finished, a.pranks, a.nest_id, a.requester], [b.finished, b.pranks, b.nest_id, b.requester]);
+      }
+    }),
+    { numRuns: Math.ceil(RUNS / 2) },
   );
 });
 
