@@ -186,6 +186,17 @@ describe('a list, start to finish', () => {
     assert.deepEqual(f.apply(f.skipped('l-1', 1, 'bored')), [], 'reasons are a closed set');
   });
 
+  test('an item waiting for its triage verdict is not skipped: that target still gets its one verdict', () => {
+    const f = flockLog();
+    f.apply(f.started('l-1', ['a']));
+    f.apply(f.flying('l-1', 1, 'Sentry'));
+    f.apply(f.triaged('l-1', 1));
+    f.apply(f.landed('l-1', 1, 'Sentry'));
+    assert.deepEqual(f.apply(f.skipped('l-1', 1, 'budget')), [], 'the triage verdict is pending');
+    f.apply(f.verdict('l-1', 1, 'triage', 'timeout'));
+    assert.ok(f.apply(f.skipped('l-1', 1, 'rejected')).length);
+  });
+
   test('item.answered credits only crows that worked the item and came back well', () => {
     const f = flockLog();
     f.apply(f.started('l-1', ['a']));
@@ -825,8 +836,24 @@ describe('prototype ids and hostile shapes', () => {
     assert.equal(flockTime('2026-12-01T09:00:00.250Z'), T0 + 250);
     assert.equal(flockTime('2026-12-01T10:30:00+01:30'), T0);
     assert.equal(flockTime('2026-12-01T07:00:00-02:00'), T0);
-    for (const bad of ['2026-12-01', '2026-12-01 09:00:00Z', 'Tue, 01 Dec 2026 09:00:00 GMT', '2026-13-01T00:00:00Z', 1_700_000_000_000, '', '2026-12-01T09:00:00Z'.padEnd(50, '0')])
+    for (const bad of [
+      '2026-12-01',
+      '2026-12-01 09:00:00Z',
+      'Tue, 01 Dec 2026 09:00:00 GMT',
+      '2026-13-01T00:00:00Z',
+      '2023-02-29T00:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '2026-12-01T09:00:00.Z',
+      '2026-12-01T09:00:00+0100',
+      '2026-12-01T09:00:00Zjunk',
+      1_700_000_000_000,
+      '',
+      '2026-12-01T09:00:00Z'.padEnd(50, '0'),
+    ])
       assert.equal(flockTime(bad), undefined, String(bad));
+    assert.equal(flockTime('2024-02-29T00:00:00Z'), Date.UTC(2024, 1, 29));
+    // the same instant as the engine's own ISO form, across four centuries and before 1970
+    for (let ms = -2e12; ms < 4e12; ms += 7_777_777_777) assert.equal(flockTime(new Date(ms).toISOString()), ms);
   });
 
   test('the lease: a claim wins when nobody holds a live one; the holder renews; release frees it', () => {
