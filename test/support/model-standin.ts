@@ -15,6 +15,11 @@
 // consumed. Requests that no step matches (Claude Code's side requests such as
 // title or topic checks, or an extra turn) get the fallback, a short text that
 // ends the turn, so a script never hangs the CLI.
+//
+// For the model providers' contract suite (test/models.contract.ts) a reply can
+// also carry its own usage figures (`usage`, or `null` to leave them out), an
+// error answer (`error`: status, type, headers such as retry-after), or a raw
+// body that is not JSON at all (`raw`).
 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
@@ -22,12 +27,25 @@ export type Block =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
 export interface Reply {
   content: Block[];
   /** Defaults to `tool_use` when a tool_use block is present, else `end_turn`. */
   stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens';
   /** Milliseconds to wait before answering (to hold a turn open). */
   delayMs?: number;
+  /** The usage figures to report (default 10 in, 5 out); `null` leaves them out of the answer. */
+  usage?: Partial<Usage> | null;
+  /** Answer with this error instead (the Messages API's error body). */
+  error?: { status: number; type?: string; message?: string; headers?: Record<string, string> };
+  /** Answer 200 with this body as it is (not JSON, say). */
+  raw?: string;
 }
 
 export interface RecordedRequest {
@@ -110,15 +128,17 @@ function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-function usage() {
-  return { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+function usage(r?: Reply): Usage | undefined {
+  if (r?.usage === null) return undefined;
+  return { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...(r?.usage ?? {}) };
 }
 
 function streamReply(model: string, r: Reply, id: string): string {
   const stop = r.stop_reason ?? (r.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  const u = usage(r);
   let out = sse('message_start', {
     type: 'message_start',
-    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: usage() },
+    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, ...(u ? { usage: u } : {}) },
   });
   r.content.forEach((b, index) => {
     if (b.type === 'text') {
@@ -130,7 +150,7 @@ function streamReply(model: string, r: Reply, id: string): string {
     }
     out += sse('content_block_stop', { type: 'content_block_stop', index });
   });
-  out += sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
+  out += sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, ...(u ? { usage: { output_tokens: u.output_tokens } } : {}) });
   out += sse('message_stop', { type: 'message_stop' });
   return out;
 }
@@ -173,6 +193,18 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
       reply = typeof r === 'function' ? r(rec) : r;
     }
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (res.destroyed) return; // the client gave up (a timeout or an abort)
+    if (reply.error) {
+      const e = reply.error;
+      res.writeHead(e.status, { 'content-type': 'application/json', ...(e.headers ?? {}) });
+      res.end(JSON.stringify({ type: 'error', error: { type: e.type ?? 'api_error', message: e.message ?? `stand-in error ${e.status}` } }));
+      return;
+    }
+    if (reply.raw !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(reply.raw);
+      return;
+    }
     const id = `msg_standin_${++msgSeq}`;
     const model = typeof body?.model === 'string' ? body.model : 'claude-standin';
     if (rec.stream) {
@@ -181,7 +213,8 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
     } else {
       const stop = reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: reply.content, stop_reason: stop, stop_sequence: null, usage: usage() }));
+      const u = usage(reply);
+      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: reply.content, stop_reason: stop, stop_sequence: null, ...(u ? { usage: u } : {}) }));
     }
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
