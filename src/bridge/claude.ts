@@ -1,7 +1,8 @@
-// Claude Code processes as the bridge runs them: stream-json out, one parsed
-// message at a time, and why the process ended.
+// Claude Code processes as the bridge runs them: stream-json out, one typed
+// message at a time (claude-stream.ts), and why the process ended.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readMessage, type ClaudeMessage } from './claude-stream.js';
 
 export interface ClaudeProcess {
   proc: ChildProcess;
@@ -17,13 +18,14 @@ export interface ChildTracker {
 
 /**
  * Starts `claude` with `args` in `cwd`; `onMessage` gets every stream-json
- * line parsed, `onClose` the reason it ended (`claude exited (code): last stderr line`).
+ * line it can read (claude-stream.ts), `onClose` the reason it ended
+ * (`claude exited (code): last stderr line`).
  */
 export function startClaude(
   bin: string,
   args: string[],
   opts: { cwd: string; env: NodeJS.ProcessEnv; stdin: boolean; track?: ChildTracker; what?: string },
-  onMessage: (m: any) => void,
+  onMessage: (m: ClaudeMessage) => void,
   onClose: (why: string) => void,
   log: (line: string) => void,
 ): ClaudeProcess {
@@ -38,14 +40,15 @@ export function startClaude(
       const line = buf.slice(0, i).trim();
       buf = buf.slice(i + 1);
       if (!line) continue;
-      let m: any;
+      let raw: unknown;
       try {
-        m = JSON.parse(line);
+        raw = JSON.parse(line);
       } catch (e) {
         log(`unreadable line from claude (${(e as Error).message})`);
         continue;
       }
-      onMessage(m);
+      const m = readMessage(raw);
+      if (m) onMessage(m);
     }
   });
   let err = '';
@@ -57,26 +60,4 @@ export function startClaude(
     onClose(`claude exited (${signal ?? code})${err.trim() ? ': ' + err.trim().split('\n').slice(-1)[0] : ''}`);
   });
   return { proc, stderr: () => err };
-}
-
-/** A user message for `--input-format stream-json`. */
-export function userMessage(text: string): string {
-  return JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } }) + '\n';
-}
-
-/** Whether a `result` message says the turn succeeded. */
-export function succeeded(m: any): boolean {
-  return !m.is_error && m.subtype === 'success';
-}
-
-/** The text blocks of an assistant message of the main conversation, and its tool calls. */
-export function blocksOf(m: any): { texts: string[]; tools: { id: string; name: string; input: unknown }[] } {
-  const content: any[] = Array.isArray(m?.message?.content) ? m.message.content : [];
-  const texts: string[] = [];
-  const tools: { id: string; name: string; input: unknown }[] = [];
-  for (const b of content) {
-    if (b?.type === 'text' && typeof b.text === 'string') texts.push(b.text);
-    else if (b?.type === 'tool_use') tools.push({ id: String(b.id ?? ''), name: String(b.name ?? 'tool'), input: b.input });
-  }
-  return { texts, tools };
 }

@@ -26,7 +26,8 @@ export interface ConnectionOptions {
 
 export interface PostResult {
   status: number;
-  json: any;
+  /** The answer's JSON object (`{message, kind}` for a refusal), or null. */
+  json: Record<string, unknown> | null;
 }
 
 export interface SseFrame {
@@ -85,9 +86,10 @@ export class Connection {
     const signal = AbortSignal.any([AbortSignal.timeout(15_000), this.closing.signal]);
     const r = await fetch(this.server + path, { method: 'POST', headers, body: JSON.stringify(body), signal });
     const text = await r.text();
-    let json: any = null;
+    let json: Record<string, unknown> | null = null;
     try {
-      json = JSON.parse(text);
+      const j: unknown = JSON.parse(text);
+      if (typeof j === 'object' && j !== null && !Array.isArray(j)) json = j as Record<string, unknown>;
     } catch {}
     return { status: r.status, json };
   }
@@ -127,12 +129,12 @@ export class Connection {
   }
 
   /** A GET retried while the server is away; a definitive refusal throws RefusedError. */
-  async getJson(path: string): Promise<any> {
+  async getJson(path: string): Promise<unknown> {
     let wait = 200;
     for (;;) {
       try {
         const r = await fetch(this.server + path, { headers: this.headers(), signal: AbortSignal.any([AbortSignal.timeout(15_000), this.closing.signal]) });
-        if (r.ok) return await r.json();
+        if (r.ok) return (await r.json()) as unknown;
         if (r.status < 500 && r.status !== 408 && r.status !== 429) throw new RefusedError(r.status, `the server answered ${r.status}: ${await r.text()}`);
       } catch (e) {
         if (e instanceof RefusedError) throw e;
@@ -243,7 +245,7 @@ export class BoardClient {
     return this.conn.postOnce(this.base + path, body, key);
   }
 
-  getBoard(): Promise<any> {
+  getBoard(): Promise<unknown> {
     return this.conn.getJson(this.base);
   }
 

@@ -17,7 +17,8 @@
 
 import { createServer, type Server } from 'node:http';
 import { basename } from 'node:path';
-import { blocksOf, startClaude, succeeded, type ChildTracker, type ClaudeProcess } from './claude.js';
+import { startClaude, type ChildTracker, type ClaudeProcess } from './claude.js';
+import { succeeded } from './claude-stream.js';
 import type { DueCommand, Observation, SpaceLink } from './work.js';
 
 export interface HandStartedOptions {
@@ -128,8 +129,9 @@ export class HandStarted {
   }
 
   /** Takes a hook event; false when it is a new session and MAX_HANDS are tracked already. */
-  onHook(e: any): boolean {
-    const session = typeof e?.session_id === 'string' ? e.session_id : '';
+  onHook(payload: unknown): boolean {
+    const e: Partial<Record<string, unknown>> = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {};
+    const session = typeof e.session_id === 'string' ? e.session_id : '';
     if (!SESSION.test(session) || this.opts.isOurs(session) || this.stopped) return true;
     const prev = this.hands.get(session);
     if (e.hook_event_name === 'SessionEnd') {
@@ -197,23 +199,22 @@ export class HandStarted {
       ['-p', c.text, '--resume', c.session, '--output-format', 'stream-json', '--verbose', '--settings', this.opts.settings],
       { cwd: h.cwd || '.', env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`), stdin: false, track: this.opts.track, what: `claude (headless) ${c.session}` },
       (m) => {
-        if (m?.parent_tool_use_id) return;
-        if (m?.type === 'assistant') {
-          const { texts: t, tools } = blocksOf(m);
-          for (const x of t) {
-            if (!x.trim()) continue;
-            texts.push(x);
-            last = x;
-            space.terminal(c.session, x + '\n');
+        if (m.type === 'result') {
+          const ok = succeeded(m);
+          finish(ok ? 'done' : 'failed', m.result?.trim() ? m.result : last || (ok ? 'done' : `stopped (${m.subtype || 'error'})`));
+        } else if (m.type === 'assistant' && !m.parent_tool_use_id) {
+          const content = m.message.content;
+          for (const b of content) {
+            if (b.type !== 'text' || !b.text.trim()) continue;
+            texts.push(b.text);
+            last = b.text;
+            space.terminal(c.session, b.text + '\n');
           }
-          for (const tool of tools) space.terminal(c.session, `> ${tool.name} ${JSON.stringify(tool.input ?? {}).slice(0, 300)}\n`);
-        } else if (m?.type === 'user') {
+          for (const b of content) if (b.type === 'tool_use') space.terminal(c.session, `> ${b.name} ${JSON.stringify(b.input ?? {}).slice(0, 300)}\n`);
+        } else if (m.type === 'user' && !m.parent_tool_use_id) {
           const text = texts.join('\n\n').trim();
           texts = [];
           if (text) void space.execution(c.id, 'output', { text: text.slice(0, 20_000) }, `${c.id}:output:${++outputs}`);
-        } else if (m?.type === 'result') {
-          const ok = succeeded(m);
-          finish(ok ? 'done' : 'failed', typeof m.result === 'string' && m.result.trim() ? m.result : last || (ok ? 'done' : `stopped (${m.subtype ?? 'error'})`));
         }
       },
       (why) => {

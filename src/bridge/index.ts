@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import { Bridge, DEFAULT_APPROVALS } from './bridge.js';
 import { parseWindow } from '../core/window.js';
 
-export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, hookCommand, type BridgeOptions } from './bridge.js';
+export { Bridge, DEFAULT_APPROVALS, READ_ONLY_TOOLS, type BridgeOptions } from './bridge.js';
+export { hookCommand } from './approvals.js';
 export { BoardClient, Connection } from './client.js';
 export { SpaceLink, type DueCommand, type Observation } from './work.js';
 export { HandStarted } from './hands.js';

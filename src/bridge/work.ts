@@ -96,7 +96,9 @@ export class SpaceLink {
       return false;
     }
     if (reg.status !== 200) throw new Error(`could not register the Space "${this.opts.name}": ${reg.json?.message ?? reg.status}`);
-    this.id = reg.json.id;
+    const id = reg.json?.id;
+    if (typeof id !== 'string' || !id) throw new Error(`could not register the Space "${this.opts.name}": the server answered no id`);
+    this.id = id;
     if (this.opts.contribute && this.opts.project) {
       const c = await this.opts.conn.post(`/api/v2/projects/${encodeURIComponent(this.opts.project)}/spaces`, { space: this.id });
       if (c.status !== 200 && c.status !== 409) throw new Error(`could not contribute the Space to ${this.opts.project}: ${c.json?.message ?? c.status}`);

@@ -46,6 +46,11 @@ export interface Reply {
   error?: { status: number; type?: string; message?: string; headers?: Record<string, string> };
   /** Answer 200 with this body as it is (not JSON, say). */
   raw?: string;
+  /**
+   * Stream each text block as this many `text_delta` pieces, `everyMs` apart
+   * (as a real model streams an answer); default: one delta, all at once.
+   */
+  pieces?: { count: number; everyMs: number };
 }
 
 export interface RecordedRequest {
@@ -133,25 +138,32 @@ function usage(r?: Reply): Usage | undefined {
   return { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...(r?.usage ?? {}) };
 }
 
-function streamReply(model: string, r: Reply, id: string): string {
+/** A streaming reply as SSE chunks, each with the pause to take before writing it. */
+function streamReply(model: string, r: Reply, id: string): { wait: number; data: string }[] {
   const stop = r.stop_reason ?? (r.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   const u = usage(r);
-  let out = sse('message_start', {
+  const out: { wait: number; data: string }[] = [];
+  const push = (event: string, data: unknown, wait = 0) => out.push({ wait, data: sse(event, data) });
+  push('message_start', {
     type: 'message_start',
     message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, ...(u ? { usage: u } : {}) },
   });
   r.content.forEach((b, index) => {
     if (b.type === 'text') {
-      out += sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      out += sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+      push('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      const n = Math.max(1, Math.min(r.pieces?.count ?? 1, b.text.length));
+      for (let i = 0; i < n; i++) {
+        const piece = b.text.slice(Math.floor((i * b.text.length) / n), Math.floor(((i + 1) * b.text.length) / n));
+        push('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }, i > 0 ? (r.pieces?.everyMs ?? 0) : 0);
+      }
     } else {
-      out += sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-      out += sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+      push('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      push('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
     }
-    out += sse('content_block_stop', { type: 'content_block_stop', index });
+    push('content_block_stop', { type: 'content_block_stop', index });
   });
-  out += sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, ...(u ? { usage: { output_tokens: u.output_tokens } } : {}) });
-  out += sse('message_stop', { type: 'message_stop' });
+  push('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, ...(u ? { usage: { output_tokens: u.output_tokens } } : {}) });
+  push('message_stop', { type: 'message_stop' });
   return out;
 }
 
@@ -209,7 +221,12 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
     const model = typeof body?.model === 'string' ? body.model : 'claude-standin';
     if (rec.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.end(streamReply(model, reply, id));
+      for (const c of streamReply(model, reply, id)) {
+        if (c.wait) await new Promise((r) => setTimeout(r, c.wait));
+        if (res.destroyed) return;
+        res.write(c.data);
+      }
+      res.end();
     } else {
       const stop = reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -1,0 +1,94 @@
+// Claude Code's stream-json output as the bridge reads it
+// (src/bridge/claude-stream.ts), over real output of the CLI (2.1.197):
+// a run with a subagent and a failing command, and a run with
+// `--include-partial-messages` (text streamed in pieces, a tool call between
+// two answers). What a member sees comes out of this reading: the turns, the
+// activity, the tool frames, the partial text and the result's summary.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { readMessage, resultSummary, SessionOutput, type ClaudeMessage, type OutputSink } from '../src/bridge/claude-stream.js';
+
+function fixture(name: string): unknown[] {
+  return readFileSync(new URL(`./fixtures/claude-code/${name}`, import.meta.url), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as unknown);
+}
+
+/** Everything the reader hands out, in order, as one line each. */
+function recorder(): { sink: OutputSink; seen: string[] } {
+  const seen: string[] = [];
+  return {
+    seen,
+    sink: {
+      toolCall: (name, digest, subagent) => seen.push(`${subagent ? 'subagent ' : ''}call ${name} ${digest}`),
+      toolResult: (name, text, isError) => seen.push(`result ${name}${isError ? ' (error)' : ''}: ${text.slice(0, 30)}`),
+      text: (text) => seen.push(`text ${text}`),
+      partial: (text) => seen.push(`partial ${text}`),
+      turn: (text, final) => seen.push(`turn${final ? ' (final)' : ''} ${text}`),
+      result: (m) => seen.push(`done ${resultSummary(m)}`),
+    },
+  };
+}
+
+test('every line of real stream-json output reads as a typed message, and nothing else does', () => {
+  for (const name of ['stream-json-session-2.1.197.jsonl', 'stream-json-partial-2.1.197.jsonl']) {
+    const lines = fixture(name);
+    const read = lines.map(readMessage);
+    assert.equal(read.filter((m) => m === null).length, 0, `${name}: every line is one of the five kinds`);
+    const kinds = new Set(read.map((m) => m!.type));
+    assert.ok(kinds.has('assistant') && kinds.has('user') && kinds.has('result') && kinds.has('system'), name);
+  }
+  const result = readMessage(fixture('stream-json-session-2.1.197.jsonl').at(-1)) as Extract<ClaudeMessage, { type: 'result' }>;
+  assert.deepEqual({ ...result }, { type: 'result', subtype: 'success', is_error: false, duration_ms: 2547, num_turns: 3, total_cost_usd: 0.002, result: 'All done.', denials: 0, errors: [] });
+  // Hostile or garbled lines are dropped, never guessed at.
+  for (const x of [null, 7, 'assistant', [], { type: 'nope' }]) assert.equal(readMessage(x), null);
+  const odd = readMessage({ type: 'assistant', message: { id: 5, content: [{ type: 'text', text: 3 }, { type: 'thinking', thinking: 'hm' }, { type: 'tool_use', name: 'Bash' }, 'x'] } });
+  assert.deepEqual(odd, { type: 'assistant', parent_tool_use_id: null, message: { id: '5', content: [{ type: 'tool_use', id: '', name: 'Bash', input: undefined }] } });
+  assert.deepEqual(readMessage({ type: 'user', message: { content: 'a prompt' }, parent_tool_use_id: 'toolu_1' }), { type: 'user', parent_tool_use_id: 'toolu_1', message: { content: [{ type: 'text', text: 'a prompt' }] } });
+});
+
+test('a run with a subagent: the subagent shows as activity only; the main turns, tool frames and the summary', () => {
+  const { sink, seen } = recorder();
+  const out = new SessionOutput(sink);
+  for (const line of fixture('stream-json-session-2.1.197.jsonl')) {
+    const m = readMessage(line);
+    if (m) out.read(m);
+  }
+  assert.deepEqual(seen, [
+    'call Agent general-purpose: review cart',
+    'subagent call Bash $ echo sub-hello',
+    'result Bash: sub-hello',
+    'turn ',
+    'result Agent: sub doneagentId: aee40cbed211f',
+    'call Bash $ exit 3',
+    'turn ',
+    'result Bash (error): Exit code 3',
+    'text All done.',
+    'turn (final) All done.',
+    'done done in 2.5 s, 3 turns, $0.0020',
+  ]);
+});
+
+test('a run with partial messages: a turn of text and a tool call, then the answer; partial text comes in pieces', async () => {
+  const { sink, seen } = recorder();
+  const out = new SessionOutput(sink);
+  for (const line of fixture('stream-json-partial-2.1.197.jsonl')) {
+    const m = readMessage(line);
+    if (m) out.read(m);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  const durable = seen.filter((s) => !s.startsWith('partial '));
+  assert.deepEqual(durable, [
+    'text Let me look at the files first.',
+    'call Bash $ echo one two',
+    'turn Let me look at the files first.',
+    'result Bash: one two',
+    'text There are two words: one and two.',
+    'turn (final) There are two words: one and two.',
+    'done done in 1.9 s, 2 turns, $0.0003',
+  ]);
+  // Read all at once, the pieces of both answers are relayed together, once.
+  assert.equal(seen.filter((s) => s.startsWith('partial ')).join(''), 'partial Let me look at the files first.There are two words: one and two.');
+});
