@@ -52,6 +52,8 @@ export interface Access {
   roleIn(p: Principal, project: string): Role | null;
   /** The caller with at least `min` in `project`; throws 401/403 otherwise. */
   require(req: IncomingMessage, project: string, min: Role): Grant;
+  /** Whether a principal administers this server (accounts, projects). Local mode: the owner does. */
+  isAdmin(p: Principal): boolean;
   /** Hears role changes and removals: (project, uid). */
   onChange(listener: (project: string, uid: string) => void): () => void;
 }
@@ -102,6 +104,10 @@ export class LocalAccess implements Access {
 
   require(req: IncomingMessage, project: string): Grant {
     return rememberGrant(req, localGrant(project));
+  }
+
+  isAdmin(): boolean {
+    return true;
   }
 
   onChange(): () => void {

@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
-import { FloorService, floorStream } from './floor.js';
-import { ApprovalService, approvalsStream } from './approvals.js';
-import { projectOf, type Access, type Role } from './access.js';
+import { FloorService, floorRoutes, floorStream } from './floor.js';
+import { ApprovalService, approvalsRoutes, approvalsStream } from './approvals.js';
+import type { Access } from './access.js';
 import { IdentityService } from './identity/service.js';
 import { SharedAccess } from './identity/access.js';
 import { IdentityRoutes } from './identity/routes.js';
@@ -18,7 +18,8 @@ import { HookService } from './hooks.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
-import { Router, sendJson, type Handler } from './http.js';
+import { Router, sendJson } from './http.js';
+import { mountRoutes, route, type Route } from './route.js';
 
 export interface RoostConfig {
   host: string;
@@ -65,6 +66,8 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'pack
 
 export interface Roost {
   server: Server;
+  /** Every app's routes, as mounted (docs/security.md's table is made from them). */
+  routes: Route[];
   floor: FloorService;
   approvals: ApprovalService;
   /** The fleet boards (one per thread). */
@@ -78,6 +81,22 @@ export interface Roost {
   store: EventStore;
   url: string;
   close(): Promise<void>;
+}
+
+/** The server's own routes: health and the shared-mode sign-in pages. */
+function serverRoutes(access: Access, floor: FloorService, store: EventStore): Route[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/health',
+      auth: 'public',
+      doc: 'in shared mode it says nothing about a project',
+      // Public (load balancers, `roost` itself); in shared mode it says nothing about a project.
+      handler: ({ req, res }) => (access.mode === 'local' ? floor.getHealth(req, res) : sendJson(res, 200, { ok: true, version: VERSION, protocol: 1, store: store.kind, mode: 'shared' })),
+    }),
+    route({ method: 'GET', path: '/signin', auth: 'public', doc: 'the sign-in page', handler: ({ req, res }) => signInPage(req, res) }),
+    route({ method: 'GET', path: '/invite/:code', auth: 'public', doc: 'the join page', handler: ({ req, res }) => invitePage(req, res) }),
+  ];
 }
 
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
@@ -120,19 +139,6 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const approvals = await approvalsByProject.get('default');
   const hooks = new HookService(store, floors, approvalsByProject);
   const ids = new IdentityRoutes(identity, access);
-  /**
-   * The one permission check of the floor, the board, approvals and hooks:
-   * resolve the request's project (a token's own, or `?project=` /
-   * `Roost-Project`, else `default`), require `min` there, then run the
-   * handler, which reads the grant (`grantOf(req)`) for identity and project.
-   * The minimum role of every route is in docs/security.md.
-   */
-  const as =
-    (min: Role, h: Handler): Handler =>
-    (req, res, url, params) => {
-      access.require(req, projectOf(req, url, access.principal(req)), min);
-      return h(req, res, url, params);
-    };
   // The fleet boards: one stream per thread (docs/fleet.md).
   const fleet = new FleetService(store, {
     live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
@@ -153,47 +159,18 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   await work.start();
 
-  const router = new Router()
-    .on('POST', '/events', as('editor', (req, res) => floors.with(req, (f) => f.postEvents(req, res))))
-    .on('GET', '/stream', as('viewer', async (req, res, url) => (await floors.of(req)).getStream(req, res, url)))
-    .on('GET', '/state', as('viewer', async (req, res) => (await floors.of(req)).getState(req, res)))
-    .on('GET', '/health', (req, res) => {
-      // Public (load balancers, `roost` itself); in shared mode it says nothing about a project.
-      if (access.mode === 'local') return floor.getHealth(req, res);
-      sendJson(res, 200, { ok: true, version: VERSION, protocol: 1, store: store.kind, mode: 'shared' });
-    })
-    .on('POST', '/reset', as('owner', async (req, res) => (await floors.of(req)).postReset(req, res)))
-    .on('GET', '/approvals', as('viewer', async (req, res, url) => (await approvalsByProject.of(req)).getApprovals(req, res, url)))
-    .on('GET', '/approvals/stream', as('viewer', async (req, res, url) => (await approvalsByProject.of(req)).getStream(req, res, url)))
-    .on('GET', '/approvals/:id', as('viewer', async (req, res, url, params) => (await approvalsByProject.of(req)).getApproval(req, res, url, params)))
-    .on('POST', '/approvals/:id/decision', as('editor', async (req, res, url, params) => (await approvalsByProject.of(req)).postDecision(req, res, url, params)))
-    .on('GET', '/fleet/:thread', as('viewer', fleet.getState), { page: true })
-    .on('POST', '/fleet/:thread', as('editor', fleet.post))
-    .on('GET', '/fleet/:thread/stream', as('viewer', fleet.getStream))
-    .on('GET', '/signin', signInPage)
-    .on('GET', '/invite/:code', invitePage)
-    .on('POST', '/auth/login', ids.login)
-    .on('POST', '/auth/logout', ids.logout)
-    .on('POST', '/auth/password', ids.changePassword)
-    .on('GET', '/auth/me', ids.me)
-    .on('POST', '/auth/invites', ids.createInvite)
-    .on('POST', '/auth/invites/:code/accept', ids.acceptInvite)
-    .on('POST', '/users', ids.createUser)
-    .on('GET', '/projects', ids.listProjects)
-    .on('POST', '/projects', ids.createProject)
-    .on('GET', '/projects/:id/members', ids.listMembers)
-    .on('GET', '/projects/:id/members/:uid', ids.getMember)
-    .on('PUT', '/projects/:id/members/:uid', ids.putMember)
-    .on('DELETE', '/projects/:id/members/:uid', ids.deleteMember)
-    .on('GET', '/tokens', ids.listTokens)
-    .on('POST', '/tokens', ids.createToken)
-    .on('DELETE', '/tokens/:id', ids.revokeToken)
-    .on('POST', '/fleet/:thread/requests', as('editor', fleet.postRequest))
-    .on('POST', '/fleet/:thread/live', as('editor', fleet.postLive))
-    .on('POST', '/hooks/:tool', as('editor', hooks.post))
-    .otherwise(staticFiles(PACKAGE_ROOT, access));
-
-  work.mount(router);
+  // One route table per app, every one mounted the same way (src/server/route.ts);
+  // GET requests no route claims are files (the web app, /lib/*.js).
+  const routes: Route[] = [
+    ...serverRoutes(access, floor, store),
+    ...floorRoutes(floors),
+    ...approvalsRoutes(approvalsByProject),
+    ...fleet.routes(),
+    ...hooks.routes(),
+    ...ids.routes(),
+    ...work.routes(),
+  ];
+  const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
 
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, router.handle);
   server.on('clientError', (err, socket) => {
@@ -212,6 +189,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   return {
     server,
+    routes,
     floor,
     approvals,
     fleet,

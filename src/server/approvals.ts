@@ -34,7 +34,10 @@ import {
   type ApprovalsState,
 } from '../core/approvals.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
-import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
+import { route, type Route } from './route.js';
+import type { PerProject } from './scoped.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { LOCAL_OWNER, LocalAccess, type Access } from './access.js';
@@ -279,9 +282,9 @@ export class ApprovalService {
     });
   };
 
-  getApproval = (_req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): void => {
-    const a = this.state.byId.get(params.id ?? '');
-    if (!a) throw new HttpError(404, 'not_found', `no approval request "${(params.id ?? '').slice(0, 80)}"`);
+  getApproval = (res: ServerResponse, id: string): void => {
+    const a = this.state.byId.get(id);
+    if (!a) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
     sendJson(res, 200, a);
   };
 
@@ -289,17 +292,11 @@ export class ApprovalService {
     this.channel.subscribe(req, res, url);
   };
 
-  postDecision = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const body = await readJson(req, 16 * 1024);
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object { decision, by? }');
-    const b = body as Record<string, unknown>;
-    if (b.decision !== 'allow' && b.decision !== 'deny') throw new HttpError(400, 'bad_request', '"decision" must be "allow" or "deny"');
-    if (b.by !== undefined && typeof b.by !== 'string') throw new HttpError(400, 'bad_request', '"by" must be a string');
-    if (b.reason !== undefined && typeof b.reason !== 'string') throw new HttpError(400, 'bad_request', '"reason" must be a string');
+  postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
     const key = idempotencyKeyOf(req);
-    const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by as string | undefined);
-    const r = await this.decide(params.id ?? '', b.decision, by, {
-      reason: (b.reason as string | undefined)?.slice(0, APPROVAL_LIMITS.reason),
+    const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by);
+    const r = await this.decide(id, b.decision, by, {
+      reason: b.reason?.slice(0, APPROVAL_LIMITS.reason),
       idempotencyKey: key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
     });
     if (!r.won && !r.duplicate) {
@@ -308,6 +305,30 @@ export class ApprovalService {
     }
     sendJson(res, 200, { ok: true, approval: r.approval, duplicate: r.duplicate });
   };
+}
+
+/** A decision's body: `by` is a label in local mode only; `reason` is kept to APPROVAL_LIMITS.reason characters. */
+const Decision = Type.Object({
+  decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
+  by: Type.Optional(Type.String({ maxLength: 1000 })),
+  reason: Type.Optional(Type.String({ maxLength: 4000 })),
+});
+
+/** The approvals routes, each served by the request's project's service. */
+export function approvalsRoutes(of: PerProject<ApprovalService>): Route[] {
+  return [
+    route({ method: 'GET', path: '/approvals', auth: 'viewer', handler: async ({ req, res, url }) => (await of.of(req)).getApprovals(req, res, url) }),
+    route({ method: 'GET', path: '/approvals/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await of.of(req)).getStream(req, res, url) }),
+    route({ method: 'GET', path: '/approvals/:id', auth: 'viewer', handler: async ({ req, res, params }) => (await of.of(req)).getApproval(res, params.id) }),
+    route({
+      method: 'POST',
+      path: '/approvals/:id/decision',
+      auth: 'editor',
+      body: Decision,
+      doc: 'the decider is the caller\'s name',
+      handler: async ({ req, res, params, body }) => (await of.of(req)).postDecision(req, res, params.id, body),
+    }),
+  ];
 }
 
 /**

@@ -20,7 +20,7 @@
 // sessions). Another node's commits arrive as wake-ups without entries; the
 // board then reads what it missed.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   FLEET_PROTOCOL_VERSION,
   SESSION_ID_PATTERN,
@@ -33,9 +33,10 @@ import {
   type SessionConflict,
   type SessionsState,
 } from '../core/fleet.js';
-import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity } from '../core/fleet-wire.js';
+import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity, type RefusedRequest, type StartRequest } from '../core/fleet-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, idempotencyKeyOf, readJson, sendJson } from './http.js';
+import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
+import { route, type Ctx, type ParamRule, type Route } from './route.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
@@ -317,20 +318,23 @@ export class FleetService {
 
   // ------------------------------------------------------------ endpoints
 
-  post = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const body = await readJson(req, MAX_BODY);
-    const thread = threadOf(params);
+  /** The fleet's routes (docs/fleet.md): bodies are checked by the pure wire checks of src/core/fleet-wire.ts. */
+  routes(): Route[] {
+    const thread = { thread: THREAD_PARAM };
+    return [
+      route({ method: 'GET', path: '/fleet/:thread', auth: 'viewer', params: thread, page: true, handler: this.getState }),
+      route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, handler: this.post }),
+      route({ method: 'GET', path: '/fleet/:thread/stream', auth: 'viewer', params: thread, stream: true, handler: this.getStream }),
+      route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, handler: this.postRequest }),
+      route({ method: 'POST', path: '/fleet/:thread/live', auth: 'editor', params: thread, body: { wire: wireOf(checkLive) }, maxBody: 64 * 1024, handler: this.postLive }),
+    ];
+  }
+
+  post = async ({ req, res, params, body: batch }: Ctx<Batch>): Promise<void> => {
+    const { items, where } = batch;
     const who = this.identify(req);
-    const items = Array.isArray(body) ? body : [body];
-    if (items.length === 0) throw new HttpError(400, 'bad_request', 'the batch is empty');
-    if (items.length > MAX_SESSION_BATCH) throw new HttpError(413, 'too_large', `a batch holds at most ${MAX_SESSION_BATCH} events, got ${items.length}`);
-    const where = (i: number) => (Array.isArray(body) ? `event ${i}: ` : '');
-    for (let i = 0; i < items.length; i++) {
-      const why = checkSessionEvent(items[i]);
-      if (why) throw new HttpError(400, 'bad_request', where(i) + why);
-    }
     const rawKey = idempotencyKeyOf(req);
-    const board = await this.board(thread, projectFor(req));
+    const board = await this.board(params.thread, projectFor(req));
     const key = rawKey && `${board.stream}:${rawKey}`;
     await board.fresh();
     const now = Date.now();
@@ -364,17 +368,13 @@ export class FleetService {
    * the transport's, as for every session event. Answers `{ok, id, position,
    * duplicate}`; a start request for an id already on the board is a 409.
    */
-  postRequest = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const body = await readJson(req, 16 * 1024);
-    const thread = threadOf(params);
+  postRequest = async ({ req, res, params, body: r0 }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
+    const thread = params.thread;
     const who = this.identify(req);
-    const checked = checkRequest(body, () => 's-' + randomBytes(6).toString('hex'));
-    if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
     const rawKey = idempotencyKeyOf(req);
     const key = rawKey && `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`;
     const board = await this.board(thread, projectFor(req));
     await board.fresh();
-    const r0 = checked.ok;
     const known = board.state.sessions.find((x) => x.id === r0.id);
     // A start for a session already on the board asks for nothing (the retry of
     // a request whose answer was lost is recognised by its key below).
@@ -393,29 +393,25 @@ export class FleetService {
    * `session.stream`) relayed at once to the readers of the thread's stream as
    * `event: live` with no `id:` line. Nothing is stored and nothing replays it.
    */
-  postLive = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const body = await readJson(req, 64 * 1024);
-    const thread = threadOf(params);
+  postLive = async ({ req, res, params, body: live }: Ctx<LiveFrame>): Promise<void> => {
     const who = this.identify(req);
-    const checked = checkLive(body);
-    if ('error' in checked) throw new HttpError(400, 'bad_request', checked.error);
-    const board = await this.board(thread, projectFor(req));
-    const s = board.state.sessions.find((x) => x.id === checked.ok.id);
-    if (!s) throw new HttpError(404, 'not_found', `no session "${checked.ok.id}" on this board`);
+    const board = await this.board(params.thread, projectFor(req));
+    const s = board.state.sessions.find((x) => x.id === live.id);
+    if (!s) throw new HttpError(404, 'not_found', `no session "${live.id}" on this board`);
     if (s.state === 'ended') throw new HttpError(409, 'conflict', `session "${s.name}" has ended`);
-    const frame = withSessionIdentity(checked.ok, { name: who.name, uid: who.uid, ts: Date.now() });
+    const frame = withSessionIdentity(live, { name: who.name, uid: who.uid, ts: Date.now() });
     board.channel.broadcast(Buffer.from(`event: live\ndata: ${JSON.stringify(frame)}\n\n`));
     sendJson(res, 200, { ok: true, relayed: board.channel.subscriberCount });
   };
 
-  getState = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    const board = await this.board(threadOf(params), projectFor(req));
+  getState = async ({ req, res, params }: Ctx): Promise<void> => {
+    const board = await this.board(params.thread, projectFor(req));
     await board.fresh();
     sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: board.bridges, ...board.state });
   };
 
-  getStream = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
-    const board = await this.board(threadOf(params), projectFor(req));
+  getStream = async ({ req, res, url, params }: Ctx): Promise<void> => {
+    const board = await this.board(params.thread, projectFor(req));
     // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their sessions.
     const bridge = req.headers['roost-client'] === 'bridge';
     if (bridge) {
@@ -445,8 +441,38 @@ function projectFor(req: IncomingMessage): string {
   return grantOf(req)?.project ?? DEFAULT_PROJECT;
 }
 
-function threadOf(params: Record<string, string>): string {
-  const t = params.thread ?? '';
-  if (!THREAD_PATTERN.test(t)) throw new HttpError(400, 'bad_request', 'a thread id is 1 to 64 letters, digits, "-" or "_"');
-  return t;
+const THREAD_PARAM: ParamRule = { pattern: THREAD_PATTERN, message: 'a thread id is 1 to 64 letters, digits, "-" or "_"' };
+
+/** A checked post: its items, and how an error names one (`event i: ` in a batch). */
+interface Batch {
+  items: Record<string, unknown>[];
+  where: (i: number) => string;
+}
+
+/** One event or a batch of up to MAX_SESSION_BATCH, each checked by the fold's edge check (a bad item refuses the whole batch). */
+function checkBatch(body: unknown): Batch {
+  const items = Array.isArray(body) ? body : [body];
+  if (items.length === 0) throw new HttpError(400, 'bad_request', 'the batch is empty');
+  if (items.length > MAX_SESSION_BATCH) throw new HttpError(413, 'too_large', `a batch holds at most ${MAX_SESSION_BATCH} events, got ${items.length}`);
+  const where = (i: number) => (Array.isArray(body) ? `event ${i}: ` : '');
+  for (let i = 0; i < items.length; i++) {
+    const why = checkSessionEvent(items[i]);
+    if (why) throw new HttpError(400, 'bad_request', where(i) + why);
+  }
+  return { items: items as Record<string, unknown>[], where };
+}
+
+type LiveFrame = { type: string; id: string; tool?: string; text?: string };
+
+/** A core check answering `{ok}` or `{error}`, as a wire body check (the error is a 400). */
+function wireOf<T>(check: (x: unknown) => { ok: T } | { error: string }): (x: unknown) => T {
+  return (x) => {
+    const c = check(x);
+    if ('error' in c) throw new HttpError(400, 'bad_request', c.error);
+    return c.ok;
+  };
+}
+
+function newRequestId(): string {
+  return 's-' + randomBytes(6).toString('hex');
 }

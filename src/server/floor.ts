@@ -28,8 +28,24 @@ import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
+import { route, type Route } from './route.js';
+import type { PerProject } from './scoped.js';
 
 export const FLOOR_STREAM = 'floor';
+
+/**
+ * The floor's routes, each served by the request's project's floor. `POST
+ * /events` reads its own body with the hand-written, measured check (the
+ * ingest path: no promise per request when the floor is started).
+ */
+export function floorRoutes(floors: PerProject<FloorService>): Route[] {
+  return [
+    route({ method: 'POST', path: '/events', auth: 'editor', body: 'raw', doc: 'one event or a batch of up to 200', handler: ({ req, res }) => floors.with(req, (f) => f.postEvents(req, res)) }),
+    route({ method: 'GET', path: '/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await floors.of(req)).getStream(req, res, url) }),
+    route({ method: 'GET', path: '/state', auth: 'viewer', handler: async ({ req, res }) => (await floors.of(req)).getState(req, res) }),
+    route({ method: 'POST', path: '/reset', auth: 'owner', handler: async ({ req, res }) => (await floors.of(req)).postReset(req, res) }),
+  ];
+}
 
 /** Each project has its own floor; the default project's keeps the stream it always had. */
 export function floorStream(project: string): string {
@@ -232,7 +248,6 @@ export class FloorService {
   }
 
   postReset = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    _req.resume();
     const r = await this.store.append(this.stream, [{ type: 'reset', body: JSON.stringify({ type: 'reset', ts: Date.now() }) }]);
     sendJson(res, 200, { ok: true, position: r.last });
   };

@@ -15,7 +15,7 @@
 // Query parameters are the install's configuration (set by `roost hooks
 // install` in the hook's URL or arguments): team, approvals, window.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { digestInput, needsApproval, type Approval } from '../core/approvals.js';
 import { formatWindow, parseWindow } from '../core/window.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
@@ -34,7 +34,9 @@ import type { FloorEvent } from '../core/floor.js';
 import type { EventStore } from '../storage/types.js';
 import type { ApprovalService } from './approvals.js';
 import type { FloorService } from './floor.js';
-import { HttpError, readJson, sendJson } from './http.js';
+import { Type } from '@sinclair/typebox';
+import { HttpError, MAX_BODY_BYTES, sendJson } from './http.js';
+import { route, type Ctx, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 
 export function floorView(s: FloorState): FloorView {
@@ -71,11 +73,14 @@ export class HookService {
     );
   }
 
-  post = async (req: IncomingMessage, res: ServerResponse, url: URL, params: Record<string, string>): Promise<void> => {
+  /** `POST /hooks/:tool`: a hook payload is any JSON object (the tool's own shape, mapped in src/integrations). */
+  routes(): Route[] {
+    return [route({ method: 'POST', path: '/hooks/:tool', auth: 'editor', body: Type.Object({}), maxBody: MAX_BODY_BYTES, doc: 'a token, normally', handler: this.post })];
+  }
+
+  post = async ({ req, res, url, params, body: payload }: Ctx<object>): Promise<void> => {
     const tool = params.tool as AgentTool;
     if (!AGENT_TOOLS.includes(tool)) throw new HttpError(404, 'not_found', `no hook endpoint for "${(params.tool ?? '').slice(0, 40)}"; expected one of ${AGENT_TOOLS.join(', ')}`);
-    const payload = await readJson(req);
-    if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new HttpError(400, 'bad_request', 'a hook payload must be a JSON object');
     const team = url.searchParams.get('team')?.slice(0, LIMITS.teamName) || undefined;
     const floor = await this.floors.of(req);
     const m = mapHook(tool, payload, { team, view: floorView(floor.state) });

@@ -146,6 +146,15 @@ export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   return new Promise((resolve, reject) => readJsonBody(req, limit, (err, value) => (err ? reject(err) : resolve(value))));
 }
 
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A browser loading a page (its Accept names text/html first), not a script asking for data. */
 function isNavigation(req: IncomingMessage): boolean {
   const a = req.headers.accept;
@@ -195,16 +204,14 @@ export class Router {
     const segs = path.split('/');
     outer: for (const p of this.patterns) {
       if (p.parts.length !== segs.length) continue;
-      const params: Record<string, string> = {};
+      // Null prototype: a `:name` is never looked up on Object.prototype.
+      const params: Record<string, string> = Object.create(null);
       for (let i = 0; i < segs.length; i++) {
         const want = p.parts[i];
         if (want.startsWith(':')) {
           if (!segs[i]) continue outer;
-          try {
-            params[want.slice(1)] = decodeURIComponent(segs[i]);
-          } catch {
-            continue outer;
-          }
+          // The whole path decoded already (handle), so each segment does.
+          params[want.slice(1)] = decodeURIComponent(segs[i]);
         } else if (want !== segs[i]) continue outer;
       }
       return { methods: p.methods, params };
@@ -227,6 +234,14 @@ export class Router {
       url = raw.startsWith('/') ? new URL('http://localhost' + raw) : new URL(raw, 'http://localhost');
     } catch {
       sendError(res, new HttpError(400, 'bad_request', 'the request target is not a valid URL'));
+      req.resume();
+      return;
+    }
+    // A path must decode (a `:name` segment is percent-decoded, and so is a
+    // file's path): a malformed escape is the caller's mistake, a 400 on
+    // every path, never a silent mismatch. Checked only when there is a `%`.
+    if (url.pathname.includes('%') && !decodes(url.pathname)) {
+      sendError(res, new HttpError(400, 'bad_request', 'the path is not valid percent-encoding (a "%" must start an escape like %2F of UTF-8 bytes)'));
       req.resume();
       return;
     }

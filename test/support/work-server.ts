@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/storage/index.js';
 import { Router } from '../../src/server/http.js';
+import { mountRoutes } from '../../src/server/route.js';
 import { WorkService } from '../../src/server/work/service.js';
 import { FleetService } from '../../src/server/fleet.js';
 import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
@@ -40,6 +41,9 @@ export class TestAccess implements Access {
     const p = this.principal(req);
     return decide(p, p ? this.roleIn(p, project) : null, project, min);
   }
+  isAdmin(): boolean {
+    return false;
+  }
   onChange(l: (project: string, uid: string) => void): () => void {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
@@ -69,7 +73,7 @@ export async function workServer(access: Access, projects = ['alpha', 'beta'], d
     projects: () => projects.map((id) => ({ id, name: id.toUpperCase() })),
   });
   await work.start();
-  const router = work.mount(new Router());
+  const router = mountRoutes(new Router(), work.routes(), { access, space: (id, p) => work.needSpace(id, p) });
   const server: Server = createServer(router.handle);
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;

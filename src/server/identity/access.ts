@@ -188,6 +188,10 @@ export class SharedAccess implements Access {
     return g;
   }
 
+  isAdmin(p: Principal): boolean {
+    return p.kind === 'local' || (p.kind === 'person' && !!this.identity.state.users.get(p.uid)?.admin);
+  }
+
   onChange(listener: (project: string, uid: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

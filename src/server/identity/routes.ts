@@ -1,13 +1,14 @@
 // The identity endpoints (docs/security.md): sign-in and sign-out, passwords,
-// accounts, invites, projects, members and tokens.
+// accounts, invites, projects, members and tokens. Who may call each one, how
+// its project is found and what its body is are declared in `routes()`; the
+// route layer (src/server/route.ts) checks them before a handler runs.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Type } from '@sinclair/typebox';
 import {
   IDENTITY_LIMITS,
   IDENTITY_STREAM,
-  LOGIN_PATTERN,
   PROJECT_ID_PATTERN,
-  isRole,
   lowerRole,
   memberRole,
   owners,
@@ -16,49 +17,46 @@ import {
   type Role,
 } from '../../core/identity.js';
 import { DEFAULT_PROJECT, type Principal } from '../access.js';
-import { HttpError, idempotencyKeyOf, readJson, sendJson } from '../http.js';
+import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
+import { route, type Asking, type Ctx, type Route } from '../route.js';
+import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
-import { checkPassword, hashPassword, newId, newSecret, sha256, verifyPassword } from './secrets.js';
+import { hashPassword, newId, newSecret, sha256, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 
-const MAX_BODY = 16 * 1024;
 const INVITE_DAYS = 7;
+
+// ---------------------------------------------------------------- bodies
+
+const Login = Type.Object({ login: Type.String({ maxLength: 200 }), password: Type.String({ maxLength: 1000 }) });
+const ChangePassword = Type.Object({ current: Type.String({ maxLength: 1000 }), password: PASSWORD });
+const NewUser = Type.Object({
+  login: LOGIN,
+  name: Type.Optional(NAME(IDENTITY_LIMITS.name)),
+  password: PASSWORD,
+  admin: Type.Optional(Type.Boolean()),
+  project: Type.Optional(PROJECT_ID),
+  role: Type.Optional(ROLE),
+});
+const NewInvite = Type.Object({
+  project: Type.Optional(Type.Union([PROJECT_ID, Type.Null()], { hint: 'a project id, or null' })),
+  role: Type.Optional(ROLE),
+  days: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 90, hint: 'more than 0 and at most 90' })),
+});
+const Accept = Type.Object({ login: LOGIN, name: Type.Optional(NAME(IDENTITY_LIMITS.name)), password: PASSWORD });
+const NewProject = Type.Object({ id: Type.Optional(Type.String({ maxLength: 64 })), name: Type.Optional(NAME(IDENTITY_LIMITS.projectName)) });
+const MemberRole = Type.Object({ role: ROLE });
+const NewToken = Type.Object({ project: Type.Optional(PROJECT_ID), role: Type.Optional(ROLE), label: Type.Optional(NAME(IDENTITY_LIMITS.label)) });
 
 function idempotencyKey(req: IncomingMessage, scope: string): string | undefined {
   const k = idempotencyKeyOf(req);
   return k && `${IDENTITY_STREAM}:${scope}:${k}`;
 }
 
-async function objectBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const b = await readJson(req, MAX_BODY);
-  if (!b || typeof b !== 'object' || Array.isArray(b)) throw new HttpError(400, 'bad_request', 'the body must be a JSON object');
-  return b as Record<string, unknown>;
+/** A name as stored: whitespace runs become one space, trimmed; empty is absent. */
+function clean(v: string | null | undefined): string | undefined {
+  return v?.replace(/\s+/g, ' ').trim() || undefined;
 }
-
-function optString(b: Record<string, unknown>, k: string, max: number): string | undefined {
-  const v = b[k];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new HttpError(400, 'bad_request', `"${k}" must be a string`);
-  const t = v.replace(/\s+/g, ' ').trim();
-  if (t.length > max) throw new HttpError(400, 'bad_request', `"${k}" has at most ${max} characters`);
-  return t || undefined;
-}
-
-function checkLogin(v: unknown): string {
-  if (typeof v !== 'string' || !LOGIN_PATTERN.test(v)) {
-    throw new HttpError(400, 'bad_request', '"login" is 1 to 64 lowercase letters, digits, ".", "-" or "_", starting with a letter or digit');
-  }
-  return v;
-}
-
-function roleParam(v: unknown, dflt?: Role): Role {
-  if (v === undefined && dflt) return dflt;
-  if (!isRole(v)) throw new HttpError(400, 'bad_request', '"role" must be "owner", "editor" or "viewer"');
-  return v;
-}
-
-const localOnly = (what: string) =>
-  new HttpError(409, 'conflict', `${what} needs shared mode; this server runs in local mode (loopback, no accounts). Create the first owner with \`roost admin create-owner --login NAME\` and restart`);
 
 /**
  * Secrets shown once: kept briefly so a retry with the same key (a lost
@@ -114,20 +112,6 @@ export class IdentityRoutes {
     return out;
   }
 
-  /** A signed-in person (not a token): tokens cannot manage accounts or mint tokens. */
-  private async person(req: IncomingMessage): Promise<Principal> {
-    const p = await this.access.principal(req);
-    if (!p) throw new HttpError(401, 'unauthorized', 'sign in first (POST /auth/login)');
-    if (p.kind === 'token') throw new HttpError(403, 'forbidden', 'a token cannot do this; sign in as a person');
-    return p;
-  }
-
-  private async admin(req: IncomingMessage): Promise<Principal> {
-    const p = await this.person(req);
-    if (p.kind !== 'local' && !this.s.users.get(p.uid)?.admin) throw new HttpError(403, 'forbidden', 'only a server administrator (the first owner, or one they made) may do this');
-    return p;
-  }
-
   /** Validation failed: without a key, refuse; with one, it may be a retry of a request that succeeded. */
   private async commit(events: Record<string, unknown>[], key: string | undefined, conflict: HttpError | null) {
     if (conflict && !key) throw conflict;
@@ -157,19 +141,95 @@ export class IdentityRoutes {
     };
   }
 
+  /** The identity routes: who may call each one is declared here and checked by the route layer. */
+  routes(): Route[] {
+    return [
+      route({ method: 'POST', path: '/auth/login', auth: 'public', shared: 'signing in', body: Login, doc: 'spends the caller\'s budget', handler: this.login }),
+      route({ method: 'POST', path: '/auth/logout', auth: 'public', doc: 'closes the cookie\'s sign-in if there is one', handler: this.logout }),
+      route({ method: 'POST', path: '/auth/password', auth: 'person', shared: 'passwords', body: ChangePassword, doc: 'for themselves; their other sign-ins end', handler: this.changePassword }),
+      route({ method: 'GET', path: '/auth/me', auth: 'principal', handler: this.me }),
+      route({
+        method: 'POST',
+        path: '/auth/invites',
+        // An invite into a project needs its owner; one without a project, an administrator.
+        auth: (a) => (projectField(a) ? 'owner' : 'admin'),
+        project: (a) => projectField(a)!,
+        tokens: false,
+        shared: 'inviting people',
+        body: NewInvite,
+        doc: 'owner of `project`, a person; without one, admin',
+        handler: this.createInvite,
+      }),
+      route({ method: 'POST', path: '/auth/invites/:code/accept', auth: 'public', shared: 'accepting invites', body: Accept, doc: 'spends the caller\'s budget', handler: this.acceptInvite }),
+      route({
+        method: 'POST',
+        path: '/users',
+        auth: (a) => (projectField(a) ? 'owner' : 'admin'),
+        project: (a) => projectField(a)!,
+        tokens: false,
+        shared: 'creating accounts',
+        body: NewUser,
+        doc: 'admin; with `project`, its owner too',
+        handler: this.createUser,
+      }),
+      route({ method: 'GET', path: '/projects', auth: 'principal', handler: this.listProjects }),
+      route({ method: 'POST', path: '/projects', auth: 'person', body: NewProject, handler: this.createProject }),
+      route({ method: 'GET', path: '/projects/:id/members', auth: 'viewer', project: (a) => a.params.id, handler: this.listMembers }),
+      route({ method: 'GET', path: '/projects/:id/members/:uid', auth: 'viewer', project: (a) => a.params.id, handler: this.getMember }),
+      route({ method: 'PUT', path: '/projects/:id/members/:uid', auth: 'owner', project: (a) => a.params.id, tokens: false, shared: 'managing members', body: MemberRole, handler: this.putMember }),
+      route({
+        method: 'DELETE',
+        path: '/projects/:id/members/:uid',
+        // A member may leave; removing someone else needs the owner role.
+        auth: (a) => (this.leaving(a) ? 'viewer' : 'owner'),
+        project: (a) => a.params.id,
+        tokens: false,
+        shared: 'managing members',
+        doc: 'owner, or the member themselves (leaving); a person',
+        handler: this.deleteMember,
+      }),
+      route({
+        method: 'GET',
+        path: '/tokens',
+        // Your own tokens; with ?project=, that project's (all of them for its owner).
+        auth: (a) => (a.url.searchParams.get('project') ? 'viewer' : 'person'),
+        project: (a) => a.url.searchParams.get('project')!,
+        tokens: false,
+        doc: 'a person; with `?project=`, a member there',
+        handler: this.listTokens,
+      }),
+      route({
+        method: 'POST',
+        path: '/tokens',
+        auth: 'viewer',
+        project: (a) => projectField(a) ?? DEFAULT_PROJECT,
+        tokens: false,
+        shared: 'tokens',
+        body: NewToken,
+        doc: 'in `project`; the token gets at most the maker\'s role',
+        handler: this.createToken,
+      }),
+      route({ method: 'DELETE', path: '/tokens/:id', auth: 'person', shared: 'tokens', doc: 'its maker, or an owner of its project', handler: this.revokeToken }),
+    ];
+  }
+
+  /** A person removing themselves from a project. */
+  private leaving(a: Asking): boolean {
+    const p = a.principal;
+    if (!p || p.kind !== 'person') return false;
+    const raw = a.params.uid ?? '';
+    return raw === p.uid || this.s.byLogin.get(raw) === p.uid;
+  }
+
   // POST /auth/login {login, password}
-  login = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('signing in');
-    // Guessing passwords costs the caller's budget (per address).
-    await this.access.principal(req);
+  login = async ({ req, res, body: b }: Ctx<{ login: string; password: string }>): Promise<void> => {
     // A foreign page must not sign a browser in (to an account of its choosing).
     if (req.headers.origin !== undefined) this.access.checkOrigin(req);
-    const b = await objectBody(req);
-    const login = typeof b.login === 'string' ? b.login.trim().toLowerCase() : '';
+    const login = b.login.trim().toLowerCase();
     const key = idempotencyKey(req, `login:${login}`);
     const uid = this.s.byLogin.get(login);
     const u = uid ? this.s.users.get(uid) : undefined;
-    const ok = u && typeof b.password === 'string' ? await verifyPassword(b.password, u.passwordHash) : false;
+    const ok = u ? await verifyPassword(b.password, u.passwordHash) : false;
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
@@ -188,24 +248,18 @@ export class IdentityRoutes {
   };
 
   // POST /auth/logout
-  logout = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    req.resume();
-    const p = await this.access.principal(req);
+  logout = async ({ req, res, principal: p }: Ctx): Promise<void> => {
     if (p?.session) await this.id.append([{ type: 'login.closed', sessionHash: p.session }]);
     this.send(res, 200, { ok: true }, this.sessionCookie(req, null));
   };
 
   // POST /auth/password {current, password}: a person changes their own; their other sign-ins end.
-  changePassword = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('passwords');
-    const p = await this.person(req);
-    const b = await objectBody(req);
-    const why = checkPassword(b.password);
-    if (why) throw new HttpError(400, 'bad_request', why);
+  changePassword = async ({ req, res, principal, body: b }: Ctx<{ current: string; password: string }>): Promise<void> => {
+    const p = principal!;
     const key = idempotencyKey(req, `password:${p.uid}`);
     const u = this.s.users.get(p.uid)!;
-    const ok = typeof b.current === 'string' && (await verifyPassword(b.current, u.passwordHash));
-    const events: Record<string, unknown>[] = [{ type: 'user.password', uid: p.uid, passwordHash: await hashPassword(b.password as string) }];
+    const ok = await verifyPassword(b.current, u.passwordHash);
+    const events: Record<string, unknown>[] = [{ type: 'user.password', uid: p.uid, passwordHash: await hashPassword(b.password) }];
     for (const l of this.s.logins.values()) if (l.uid === p.uid && l.sessionHash !== p.session) events.push({ type: 'login.closed', sessionHash: l.sessionHash });
     if (!ok) {
       // A retry of a change that went through no longer knows the old password: the key says so.
@@ -219,9 +273,8 @@ export class IdentityRoutes {
   };
 
   // GET /auth/me
-  me = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const p = await this.access.principal(req);
-    if (!p) throw new HttpError(401, 'unauthorized', 'not signed in (POST /auth/login), and no token sent');
+  me = ({ res, principal }: Ctx): void => {
+    const p = principal!;
     sendJson(res, 200, {
       mode: this.access.mode,
       kind: p.kind,
@@ -232,23 +285,18 @@ export class IdentityRoutes {
   };
 
   // POST /users {login, name?, password, admin?, project?, role?}
-  createUser = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('creating accounts');
-    const by = await this.admin(req);
-    const b = await objectBody(req);
-    const login = checkLogin(b.login);
-    const why = checkPassword(b.password);
-    if (why) throw new HttpError(400, 'bad_request', why);
-    const name = optString(b, 'name', IDENTITY_LIMITS.name) ?? login;
-    const project = optString(b, 'project', 64);
-    const role = project ? roleParam(b.role, 'editor') : undefined;
+  createUser = async ({ req, res, principal, body: b }: Ctx<{ login: string; name?: string; password: string; admin?: boolean; project?: string; role?: Role }>): Promise<void> => {
+    const by = principal!;
+    // With a project the route checked its owner role; the account itself still needs an administrator.
+    if (!this.access.isAdmin(by)) throw new HttpError(403, 'forbidden', 'only a server administrator (the first owner, or one they made) may do this');
+    const login = b.login;
+    const name = clean(b.name) ?? login;
+    const project = b.project;
+    const role = project ? (b.role ?? 'editor') : undefined;
     if (project && !this.s.projects.has(project)) throw new HttpError(404, 'not_found', `no project "${project}"`);
-    if (project && this.access.roleIn(by, project) !== 'owner') throw new HttpError(403, 'forbidden', `adding someone to project "${project}" needs the owner role there`);
     const key = idempotencyKey(req, `users:${by.uid}`);
     const uid = newId('u_');
-    const events: Record<string, unknown>[] = [
-      { type: 'user.created', uid, login, name, passwordHash: await hashPassword(b.password as string), admin: b.admin === true, by: by.uid },
-    ];
+    const events: Record<string, unknown>[] = [{ type: 'user.created', uid, login, name, passwordHash: await hashPassword(b.password), admin: b.admin === true, by: by.uid }];
     if (project) events.push({ type: 'member.set', project, uid, role, by: by.uid });
     const conflict = this.s.byLogin.has(login) ? new HttpError(409, 'conflict', `the login "${login}" is taken`) : null;
     const r = await this.commit(events, key, conflict);
@@ -257,20 +305,12 @@ export class IdentityRoutes {
   };
 
   // POST /auth/invites {project?, role?, days?}
-  createInvite = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('inviting people');
-    const by = await this.person(req);
-    const b = await objectBody(req);
-    const project = optString(b, 'project', 64) ?? null;
-    const role = roleParam(b.role, 'viewer');
-    if (project) {
-      if (!this.s.projects.has(project)) throw new HttpError(404, 'not_found', `no project "${project}"`);
-      if (this.access.roleIn(by, project) !== 'owner') throw new HttpError(403, 'forbidden', `inviting people to project "${project}" needs the owner role there`);
-    } else if (!this.s.users.get(by.uid)?.admin) {
-      throw new HttpError(403, 'forbidden', 'an invite without a project needs a server administrator; name a project you own');
-    }
-    const days = b.days === undefined ? INVITE_DAYS : Number(b.days);
-    if (!(days > 0 && days <= 90)) throw new HttpError(400, 'bad_request', '"days" is between 0 and 90');
+  createInvite = async ({ req, res, principal, body: b }: Ctx<{ project?: string | null; role?: Role; days?: number }>): Promise<void> => {
+    const by = principal!;
+    const project = b.project ?? null;
+    const role = b.role ?? 'viewer';
+    if (project && !this.s.projects.has(project)) throw new HttpError(404, 'not_found', `no project "${project}"`);
+    const days = b.days ?? INVITE_DAYS;
     const key = idempotencyKey(req, `invites:${by.uid}`);
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
@@ -287,15 +327,10 @@ export class IdentityRoutes {
   };
 
   // POST /auth/invites/:code/accept {login, name?, password}
-  acceptInvite = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('accepting invites');
-    await this.access.principal(req); // spends the caller's budget: codes are not for guessing
+  acceptInvite = async ({ req, res, params, body: b }: Ctx<{ login: string; name?: string; password: string }>): Promise<void> => {
     if (req.headers.origin !== undefined) this.access.checkOrigin(req);
-    const b = await objectBody(req);
-    const login = checkLogin(b.login);
-    const why = checkPassword(b.password);
-    if (why) throw new HttpError(400, 'bad_request', why);
-    const name = optString(b, 'name', IDENTITY_LIMITS.name) ?? login;
+    const login = b.login;
+    const name = clean(b.name) ?? login;
     const codeHash = sha256(params.code ?? '');
     const key = idempotencyKey(req, `accept:${codeHash}`);
     const fp = fingerprint(b);
@@ -312,7 +347,7 @@ export class IdentityRoutes {
     const { event: opened, cookie } = this.openLogin(req, uid);
     const events: Record<string, unknown>[] = [
       { type: 'invite.used', codeHash, uid },
-      { type: 'user.created', uid, login, name, passwordHash: await hashPassword(b.password as string), admin: false, via: codeHash },
+      { type: 'user.created', uid, login, name, passwordHash: await hashPassword(b.password), admin: false, via: codeHash },
     ];
     if (inv?.project) events.push({ type: 'member.set', project: inv.project, uid, role: inv.role, by: inv.by, via: codeHash });
     events.push(opened);
@@ -324,18 +359,15 @@ export class IdentityRoutes {
   };
 
   // GET /projects
-  listProjects = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const p = await this.access.principal(req);
-    if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
-    sendJson(res, 200, { projects: this.projectsOf(p) });
+  listProjects = ({ res, principal }: Ctx): void => {
+    sendJson(res, 200, { projects: this.projectsOf(principal!) });
   };
 
   // POST /projects {id?, name}
-  createProject = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const by = await this.person(req);
-    const b = await objectBody(req);
-    const name = optString(b, 'name', IDENTITY_LIMITS.projectName);
-    let id = optString(b, 'id', 64);
+  createProject = async ({ req, res, principal, body: b }: Ctx<{ id?: string; name?: string }>): Promise<void> => {
+    const by = principal!;
+    const name = clean(b.name);
+    let id = clean(b.id);
     if (!id && name) id = name.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
     if (!id || !PROJECT_ID_PATTERN.test(id)) throw new HttpError(400, 'bad_request', 'a project needs an "id" (1 to 64 lowercase letters, digits, "-" or "_") or a "name"');
     const key = idempotencyKey(req, `projects:${by.uid}`);
@@ -360,28 +392,23 @@ export class IdentityRoutes {
   }
 
   // GET /projects/:id/members
-  listMembers = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
+  listMembers = ({ res, params }: Ctx): void => {
     const project = params.id;
-    await this.access.require(req, project, 'viewer');
     const m = this.s.members.get(project) ?? new Map<string, Role>();
     sendJson(res, 200, { project, members: [...m.keys()].map((uid) => this.memberView(project, uid)) });
   };
 
   // GET /projects/:id/members/:uid
-  getMember = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    await this.access.require(req, params.id, 'viewer');
+  getMember = ({ res, params }: Ctx): void => {
     const uid = this.memberUid(params.uid);
     if (!memberRole(this.s, params.id, uid)) throw new HttpError(404, 'not_found', `${this.userView(uid).login} is not a member of project "${params.id}"`);
     sendJson(res, 200, this.memberView(params.id, uid));
   };
 
   // PUT /projects/:id/members/:uid {role}
-  putMember = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('managing members');
-    const g = await this.access.require(req, params.id, 'owner');
-    if (g.kind === 'token') throw new HttpError(403, 'forbidden', 'a token cannot manage members; sign in as a person');
-    const b = await objectBody(req);
-    const role = roleParam(b.role);
+  putMember = async ({ req, res, params, grant, body: b }: Ctx<{ role: Role }>): Promise<void> => {
+    const g = grant!;
+    const role = b.role;
     const uid = this.memberUid(params.uid);
     const key = idempotencyKey(req, `members:${params.id}:${g.uid}`);
     const last = memberRole(this.s, params.id, uid) === 'owner' && role !== 'owner' && owners(this.s, params.id).length === 1;
@@ -391,14 +418,9 @@ export class IdentityRoutes {
   };
 
   // DELETE /projects/:id/members/:uid (owner, or a member leaving)
-  deleteMember = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    req.resume();
-    if (this.access.mode === 'local') throw localOnly('managing members');
+  deleteMember = async ({ req, res, params, grant }: Ctx): Promise<void> => {
+    const g = grant!;
     const uid = this.memberUid(params.uid);
-    const p = await this.access.principal(req);
-    const self = p && p.kind === 'person' && p.uid === uid;
-    const g = await this.access.require(req, params.id, self ? 'viewer' : 'owner');
-    if (g.kind === 'token') throw new HttpError(403, 'forbidden', 'a token cannot manage members; sign in as a person');
     const key = idempotencyKey(req, `members:${params.id}:${g.uid}`);
     const role = memberRole(this.s, params.id, uid);
     let conflict: HttpError | null = null;
@@ -414,28 +436,23 @@ export class IdentityRoutes {
   }
 
   // GET /tokens[?project=P]: your own tokens; a project's owner sees all of that project's.
-  listTokens = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const p = await this.person(req);
+  listTokens = ({ res, url, principal, grant }: Ctx): void => {
+    const p = principal!;
     const project = url.searchParams.get('project');
     let list = [...this.s.tokens.values()];
-    if (project) {
-      const r = p.kind === 'local' ? 'owner' : this.access.roleIn(p, project);
-      if (!r) throw new HttpError(403, 'forbidden', `you are not a member of project "${project}"`);
-      list = list.filter((t) => t.project === project && (r === 'owner' || t.uid === p.uid));
-    } else list = list.filter((t) => t.uid === p.uid);
+    if (project) list = list.filter((t) => t.project === project && (grant!.role === 'owner' || t.uid === p.uid));
+    else list = list.filter((t) => t.uid === p.uid);
     sendJson(res, 200, { tokens: list.map((t) => this.tokenView(t.id)) });
   };
 
   // POST /tokens {project, role, label}: a member mints a token for themselves, up to their own role.
-  createToken = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (this.access.mode === 'local') throw localOnly('tokens');
-    const p = await this.person(req);
-    const b = await objectBody(req);
-    const project = optString(b, 'project', 64) ?? DEFAULT_PROJECT;
-    const g = await this.access.require(req, project, 'viewer');
-    const role = roleParam(b.role, lowerRole(g.role, 'editor'));
+  createToken = async ({ req, res, principal, grant, body: b }: Ctx<{ project?: string; role?: Role; label?: string }>): Promise<void> => {
+    const p = principal!;
+    const g = grant!;
+    const project = g.project;
+    const role = b.role ?? lowerRole(g.role, 'editor');
     if (!roleAtLeast(g.role, role)) throw new HttpError(403, 'forbidden', `a token can have at most your own role in project "${project}" (${g.role})`);
-    const label = optString(b, 'label', IDENTITY_LIMITS.label) ?? '';
+    const label = clean(b.label) ?? '';
     const key = idempotencyKey(req, `tokens:${p.uid}`);
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
@@ -451,9 +468,8 @@ export class IdentityRoutes {
   };
 
   // DELETE /tokens/:id: its maker, or an owner of its project.
-  revokeToken = async (req: IncomingMessage, res: ServerResponse, _url: URL, params: Record<string, string>): Promise<void> => {
-    req.resume();
-    const p = await this.person(req);
+  revokeToken = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+    const p = principal!;
     const t = this.s.tokens.get(params.id);
     if (!t) throw new HttpError(404, 'not_found', `no token "${params.id.slice(0, 64)}"`);
     if (t.uid !== p.uid && this.access.roleIn(p, t.project) !== 'owner') throw new HttpError(403, 'forbidden', `revoking someone else's token needs the owner role in project "${t.project}"`);
@@ -461,4 +477,13 @@ export class IdentityRoutes {
     const r = await this.id.append([{ type: 'token.revoked', id: t.id, by: p.uid }], key);
     sendJson(res, 200, { ok: true, token: this.tokenView(t.id), duplicate: r.duplicate });
   };
+}
+
+/** The `project` field of a body (the route layer reads it before the body's shape is checked). */
+function projectField(a: Asking): string | undefined {
+  const v = a.raw !== null && typeof a.raw === 'object' ? (a.raw as Record<string, unknown>).project : undefined;
+  if (v === undefined || v === null) return undefined;
+  // A malformed id is refused here, before any role is looked up (the schema would say the same later).
+  if (typeof v !== 'string' || !PROJECT_ID_PATTERN.test(v)) throw new HttpError(400, 'bad_request', '"project" must be a project id (1 to 64 lowercase letters, digits, "-" or "_")');
+  return v;
 }

@@ -36,6 +36,15 @@ function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffe
 }
 
 
+/**
+ * `rec[key]` only when `rec` has it as its own property. Work's state keys
+ * records by ids a caller chooses; an id such as `constructor` must find
+ * nothing, never Object.prototype's member (a 404, not a 500).
+ */
+export function own<T>(rec: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(rec, key) ? rec[key] : undefined;
+}
+
 /** A book's scope: a project, or one person's private stream. */
 export type BookScope = { project: string } | { private: string };
 

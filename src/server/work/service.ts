@@ -20,11 +20,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applySpaceRegistry, type SpaceRecord, type WorkState } from '../../core/work.js';
 import type { EventStore, NewEvent } from '../../storage/types.js';
-import { HttpError, idempotencyKeyOf, type Router } from '../http.js';
+import { HttpError, idempotencyKeyOf } from '../http.js';
+import type { Route } from '../route.js';
 import type { LiveOptions } from '../live.js';
 import { LocalAccess, type Access, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
-import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';
+import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, own, parse, type BookScope } from './book.js';
 import { SpaceFeeds } from './feed.js';
 import { WorkRoutes } from './routes.js';
 
@@ -113,9 +114,9 @@ export class WorkService {
     });
   }
 
-  /** The /api/v2 routes (docs/work.md). */
-  mount(router: Router): Router {
-    return new WorkRoutes(this).mount(router);
+  /** The /api/v2 routes (docs/work.md); the route layer resolves a `space` route's Space with `needSpace`. */
+  routes(): Route[] {
+    return new WorkRoutes(this).routes();
   }
 
   projectList(): ProjectInfo[] {
@@ -217,18 +218,10 @@ export class WorkService {
 
   // ------------------------------------------------------------ helpers
 
-  /** The project a Work request names (`project` in the body, else `?project=`): 400 when malformed, 404 when unknown. */
-  projectOf(url: URL, body?: Record<string, unknown>): string {
-    const p = (body && typeof body.project === 'string' ? body.project : null) ?? url.searchParams.get('project') ?? '';
-    if (!PROJECT_ID.test(p)) throw new HttpError(400, 'bad_request', 'name a project: ?project=<id> (1 to 64 letters, digits, "-" or "_")');
-    if (!this.projectList().some((x) => x.id === p)) throw new HttpError(404, 'not_found', `no such project: ${p}`);
-    return p;
-  }
-
-  async principal(req: IncomingMessage): Promise<Principal> {
-    const p = await this.access.principal(req);
-    if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...)');
-    return p;
+  /** A project's book: 404 when the project does not exist (asked after the caller's role there, see routes.ts). */
+  async projectBook(project: string): Promise<Book> {
+    if (!this.projectList().some((x) => x.id === project)) throw new HttpError(404, 'not_found', `no such project: ${project}`);
+    return this.book(project);
   }
 
   key(req: IncomingMessage, stream: string, uid: string): string | undefined {
@@ -261,8 +254,8 @@ export class WorkService {
 
   async needSpace(spaceId: string, p: Principal): Promise<SpaceRecord> {
     // Registered on another node a moment ago: read the registry before saying no.
-    if (!this.spaces[spaceId] && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
-    const sp = this.spaces[spaceId];
+    if (!own(this.spaces, spaceId) && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
+    const sp = own(this.spaces, spaceId);
     if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
     if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
     return sp;
@@ -278,7 +271,7 @@ export class WorkService {
   contributions(spaceId: string, p?: Principal): Book[] {
     const out: Book[] = [];
     for (const b of this.loaded.values()) {
-      if (!('project' in b.scope) || !b.state.spaces[spaceId]?.contributed) continue;
+      if (!('project' in b.scope) || !own(b.state.spaces, spaceId)?.contributed) continue;
       // A Space acts in a project only while its owner is a member there (and a token only in its own project).
       if (p && this.access.roleIn(p, b.scope.project) === null) continue;
       out.push(b);
