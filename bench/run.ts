@@ -404,6 +404,19 @@ async function main(): Promise<void> {
     add({ workload: 'pure floor fold (200 agents, 8 teams)', metric: 'JSON.parse + fold, events/s', values: vp, unit: 'ev/s' });
   }
 
+  if (want('work-fold')) {
+    const v: number[] = [];
+    const ratio: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ perSec: number; lastOverFirst: number }>('work-fold.js', ['1000000']);
+      v.push(r.perSec);
+      ratio.push(r.lastOverFirst);
+    }
+    const label = 'pure Work fold (1,000,000 messages in one conversation)';
+    add({ workload: label, metric: 'events/s', values: v, unit: 'ev/s', target: '> 500,000', ok: (m) => m > 500_000 });
+    add({ workload: label, metric: 'time of the last tenth over the first (1 = linear)', values: ratio, unit: '×' });
+  }
+
   printTable();
   process.stdout.write(`\n${RUNS} run(s) each; median and range; ${((Date.now() - t0) / 1000).toFixed(0)} s in all; node ${process.version}, ${DB ? 'postgres' : 'sqlite'}, ${NODES} node(s)\n`);
 }

@@ -6,6 +6,18 @@
 // the log position arrives as an argument and becomes the revision of every
 // aggregate the event touches.
 //
+// Linear: the state is owned by whoever folds it and is updated in place, so
+// an event costs what it touches, not what the stream holds (copying the
+// tables per event, and a conversation's messages per message, made 16,000
+// messages in one conversation take 5.8 s). Tables are Maps keyed by id, so
+// an id such as `constructor` or `__proto__` is just an id. An agent, command,
+// execution, result or Space that changes is replaced by a new object (its old
+// object is never edited); a conversation is one object for its whole life,
+// updated in place (it grows by a message per event: its `messages`, `links`,
+// `title` and `rev` change, nothing else). To fold without keeping the
+// result, use `previewWork`; to fork or ship the state, `workToJSON` /
+// `workFromJSON`.
+//
 // Invariants:
 // - an agent is keyed by (space, stable session id), never by pane or label:
 //   observing it again (moved, relabelled, revived) updates the same agent and
@@ -16,7 +28,10 @@
 //   belongs to exactly one agent chat;
 // - revoking a Space cancels its agents' queued commands and refuses new ones
 //   (the server checks), and keeps every chat, execution and result;
-// - hostile or impossible events fold to nothing (`changes` empty), never throw.
+// - an agent has at most `WORK_LIMITS.queue` commands waiting; more fold to nothing;
+// - hostile or impossible events fold to nothing (`changes` empty), never throw:
+//   every field is checked before anything changes. There is no catch-all: a
+//   bug in this file throws, and the tests see it.
 
 export const WORK_PROTOCOL_VERSION = 1;
 
@@ -29,6 +44,8 @@ export const WORK_LIMITS = {
   reason: 500,
   tool: 120,
   digest: 200,
+  /** Commands waiting per agent: queue operations copy the queue, so it is bounded. */
+  queue: 1000,
 };
 
 export type AgentOrigin = 'bridge' | 'hook' | 'manual';
@@ -166,13 +183,27 @@ export interface Result {
 }
 
 export interface WorkState {
+  /** The log position of the last event folded (every event at a higher position advances it, even a no-op). */
   rev: number;
-  spaces: Record<string, Space>;
-  conversations: Record<string, Conversation>;
-  agents: Record<string, Agent>;
-  commands: Record<string, Command>;
-  executions: Record<string, Execution>;
-  results: Record<string, Result>;
+  spaces: Map<string, Space>;
+  conversations: Map<string, Conversation>;
+  agents: Map<string, Agent>;
+  commands: Map<string, Command>;
+  executions: Map<string, Execution>;
+  results: Map<string, Result>;
+  /** Derived, kept by the fold, never on the wire: the ids of each Space's agents. */
+  agentsBySpace: Map<string, Set<string>>;
+}
+
+/** The wire form (snapshots, JSON round trips): every table as a list, in the order it was filled. */
+export interface WorkJSON {
+  rev: number;
+  spaces: Space[];
+  conversations: Conversation[];
+  agents: Agent[];
+  commands: Command[];
+  executions: Execution[];
+  results: Result[];
 }
 
 export type WorkFamily = 'conversation' | 'agent' | 'execution' | 'result' | 'project';
@@ -183,7 +214,7 @@ export interface WorkChange {
 }
 
 export function emptyWork(): WorkState {
-  return { rev: 0, spaces: {}, conversations: {}, agents: {}, commands: {}, executions: {}, results: {} };
+  return { rev: 0, spaces: new Map(), conversations: new Map(), agents: new Map(), commands: new Map(), executions: new Map(), results: new Map(), agentsBySpace: new Map() };
 }
 
 export const GENERAL = 'general';
@@ -248,93 +279,192 @@ function who(x: unknown): Who | null {
 
 // ------------------------------------------------------------ the fold
 
+/**
+ * One event being folded. Every change to the state goes through the helpers
+ * below, which record how to take it back when `undo` is set (a preview).
+ */
 interface Draft {
   s: WorkState;
   pos: number;
   changes: WorkChange[];
+  /** `family \0 id` of each change listed, once there are many (an event lists an aggregate once). */
+  seen: Set<string> | null;
+  undo: (() => void)[] | null;
 }
 
 function touch(d: Draft, family: WorkFamily, key: string): void {
-  if (!d.changes.some((c) => c.family === family && c.id === key)) d.changes.push({ family, id: key });
+  const list = d.changes;
+  if (d.seen === null) {
+    // Most events touch one to four aggregates: a scan beats a set.
+    for (let i = 0; i < list.length; i++) if (list[i].id === key && list[i].family === family) return;
+    list.push({ family, id: key });
+    if (list.length >= 8) d.seen = new Set(list.map((c) => c.family + '\u0000' + c.id));
+    return;
+  }
+  const k = family + '\u0000' + key;
+  if (d.seen.has(k)) return;
+  d.seen.add(k);
+  list.push({ family, id: key });
 }
 
-function putConversation(d: Draft, c: Conversation): void {
-  d.s.conversations = { ...d.s.conversations, [c.id]: { ...c, rev: d.pos } };
+function set<T>(d: Draft, table: Map<string, T>, key: string, value: T): void {
+  if (d.undo) {
+    const had = table.has(key);
+    const prev = table.get(key);
+    d.undo.push(had ? () => void table.set(key, prev as T) : () => void table.delete(key));
+  }
+  table.set(key, value);
+}
+
+/** Appends to an array that only grows (a conversation's messages or links). */
+function append<T>(d: Draft, list: T[], item: T): void {
+  if (d.undo) {
+    const n = list.length;
+    d.undo.push(() => void (list.length = n));
+  }
+  list.push(item);
+}
+
+/** Marks a conversation changed by this event (in place: it is the same object for its life). */
+function touchConversation(d: Draft, c: Conversation): void {
+  if (c.rev !== d.pos) {
+    if (d.undo) {
+      const rev = c.rev;
+      d.undo.push(() => void (c.rev = rev));
+    }
+    c.rev = d.pos;
+  }
   touch(d, 'conversation', c.id);
 }
 function putAgent(d: Draft, a: Agent): void {
-  d.s.agents = { ...d.s.agents, [a.id]: { ...a, rev: d.pos } };
+  if (!d.s.agents.has(a.id)) {
+    let ids = d.s.agentsBySpace.get(a.space);
+    if (!ids) {
+      ids = new Set();
+      set(d, d.s.agentsBySpace, a.space, ids);
+    }
+    if (d.undo) {
+      const added = ids;
+      d.undo.push(() => void added.delete(a.id));
+    }
+    ids.add(a.id);
+  }
+  set(d, d.s.agents, a.id, { ...a, rev: d.pos });
   touch(d, 'agent', a.id);
 }
 function putCommand(d: Draft, c: Command): void {
-  d.s.commands = { ...d.s.commands, [c.id]: { ...c, rev: d.pos } };
+  set(d, d.s.commands, c.id, { ...c, rev: d.pos });
 }
 function putExecution(d: Draft, x: Execution): void {
-  d.s.executions = { ...d.s.executions, [x.id]: { ...x, rev: d.pos } };
+  set(d, d.s.executions, x.id, { ...x, rev: d.pos });
   touch(d, 'execution', x.id);
 }
 function putResult(d: Draft, r: Result): void {
-  d.s.results = { ...d.s.results, [r.id]: { ...r, rev: d.pos } };
+  set(d, d.s.results, r.id, { ...r, rev: d.pos });
   touch(d, 'result', r.id);
 }
 function putSpace(d: Draft, sp: Space): void {
-  d.s.spaces = { ...d.s.spaces, [sp.id]: { ...sp, rev: d.pos } };
+  set(d, d.s.spaces, sp.id, { ...sp, rev: d.pos });
   touch(d, 'project', sp.id);
 }
 
-function say(d: Draft, conversation: string, m: Omit<Message, 'seq'>): void {
-  const c = d.s.conversations[conversation];
+/** Adds a message to a conversation, numbered in log order from 1. */
+function say(d: Draft, conversation: string, kind: Message['kind'], text: string, by: Who, at: number, command?: string): void {
+  const c = d.s.conversations.get(conversation);
   if (!c) return;
-  putConversation(d, { ...c, messages: [...c.messages, { ...m, seq: c.messages.length + 1 }] });
+  const seq = c.messages.length + 1;
+  append(d, c.messages, command === undefined ? { kind, text, by, at, seq } : { kind, text, by, at, command, seq });
+  touchConversation(d, c);
+}
+
+function newConversation(d: Draft, c: Omit<Conversation, 'rev' | 'messages' | 'links'>, messages: Message[] = []): Conversation {
+  const out: Conversation = { ...c, messages, links: [], rev: d.pos };
+  set(d, d.s.conversations, out.id, out);
+  touch(d, 'conversation', out.id);
+  return out;
+}
+
+function general(by: Who, at: number): Omit<Conversation, 'rev' | 'messages' | 'links'> {
+  return { id: GENERAL, kind: 'general', title: 'General Chat', createdBy: by, createdAt: at };
 }
 
 const SYSTEM: Who = { uid: 'roost', name: 'Roost' };
 
-/**
- * Folds one stored event at log `position`. Returns the next state (the same
- * object when nothing changed) and the aggregates it touched.
- */
-export function applyWork(state: WorkState, event: unknown, position: number): { state: WorkState; changes: WorkChange[] } {
-  if (!isRec(event) || typeof event.type !== 'string' || !Number.isInteger(position) || position <= state.rev) return { state, changes: [] };
-  const d: Draft = { s: { ...state, rev: position }, pos: position, changes: [] };
-  try {
-    step(d, event);
-  } catch {
-    // Defensive: a fold never throws; an event that breaks it is a no-op.
-    return { state, changes: [] };
+function draft(s: WorkState, position: number, undo: (() => void)[] | null): Draft | null {
+  if (!Number.isInteger(position) || position <= s.rev) return null;
+  if (undo) {
+    const rev = s.rev;
+    undo.push(() => void (s.rev = rev));
   }
-  // The position is consumed either way, so a replay sees the same revisions.
-  return { state: d.s, changes: d.changes };
+  s.rev = position;
+  return { s, pos: position, changes: [], seen: null, undo };
 }
 
-export function foldWork(state: WorkState, entries: { position: number; event: unknown }[]): WorkState {
-  for (const e of entries) state = applyWork(state, e.event, e.position).state;
+/**
+ * Folds one stored event at log `position` into `state`, in place, and returns
+ * the aggregates it touched (empty for an event that changes nothing). An
+ * event at or below `state.rev` is ignored; any other advances `state.rev`.
+ */
+export function applyWork(state: WorkState, event: unknown, position: number): WorkChange[] {
+  if (!isRec(event) || typeof event.type !== 'string') return [];
+  const d = draft(state, position, null);
+  if (!d) return [];
+  step(d, event);
+  return d.changes;
+}
+
+/**
+ * What folding `events` in order, at positions `firstPosition`,
+ * `firstPosition + 1`, ..., would touch, each event's list in turn; `state` is
+ * left exactly as it was. The server uses it to tell a change from a no-op
+ * before it stores anything. Costs what folding them costs.
+ */
+export function previewWork(state: WorkState, events: readonly unknown[], firstPosition: number = state.rev + 1): WorkChange[][] {
+  const undo: (() => void)[] = [];
+  try {
+    return events.map((event, i) => {
+      if (!isRec(event) || typeof event.type !== 'string') return [];
+      const d = draft(state, firstPosition + i, undo);
+      if (!d) return [];
+      step(d, event);
+      return d.changes;
+    });
+  } finally {
+    // Newest first: each step restores what the one after it found.
+    for (let i = undo.length - 1; i >= 0; i--) undo[i]();
+  }
+}
+
+/** Folds entries in order into `state` (in place) and returns it. */
+export function foldWork(state: WorkState, entries: Iterable<{ position: number; event: unknown }>): WorkState {
+  for (const e of entries) applyWork(state, e.event, e.position);
   return state;
 }
 
 function step(d: Draft, e: Rec): void {
   const at = num(e.at) ?? 0;
   const by = who(e.by);
+  const s = d.s;
   switch (e.type) {
     case 'conversation.created': {
       const cid = id(e.id);
       const title = str(e.title, WORK_LIMITS.title);
-      if (!cid || title === null || !by || d.s.conversations[cid]) return;
-      putConversation(d, { id: cid, kind: cid === GENERAL ? 'general' : 'human', title, createdBy: by, createdAt: at, messages: [], links: [], rev: d.pos });
+      if (!cid || title === null || !by || s.conversations.has(cid)) return;
+      newConversation(d, { id: cid, kind: cid === GENERAL ? 'general' : 'human', title, createdBy: by, createdAt: at });
       return;
     }
     case 'message.posted': {
       const cid = id(e.conversation);
       const text = str(e.text, WORK_LIMITS.text);
       if (!cid || !text || !by) return;
-      if (!d.s.conversations[cid]) {
+      const c = s.conversations.get(cid);
+      if (c?.kind === 'agent') return; // an agent chat takes commands, not loose messages
+      if (!c) {
         // General Chat exists from a person's first message.
         if (cid !== GENERAL) return;
-        putConversation(d, { id: GENERAL, kind: 'general', title: 'General Chat', createdBy: by, createdAt: at, messages: [], links: [], rev: d.pos });
+        newConversation(d, general(by, at));
       }
-      const c = d.s.conversations[cid];
-      if (c.kind === 'agent') return; // an agent chat takes commands, not loose messages
-      say(d, cid, { kind: 'human', text, by, at });
+      say(d, cid, 'human', text, by, at);
       return;
     }
     case 'conversation.linked': {
@@ -345,25 +475,16 @@ function step(d: Draft, e: Rec): void {
       const title = str(e.title, WORK_LIMITS.title);
       if (!project || !target || title === null || !by) return;
       if (e.side === 'private') {
-        let g = d.s.conversations[GENERAL];
-        if (!g) g = { id: GENERAL, kind: 'general', title: 'General Chat', createdBy: by, createdAt: at, messages: [], links: [], rev: d.pos };
-        if (g.links.some((l) => l.project === project && l.conversation === target)) return;
-        putConversation(d, { ...g, links: [...g.links, { project, conversation: target, title, at }] });
+        const g = s.conversations.get(GENERAL);
+        if (g && g.links.some((l) => l.project === project && l.conversation === target)) return;
+        const chat = g ?? newConversation(d, general(by, at));
+        append(d, chat.links, { project, conversation: target, title, at });
+        touchConversation(d, chat);
         return;
       }
       const request = str(e.request, WORK_LIMITS.text);
-      if (e.side !== 'project' || !request || d.s.conversations[target]) return;
-      putConversation(d, {
-        id: target,
-        kind: 'human',
-        title,
-        createdBy: by,
-        createdAt: at,
-        messages: [{ seq: 1, kind: 'human', text: request, by, at }],
-        links: [],
-        linkedFrom: { uid: by.uid },
-        rev: d.pos,
-      });
+      if (e.side !== 'project' || !request || s.conversations.has(target)) return;
+      newConversation(d, { id: target, kind: 'human', title, createdBy: by, createdAt: at, linkedFrom: { uid: by.uid } }, [{ seq: 1, kind: 'human', text: request, by, at }]);
       return;
     }
     case 'space.contributed': {
@@ -371,26 +492,26 @@ function step(d: Draft, e: Rec): void {
       const name = str(e.name, WORK_LIMITS.name);
       const owner = who(e.owner);
       if (!sid || name === null || !owner || !by) return;
-      const prev = d.s.spaces[sid];
-      if (prev?.contributed) return;
+      if (s.spaces.get(sid)?.contributed) return;
       putSpace(d, { id: sid, name, owner, contributed: true, contributedBy: by, rev: d.pos });
       return;
     }
     case 'space.revoked': {
       const sid = id(e.space);
-      const sp = sid ? d.s.spaces[sid] : undefined;
+      const sp = sid ? s.spaces.get(sid) : undefined;
       if (!sp || !sp.contributed || !by) return;
       putSpace(d, { ...sp, contributed: false, revokedBy: by });
       // Future execution stops: what waits in the queue is cancelled. A
       // running execution may still report its end, so its result is kept.
-      for (const a of Object.values(d.s.agents)) {
-        if (a.space !== sp.id || a.queue.length === 0) continue;
+      for (const aid of s.agentsBySpace.get(sp.id) ?? []) {
+        const a = s.agents.get(aid);
+        if (!a || a.queue.length === 0) continue;
         for (const cmdId of a.queue) {
-          const c = d.s.commands[cmdId];
+          const c = s.commands.get(cmdId);
           if (c) putCommand(d, { ...c, status: 'cancelled' });
         }
         putAgent(d, { ...a, queue: [] });
-        say(d, a.conversation, { kind: 'system', text: `${sp.name} was revoked by ${by.name}: ${a.queue.length} queued command(s) cancelled`, by: SYSTEM, at });
+        say(d, a.conversation, 'system', `${sp.name} was revoked by ${by.name}: ${a.queue.length} queued command(s) cancelled`, SYSTEM, at);
       }
       return;
     }
@@ -398,10 +519,10 @@ function step(d: Draft, e: Rec): void {
       const sid = id(e.space);
       const session = id(e.session);
       if (!sid || !session) return;
-      const sp = d.s.spaces[sid];
+      const sp = s.spaces.get(sid);
       if (!sp) return;
       const aid = agentIdOf(sid, session);
-      const prev = d.s.agents[aid];
+      const prev = s.agents.get(aid);
       const label = str(e.label, WORK_LIMITS.label);
       const pane = str(e.pane, WORK_LIMITS.label);
       const cwd = str(e.cwd, WORK_LIMITS.label * 5);
@@ -431,18 +552,8 @@ function step(d: Draft, e: Rec): void {
           rev: d.pos,
         };
         putAgent(d, a);
-        putConversation(d, {
-          id: chat,
-          kind: 'agent',
-          title: a.label,
-          createdBy: sp.owner,
-          createdAt: at,
-          agent: aid,
-          messages: [],
-          links: [],
-          rev: d.pos,
-        });
-        say(d, chat, { kind: 'system', text: `${a.label} appeared on ${sp.name}${a.trustedLocal ? ' (trusted local)' : ''}`, by: SYSTEM, at });
+        newConversation(d, { id: chat, kind: 'agent', title: a.label, createdBy: sp.owner, createdAt: at, agent: aid });
+        say(d, chat, 'system', `${a.label} appeared on ${sp.name}${a.trustedLocal ? ' (trusted local)' : ''}`, SYSTEM, at);
         return;
       }
       const next: Agent = {
@@ -462,69 +573,79 @@ function step(d: Draft, e: Rec): void {
       if (!moved && !revived && !renamed && next.cwd === prev.cwd && next.mode === prev.mode && next.state === prev.state) return;
       putAgent(d, next);
       if (renamed) {
-        const c = d.s.conversations[prev.conversation];
-        if (c) putConversation(d, { ...c, title: next.label });
+        const c = s.conversations.get(prev.conversation);
+        if (c) {
+          if (c.title !== next.label) {
+            if (d.undo) {
+              const title = c.title;
+              d.undo.push(() => void (c.title = title));
+            }
+            c.title = next.label;
+          }
+          touchConversation(d, c);
+        }
       }
-      if (moved) say(d, prev.conversation, { kind: 'system', text: `moved from ${prev.pane} to ${next.pane}`, by: SYSTEM, at });
-      if (revived) say(d, prev.conversation, { kind: 'system', text: 'seen again', by: SYSTEM, at });
+      if (moved) say(d, prev.conversation, 'system', `moved from ${prev.pane} to ${next.pane}`, SYSTEM, at);
+      if (revived) say(d, prev.conversation, 'system', 'seen again', SYSTEM, at);
       return;
     }
     case 'agent.ended': {
       const sid = id(e.space);
       const session = id(e.session);
       if (!sid || !session) return;
-      const a = d.s.agents[agentIdOf(sid, session)];
+      const a = s.agents.get(agentIdOf(sid, session));
       if (!a || a.state === 'ended') return;
       const reason = str(e.reason, WORK_LIMITS.reason) || 'ended';
       // Waiting commands can no longer run on it.
       for (const cmdId of a.queue) {
-        const c = d.s.commands[cmdId];
+        const c = s.commands.get(cmdId);
         if (c) putCommand(d, { ...c, status: 'cancelled' });
       }
       if (a.running) finishExecution(d, a.running, 'failed', `the agent ended (${reason})`, at);
-      const cur = d.s.agents[a.id];
+      const cur = s.agents.get(a.id)!;
       putAgent(d, { ...cur, state: 'ended', endedAt: at, queue: [], running: null });
-      say(d, a.conversation, { kind: 'system', text: `ended: ${reason}`, by: SYSTEM, at });
+      say(d, a.conversation, 'system', `ended: ${reason}`, SYSTEM, at);
       return;
     }
     case 'agent.callable': {
       const aid = id(e.agent);
-      const a = aid ? d.s.agents[aid] : undefined;
+      const a = aid ? s.agents.get(aid) : undefined;
       if (!a || typeof e.callable !== 'boolean' || a.callable === e.callable || !by) return;
       putAgent(d, { ...a, callable: e.callable });
-      say(d, a.conversation, { kind: 'system', text: `${by.name} made it ${e.callable ? 'callable by teammates' : 'read-only to teammates'}`, by: SYSTEM, at });
+      say(d, a.conversation, 'system', `${by.name} made it ${e.callable ? 'callable by teammates' : 'read-only to teammates'}`, SYSTEM, at);
       return;
     }
     case 'command.queued': {
       const cid = id(e.id);
       const aid = id(e.agent);
       const text = str(e.text, WORK_LIMITS.text);
-      if (!cid || !aid || !text || !by || d.s.commands[cid]) return;
-      const a = d.s.agents[aid];
-      const sp = a ? d.s.spaces[a.space] : undefined;
+      if (!cid || !aid || !text || !by || s.commands.has(cid)) return;
+      const a = s.agents.get(aid);
+      const sp = a ? s.spaces.get(a.space) : undefined;
       if (!a || a.state === 'ended' || !sp?.contributed) return;
       // Trusted local: only the Space's owner, unless made callable.
       if (!a.callable && sp.owner.uid !== by.uid) return;
+      if (a.queue.length >= WORK_LIMITS.queue) return;
       putCommand(d, { id: cid, agent: aid, conversation: a.conversation, text, by, at, position: d.pos, status: 'queued', rev: d.pos });
       putAgent(d, { ...a, queue: [...a.queue, cid] });
-      say(d, a.conversation, { kind: 'prompt', text, by, at, command: cid });
+      say(d, a.conversation, 'prompt', text, by, at, cid);
       return;
     }
     case 'command.cancelled': {
       const cid = id(e.command);
-      const c = cid ? d.s.commands[cid] : undefined;
+      const c = cid ? s.commands.get(cid) : undefined;
       if (!c || c.status !== 'queued' || !by) return;
-      const a = d.s.agents[c.agent];
+      const a = s.agents.get(c.agent);
       putCommand(d, { ...c, status: 'cancelled' });
       if (a) putAgent(d, { ...a, queue: a.queue.filter((q) => q !== c.id) });
-      say(d, c.conversation, { kind: 'system', text: `${by.name} cancelled a queued command`, by: SYSTEM, at, command: c.id });
+      say(d, c.conversation, 'system', `${by.name} cancelled a queued command`, SYSTEM, at, c.id);
       return;
     }
     case 'execution.started': {
       const cid = id(e.command);
-      const c = cid ? d.s.commands[cid] : undefined;
+      const c = cid ? s.commands.get(cid) : undefined;
       if (!c || c.status !== 'queued') return;
-      const a = d.s.agents[c.agent];
+      const a = s.agents.get(c.agent);
       // FIFO: only the head of an idle agent's queue may start.
       if (!a || a.running || a.queue[0] !== c.id || a.state === 'ended') return;
       const xid = `x-${c.id}`;
@@ -548,9 +669,9 @@ function step(d: Draft, e: Rec): void {
       const approval = blocked ? pendingApproval(e.approval) : null;
       if (x.state === (blocked ? 'blocked' : 'running') && x.blockedOn === reason && (x.approval?.rid ?? null) === (approval?.rid ?? null)) return;
       putExecution(d, { ...x, state: blocked ? 'blocked' : 'running', blockedOn: reason, approval });
-      const a = d.s.agents[x.agent];
+      const a = s.agents.get(x.agent);
       if (a) putAgent(d, { ...a, state: blocked ? 'blocked' : 'working' });
-      if (blocked) say(d, x.conversation, { kind: 'system', text: `blocked: ${reason}`, by: SYSTEM, at, command: x.command });
+      if (blocked) say(d, x.conversation, 'system', `blocked: ${reason}`, SYSTEM, at, x.command);
       return;
     }
     case 'execution.output': {
@@ -558,8 +679,8 @@ function step(d: Draft, e: Rec): void {
       const x = execOf(d, e);
       const text = str(e.text, WORK_LIMITS.text);
       if (!x || !text || x.state === 'done' || x.state === 'failed') return;
-      const a = d.s.agents[x.agent];
-      say(d, x.conversation, { kind: 'agent', text, by: { uid: `agent:${x.agent}`, name: a?.label ?? 'agent' }, at, command: x.command });
+      const a = s.agents.get(x.agent);
+      say(d, x.conversation, 'agent', text, { uid: `agent:${x.agent}`, name: a?.label ?? 'agent' }, at, x.command);
       return;
     }
     case 'execution.finished': {
@@ -576,45 +697,90 @@ function step(d: Draft, e: Rec): void {
 
 function execOf(d: Draft, e: Rec): Execution | undefined {
   const cid = id(e.command);
-  return cid ? d.s.executions[`x-${cid}`] : undefined;
+  return cid ? d.s.executions.get(`x-${cid}`) : undefined;
 }
 
 function finishExecution(d: Draft, xid: string, status: 'done' | 'failed', text: string, at: number): void {
-  const x = d.s.executions[xid];
+  const s = d.s;
+  const x = s.executions.get(xid);
   if (!x) return;
   const rid = `r-${x.command}`;
   putExecution(d, { ...x, state: status, blockedOn: '', approval: null, endedAt: at, result: rid });
-  const c = d.s.commands[x.command];
+  const c = s.commands.get(x.command);
   if (c) putCommand(d, { ...c, status });
   putResult(d, { id: rid, execution: x.id, command: x.command, agent: x.agent, conversation: x.conversation, status, text, at, rev: d.pos });
-  const a = d.s.agents[x.agent];
+  const a = s.agents.get(x.agent);
   if (a && a.running === x.id) putAgent(d, { ...a, running: null, state: a.state === 'ended' ? 'ended' : 'idle' });
-  say(d, x.conversation, { kind: 'result', text: text || (status === 'done' ? 'done' : 'failed'), by: { uid: `agent:${x.agent}`, name: a?.label ?? 'agent' }, at, command: x.command });
+  say(d, x.conversation, 'result', text || (status === 'done' ? 'done' : 'failed'), { uid: `agent:${x.agent}`, name: a?.label ?? 'agent' }, at, x.command);
+}
+
+// ------------------------------------------------------------ wire form
+
+export function workToJSON(s: WorkState): WorkJSON {
+  return {
+    rev: s.rev,
+    spaces: [...s.spaces.values()],
+    conversations: [...s.conversations.values()],
+    agents: [...s.agents.values()],
+    commands: [...s.commands.values()],
+    executions: [...s.executions.values()],
+    results: [...s.results.values()],
+  };
+}
+
+/** A state from its wire form; owns what it holds (lists that grow in place are copied). */
+export function workFromJSON(j: WorkJSON): WorkState {
+  const s = emptyWork();
+  s.rev = j.rev ?? 0;
+  for (const sp of j.spaces ?? []) s.spaces.set(sp.id, { ...sp });
+  for (const c of j.conversations ?? []) s.conversations.set(c.id, { ...c, messages: [...c.messages], links: [...c.links] });
+  for (const a of j.agents ?? []) {
+    s.agents.set(a.id, { ...a, queue: [...a.queue] });
+    let ids = s.agentsBySpace.get(a.space);
+    if (!ids) s.agentsBySpace.set(a.space, (ids = new Set()));
+    ids.add(a.id);
+  }
+  for (const c of j.commands ?? []) s.commands.set(c.id, { ...c });
+  for (const x of j.executions ?? []) s.executions.set(x.id, { ...x });
+  for (const r of j.results ?? []) s.results.set(r.id, { ...r });
+  return s;
 }
 
 // ------------------------------------------------------------ derived views
 
 /** The command each idle agent of a Space should run now (the head of its queue), in log order. */
 export function dueCommands(state: WorkState, space: string): Command[] {
-  const sp = state.spaces[space];
+  const sp = state.spaces.get(space);
   if (!sp?.contributed) return [];
   const out: Command[] = [];
-  for (const a of Object.values(state.agents)) {
-    if (a.space !== space || a.running || a.state === 'ended' || a.queue.length === 0) continue;
-    const c = state.commands[a.queue[0]];
+  for (const aid of state.agentsBySpace.get(space) ?? []) {
+    const a = state.agents.get(aid);
+    if (!a || a.running || a.state === 'ended' || a.queue.length === 0) continue;
+    const c = state.commands.get(a.queue[0]);
     if (c) out.push(c);
   }
   return out.sort((x, y) => x.position - y.position);
 }
 
+/** The agents of one Space, in the order they were first seen. */
+export function agentsOfSpace(state: WorkState, space: string): Agent[] {
+  const out: Agent[] = [];
+  for (const aid of state.agentsBySpace.get(space) ?? []) {
+    const a = state.agents.get(aid);
+    if (a) out.push(a);
+  }
+  return out;
+}
+
 /** May `uid` send commands to this agent? (Role is checked by the server; this is the Space rule.) */
 export function mayCommand(state: WorkState, agentId: string, uid: string): string | null {
-  const a = state.agents[agentId];
+  const a = state.agents.get(agentId);
   if (!a) return 'no such agent';
-  const sp = state.spaces[a.space];
+  const sp = state.spaces.get(a.space);
   if (!sp?.contributed) return 'its Space is not contributed to this project (revoked)';
   if (a.state === 'ended') return 'the agent has ended';
   if (!a.callable && sp.owner.uid !== uid) return `${a.label} is trusted local: read-only to teammates unless ${sp.owner.name} makes it callable`;
+  if (a.queue.length >= WORK_LIMITS.queue) return `${a.label} already has ${WORK_LIMITS.queue} commands waiting`;
   return null;
 }
 
@@ -626,11 +792,13 @@ export interface SpaceRecord {
   at: number;
 }
 
-export function applySpaceRegistry(reg: Record<string, SpaceRecord>, event: unknown): Record<string, SpaceRecord> {
-  if (!isRec(event) || event.type !== 'space.registered') return reg;
+/** Folds one registry event into `reg` (in place); true when it registered a Space. */
+export function applySpaceRegistry(reg: Map<string, SpaceRecord>, event: unknown): boolean {
+  if (!isRec(event) || event.type !== 'space.registered') return false;
   const sid = id(event.id);
   const name = str(event.name, WORK_LIMITS.name);
   const owner = who(event.by);
-  if (!sid || name === null || !owner || reg[sid]) return reg;
-  return { ...reg, [sid]: { id: sid, name, owner, at: num(event.at) ?? 0 } };
+  if (!sid || name === null || !owner || reg.has(sid)) return false;
+  reg.set(sid, { id: sid, name, owner, at: num(event.at) ?? 0 });
+  return true;
 }

@@ -36,15 +36,6 @@ function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffe
 }
 
 
-/**
- * `rec[key]` only when `rec` has it as its own property. Work's state keys
- * records by ids a caller chooses; an id such as `constructor` must find
- * nothing, never Object.prototype's member (a 404, not a 500).
- */
-export function own<T>(rec: Record<string, T>, key: string): T | undefined {
-  return Object.hasOwn(rec, key) ? rec[key] : undefined;
-}
-
 /** A book's scope: a project, or one person's private stream. */
 export type BookScope = { project: string } | { private: string };
 
@@ -97,10 +88,9 @@ export class Book {
 
   /** Folds one entry (the follower calls it in position order; `pos` is already the entry's, which listeners read). */
   private apply(entry: LogEntry): void {
-    const r = applyWork(this.state, parse(entry.body), entry.position);
-    this.state = r.state;
-    this.channel.publish({ position: entry.position, bytes: framesOf(this.store.epoch, entry.position, r.changes) });
-    if (r.changes.length) for (const l of this.listeners) l(r.changes);
+    const changes = applyWork(this.state, parse(entry.body), entry.position);
+    this.channel.publish({ position: entry.position, bytes: framesOf(this.store.epoch, entry.position, changes) });
+    if (changes.length) for (const l of this.listeners) l(changes);
   }
 
   snapshot(reset: boolean): Record<string, unknown> {
@@ -112,12 +102,12 @@ export class Book {
       position: this.pos,
       lastEventId: `${this.store.epoch}:${this.pos}`,
       reset,
-      spaces: Object.values(s.spaces),
-      conversations: Object.values(s.conversations),
-      agents: Object.values(s.agents),
-      commands: Object.values(s.commands),
-      executions: Object.values(s.executions),
-      results: Object.values(s.results),
+      spaces: [...s.spaces.values()],
+      conversations: [...s.conversations.values()],
+      agents: [...s.agents.values()],
+      commands: [...s.commands.values()],
+      executions: [...s.executions.values()],
+      results: [...s.results.values()],
     };
   }
 
@@ -129,8 +119,8 @@ export class Book {
   private async replay(after: number, upTo: number): Promise<Frame[] | null> {
     if (upTo - after > this.opts.maxReplay || upTo > this.opts.maxReplay * 4) return null;
     return rebuildFrames(this.store, this.stream, { state: emptyWork(), position: 0 }, after, upTo, (state, e) => {
-      const r = applyWork(state, parse(e.body), e.position);
-      return { state: r.state, bytes: framesOf(this.store.epoch, e.position, r.changes) };
+      const changes = applyWork(state, parse(e.body), e.position);
+      return { state, bytes: framesOf(this.store.epoch, e.position, changes) };
     });
   }
 }

@@ -55,8 +55,8 @@ export class SpaceFeeds {
     for (const b of this.contributions(space, p)) {
       const project = (b.scope as { project: string }).project;
       for (const c of dueCommands(b.state, space)) {
-        const a = b.state.agents[c.agent];
-        out.push({ project, id: c.id, agent: c.agent, session: a.session, text: c.text, by: c.by, at: c.at, position: c.position });
+        const a = b.state.agents.get(c.agent);
+        if (a) out.push({ project, id: c.id, agent: c.agent, session: a.session, text: c.text, by: c.by, at: c.at, position: c.position });
       }
     }
     return out;

@@ -14,14 +14,14 @@
 import type { IncomingMessage } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import { GENERAL, WORK_LIMITS, agentIdOf, applyWork, mayCommand, type PendingApproval } from '../../core/work.js';
+import { GENERAL, WORK_LIMITS, agentIdOf, agentsOfSpace, mayCommand, previewWork, type Agent, type Conversation, type Execution as WorkExecution, type PendingApproval } from '../../core/work.js';
 import { line as boardLine } from '../../core/fleet.js';
 import { roleAtLeast } from '../../core/identity.js';
 import { HttpError, sendJson } from '../http.js';
 import { projectOf, type Principal } from '../access.js';
 import { route, type Asking, type Auth, type Ctx, type Route } from '../route.js';
 import { ID, TEXT } from '../schemas.js';
-import { SPACES_STREAM, WORK_PREFIX, own, parse, type Book } from './book.js';
+import { SPACES_STREAM, WORK_PREFIX, parse, type Book } from './book.js';
 import { PROJECT_ID, lossy, type WorkService, type Watcher } from './service.js';
 
 const MAX_BODY = 256 * 1024;
@@ -200,22 +200,23 @@ export class WorkRoutes {
       const book = await this.readable(c);
       const s = book.state;
       const id = c.params.id;
-      const item = own<unknown>(s[family], id);
+      // Tables are Maps: an id such as `constructor` is just an id nobody has (404).
+      const item = s[family].get(id);
       if (!item) throw new HttpError(404, 'not_found', `no such ${family.slice(0, -1)}: ${id}`);
       const extra: Record<string, unknown> = {};
       if (family === 'agents') {
-        const a = own(s.agents, id)!;
-        extra.queue = a.queue.map((k) => own(s.commands, k)).filter(Boolean);
-        const running = a.running ? own(s.executions, a.running) : undefined;
+        const a = item as Agent;
+        extra.queue = a.queue.map((k) => s.commands.get(k)).filter(Boolean);
+        const running = a.running ? s.executions.get(a.running) : undefined;
         extra.running = running ?? null;
-        extra.runningCommand = running ? (own(s.commands, running.command) ?? null) : null;
+        extra.runningCommand = running ? (s.commands.get(running.command) ?? null) : null;
       }
       if (family === 'conversations') {
         // The commands its prompts refer to, so a reader sees their status (queued, cancelled, done) change with the chat.
-        const ids = new Set(own(s.conversations, id)!.messages.map((m) => m.command).filter((k): k is string => !!k));
-        extra.commands = [...ids].map((k) => own(s.commands, k)).filter(Boolean);
+        const ids = new Set((item as Conversation).messages.map((m) => m.command).filter((k): k is string => !!k));
+        extra.commands = [...ids].map((k) => s.commands.get(k)).filter(Boolean);
       }
-      if (family === 'executions') extra.command = own(s.commands, own(s.executions, id)!.command);
+      if (family === 'executions') extra.command = s.commands.get((item as WorkExecution).command);
       sendJson(c.res, 200, { position: book.pos, item, ...extra });
     };
   }
@@ -236,12 +237,12 @@ export class WorkRoutes {
     if (!grant) book = await this.w.privateBook(p.uid);
     else {
       book = await this.w.projectBook(grant.project);
-      const c = own(book.state.conversations, cid);
+      const c = book.state.conversations.get(cid);
       if (!c) throw new HttpError(404, 'not_found', `no such conversation: ${cid}`);
       if (c.kind === 'agent') throw new HttpError(409, 'conflict', 'an agent chat takes commands: POST /api/v2/commands');
     }
     const stored = await this.w.commit(book, [{ type: 'message.posted', conversation: cid, text: body.text, by: this.w.who(p), at: Date.now() }], this.w.key(req, book.stream, p.uid), null);
-    const conv = own(book.state.conversations, cid);
+    const conv = book.state.conversations.get(cid);
     const seq = conv?.messages.find((m) => m.at === stored[0].at && m.text === stored[0].text && m.by.uid === p.uid)?.seq ?? null;
     sendJson(res, 200, { conversation: cid, seq, position: book.pos });
   };
@@ -260,7 +261,7 @@ export class WorkRoutes {
     const seq = body.message;
     const book = await this.w.projectBook(project);
     const priv = await this.w.privateBook(g.uid);
-    const general = own(priv.state.conversations, GENERAL);
+    const general = priv.state.conversations.get(GENERAL);
     const msg = general?.messages.find((m) => m.seq === seq);
     const rawKey = this.w.key(req, book.stream, g.uid);
     const refusal = !msg || msg.kind !== 'human' || msg.by.uid !== g.uid ? new HttpError(404, 'not_found', `no message ${String(seq)} of yours in General Chat`) : null;
@@ -286,33 +287,33 @@ export class WorkRoutes {
     const book = await this.w.projectBook(g.project);
     await book.fresh();
     // An id the project has no agent by (Object.prototype's keys included) is a 404 before the fold is asked.
-    const why = own(book.state.agents, agent) ? mayCommand(book.state, agent, g.uid) : 'no such agent';
+    const why = book.state.agents.get(agent) ? mayCommand(book.state, agent, g.uid) : 'no such agent';
     const refusal = why ? new HttpError(why === 'no such agent' ? 404 : 409, why === 'no such agent' ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why}`) : null;
     const stored = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
     const id = String(stored[0].id);
-    const c = own(book.state.commands, id);
-    const a = own(book.state.agents, agent);
+    const c = book.state.commands.get(id);
+    const a = book.state.agents.get(agent);
     sendJson(res, 200, { id, position: c?.position ?? null, status: c?.status ?? null, queue: a ? a.queue : [] });
   };
 
   postCancel = async ({ req, res, params, grant }: Ctx): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
-    const c = own(book.state.commands, params.id);
+    const c = book.state.commands.get(params.id);
     const refusal = !c ? new HttpError(404, 'not_found', `no such command: ${params.id}`) : c.status !== 'queued' ? new HttpError(409, 'conflict', `the command is ${c.status}; only a queued command can be cancelled`) : null;
     await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
-    sendJson(res, 200, { id: params.id, status: own(book.state.commands, params.id)?.status });
+    sendJson(res, 200, { id: params.id, status: book.state.commands.get(params.id)?.status });
   };
 
   postCallable = async ({ req, res, params, grant, body }: Ctx<Static<typeof Callable>>): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
-    const a = own(book.state.agents, params.id);
+    const a = book.state.agents.get(params.id);
     if (!a) throw new HttpError(404, 'not_found', `no such agent: ${params.id}`);
-    const sp = own(book.state.spaces, a.space)!;
+    const sp = book.state.spaces.get(a.space)!;
     if (sp.owner.uid !== g.uid) throw new HttpError(403, 'forbidden', `only ${sp.owner.name}, who owns the Space, may change who can call ${a.label}`);
     await this.w.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
-    sendJson(res, 200, { id: a.id, callable: own(book.state.agents, a.id)!.callable });
+    sendJson(res, 200, { id: a.id, callable: book.state.agents.get(a.id)!.callable });
   };
 
   // ------------------------------------------------------------ spaces
@@ -331,7 +332,7 @@ export class WorkRoutes {
 
   getSpaces = ({ res, principal }: Ctx): void => {
     const p = principal!;
-    const mine = Object.values(this.w.spaces)
+    const mine = [...this.w.spaces.values()]
       .filter((s) => s.owner.uid === p.uid)
       .map((s) => ({ ...s, projects: this.w.contributions(s.id).map((b) => (b.scope as { project: string }).project) }));
     sendJson(res, 200, { spaces: mine });
@@ -343,7 +344,7 @@ export class WorkRoutes {
     const project = g.project;
     const book = await this.w.projectBook(project);
     const sp = await this.w.needSpace(body.space, g);
-    const refusal = own(book.state.spaces, sp.id)?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
+    const refusal = book.state.spaces.get(sp.id)?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
     await this.w.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
     sendJson(res, 200, { space: sp.id, project, contributed: true });
   };
@@ -353,7 +354,7 @@ export class WorkRoutes {
     const g = grant!;
     const project = g.project;
     const book = await this.w.projectBook(project);
-    const sp = own(book.state.spaces, params.space);
+    const sp = book.state.spaces.get(params.space);
     if (!sp) throw new HttpError(404, 'not_found', `${params.space} was never contributed to ${project}`);
     if (sp.owner.uid !== g.uid && !roleAtLeast(g.role, 'owner')) throw new HttpError(403, 'forbidden', `only ${sp.owner.name} (the Space's owner) or a project owner may revoke it`);
     const refusal = !sp.contributed ? new HttpError(409, 'conflict', `${sp.name} is already revoked`) : null;
@@ -396,15 +397,11 @@ export class WorkRoutes {
       else events.push({ type: 'agent.observed', space: spaceId, session, ...pick(o, ['label', 'pane', 'cwd', 'mode', 'origin', 'state']), at });
     }
     if (body.full === true)
-      for (const a of Object.values(book.state.agents))
-        if (a.space === spaceId && a.state !== 'ended' && !seen.has(a.session)) events.push({ type: 'agent.ended', space: spaceId, session: a.session, reason: 'gone from the Space', at });
-    // Keep only what changes something.
-    let scratch = book.state;
-    const real = events.filter((e, i) => {
-      const r = applyWork(scratch, e, scratch.rev + 1 + i);
-      scratch = r.state;
-      return r.changes.length > 0;
-    });
+      for (const a of agentsOfSpace(book.state, spaceId))
+        if (a.state !== 'ended' && !seen.has(a.session)) events.push({ type: 'agent.ended', space: spaceId, session: a.session, reason: 'gone from the Space', at });
+    // Keep only what changes something (folded in order, then undone).
+    const changes = previewWork(book.state, events);
+    const real = events.filter((_, i) => changes[i].length > 0);
     const project = (book.scope as { project: string }).project;
     // The answer is the Space's agents as the project now sees them, so a
     // retry (which finds nothing left to change) answers the same.
@@ -413,9 +410,7 @@ export class WorkRoutes {
   };
 
   private spaceAgents(book: Book, space: string): { id: string; session: string; state: string }[] {
-    return Object.values(book.state.agents)
-      .filter((a) => a.space === space)
-      .map((a) => ({ id: a.id, session: a.session, state: a.state }));
+    return agentsOfSpace(book.state, space).map((a) => ({ id: a.id, session: a.session, state: a.state }));
   }
 
   /** A Space reports an execution's lifecycle for a command addressed to one of its agents. */
@@ -425,10 +420,10 @@ export class WorkRoutes {
     const cmdId = body.command;
     // Revocation stops future execution, not the report of one that runs.
     await this.w.freshProjects();
-    const book = [...this.w.loaded.values()].find((b) => 'project' in b.scope && own(b.state.commands, cmdId));
+    const book = [...this.w.loaded.values()].find((b) => 'project' in b.scope && b.state.commands.has(cmdId));
     if (!book) throw new HttpError(404, 'not_found', `no such command: ${cmdId}`);
-    const c = own(book.state.commands, cmdId)!;
-    const a = own(book.state.agents, c.agent)!;
+    const c = book.state.commands.get(cmdId)!;
+    const a = book.state.agents.get(c.agent)!;
     if (a.space !== spaceId) throw new HttpError(403, 'forbidden', 'that command is addressed to an agent of another Space');
     const inProject = (book.scope as { project: string }).project;
     if (this.w.access.roleIn(p, inProject) === null) throw new HttpError(403, 'forbidden', `you are no longer a member of project "${inProject}"; this Space cannot report there`);
@@ -457,13 +452,13 @@ export class WorkRoutes {
       ev.status = body.status === 'failed' ? 'failed' : 'done';
       ev.result = (body.result ?? '').slice(0, WORK_LIMITS.text);
     }
-    const r = applyWork(book.state, ev, book.state.rev + 1);
+    const [changes] = previewWork(book.state, [ev]);
     refusal ??=
-      r.changes.length === 0
+      changes.length === 0
         ? new HttpError(409, 'conflict', kind === 'started' ? `command ${cmdId} cannot start: it is ${c.status}${c.status === 'queued' ? ' behind others, or the agent is busy or ended (one at a time, in queue order)' : ''}` : `command ${cmdId} has no ${kind === 'output' ? 'running' : 'matching'} execution to update`)
         : null;
     await this.w.commit(book, [ev], this.w.key(req, book.stream, p.uid), refusal);
-    const x = own(book.state.executions, `x-${cmdId}`);
+    const x = book.state.executions.get(`x-${cmdId}`);
     sendJson(res, 200, { project: inProject, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null });
   };
 
@@ -513,7 +508,7 @@ export class WorkRoutes {
     for (const w of this.w.watchers) {
       if (w.agent !== agent || !w.project) continue;
       const book = this.w.loaded.get(WORK_PREFIX + w.project);
-      if (!book || !own(book.state.agents, agent)) continue;
+      if (!book || !book.state.agents.get(agent)) continue;
       w.write(frame);
       sent++;
     }

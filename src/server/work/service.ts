@@ -25,7 +25,7 @@ import type { Route } from '../route.js';
 import type { LiveOptions } from '../live.js';
 import { LocalAccess, type Access, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
-import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, own, parse, type BookScope } from './book.js';
+import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';
 import { SpaceFeeds } from './feed.js';
 import { WorkRoutes } from './routes.js';
 
@@ -89,7 +89,7 @@ export class WorkService {
   private books = new Map<string, Promise<Book>>();
   /** Every book started or starting, by stream (the routes read the loaded ones). */
   readonly loaded = new Map<string, Book>();
-  spaces: Record<string, SpaceRecord> = {};
+  spaces = new Map<string, SpaceRecord>();
   private spacesPos = 0;
   /** The lossy observers: events streams (present) and live streams. */
   readonly watchers = new Set<Watcher>();
@@ -164,7 +164,7 @@ export class WorkService {
         for (;;) {
           const batch = await this.store.read(SPACES_STREAM, this.spacesPos, 5000);
           for (const e of batch) {
-            this.spaces = applySpaceRegistry(this.spaces, parse(e.body));
+            applySpaceRegistry(this.spaces, parse(e.body));
             this.spacesPos = e.position;
           }
           if (batch.length < 5000) break;
@@ -254,8 +254,8 @@ export class WorkService {
 
   async needSpace(spaceId: string, p: Principal): Promise<SpaceRecord> {
     // Registered on another node a moment ago: read the registry before saying no.
-    if (!own(this.spaces, spaceId) && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
-    const sp = own(this.spaces, spaceId);
+    if (!this.spaces.has(spaceId) && this.store.capabilities.crossNodeWakeups) await this.readSpaces();
+    const sp = this.spaces.get(spaceId);
     if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
     if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
     return sp;
@@ -271,7 +271,7 @@ export class WorkService {
   contributions(spaceId: string, p?: Principal): Book[] {
     const out: Book[] = [];
     for (const b of this.loaded.values()) {
-      if (!('project' in b.scope) || !own(b.state.spaces, spaceId)?.contributed) continue;
+      if (!('project' in b.scope) || !b.state.spaces.get(spaceId)?.contributed) continue;
       // A Space acts in a project only while its owner is a member there (and a token only in its own project).
       if (p && this.access.roleIn(p, b.scope.project) === null) continue;
       out.push(b);
