@@ -243,7 +243,12 @@ export class WorkRoutes {
     }
     const stored = await this.w.commit(book, [{ type: 'message.posted', conversation: cid, text: body.text, by: this.w.who(p), at: Date.now() }], this.w.key(req, book.stream, p.uid), null);
     const conv = book.state.conversations.get(cid);
-    const seq = conv?.messages.find((m) => m.at === stored[0].at && m.text === stored[0].text && m.by.uid === p.uid)?.seq ?? null;
+    // Its message is among the newest: look from the end (a long chat is not walked per post).
+    let seq: number | null = null;
+    for (let i = (conv?.messages.length ?? 0) - 1; i >= 0 && seq === null; i--) {
+      const m = conv!.messages[i];
+      if (m.at === stored[0].at && m.text === stored[0].text && m.by.uid === p.uid) seq = m.seq;
+    }
     sendJson(res, 200, { conversation: cid, seq, position: book.pos });
   };
 
@@ -262,7 +267,8 @@ export class WorkRoutes {
     const book = await this.w.projectBook(project);
     const priv = await this.w.privateBook(g.uid);
     const general = priv.state.conversations.get(GENERAL);
-    const msg = general?.messages.find((m) => m.seq === seq);
+    // Messages are numbered from 1 in log order: message `seq` is at index seq - 1.
+    const msg = Number.isInteger(seq) && seq >= 1 ? general?.messages[seq - 1] : undefined;
     const rawKey = this.w.key(req, book.stream, g.uid);
     const refusal = !msg || msg.kind !== 'human' || msg.by.uid !== g.uid ? new HttpError(404, 'not_found', `no message ${String(seq)} of yours in General Chat`) : null;
     const title = body.title?.trim() ? body.title.trim().slice(0, WORK_LIMITS.title) : (msg?.text.split('\n')[0].slice(0, 80) ?? '');
