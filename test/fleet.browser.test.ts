@@ -17,8 +17,8 @@ import { PACKAGE_ROOT, startRoost, type Roost } from '../src/server/index.js';
 import { createOwner } from '../src/cli/owner.js';
 import { SqliteStore } from '../src/storage/index.js';
 
-// window.__roostBoards, as the page declares it (types only).
-import type {} from '../web/src/board/useBoard.js';
+// window.__roostFleet, as the page declares it (types only).
+import type {} from '../web/src/live/useFleet.js';
 
 const HAVE = chromiumPath() !== null;
 const WHY = 'chromium is not installed (apt-get install chromium, or set ROOST_CHROMIUM)';
@@ -40,7 +40,7 @@ async function openBoard(b: Browser, url: string, thread: string, name: string):
   (page as Page & { errors?: string[] }).errors = errors;
   await page.goto(`${url}/fleet/${thread}`);
   await page.getByLabel('Your name').fill(name);
-  await page.waitForFunction((t) => window.__roostBoards?.[t]?.connection === 'live', thread, { timeout: 10_000 });
+  await page.waitForFunction((t) => window.__roostFleet?.[t]?.connection === 'live', thread, { timeout: 10_000 });
   return page;
 }
 
@@ -232,7 +232,7 @@ describe('the fleet board in the browser', () => {
 
     // A reload replays the thread from the log: the same chat, the same counts, nothing twice.
     await bob.reload();
-    await bob.waitForFunction((t) => window.__roostBoards?.[t]?.connection === 'live', thread);
+    await bob.waitForFunction((t) => window.__roostFleet?.[t]?.connection === 'live', thread);
     assert.deepEqual(await waitChat(bob, want.length), want);
     await expectText(bob, 'session-prompts', id, '1');
     await expectText(bob, 'session-turns', id, '1');
@@ -261,7 +261,7 @@ describe('the fleet board in the browser', () => {
     await expectText(page, 'session-turns', 'r1', '3');
     await page.getByTestId('board-connection').getByText('Live').waitFor({ timeout: 10_000 });
     assert.deepEqual((await waitChat(page, 4)).filter((l) => l.includes('turn')), ['Claude: [steady] turn 1', 'Claude: [steady] turn 2', 'Claude: [steady] turn 3']);
-    const stats = await page.evaluate((t) => window.__roostBoards![t].stats, th);
+    const stats = await page.evaluate((t) => window.__roostFleet![t].stats, th);
     assert.ok(stats.reconnects >= 1, 'the page opened a new stream after the cut');
     assert.equal(stats.resets, 0, 'it resumed, it did not start over');
     await page.close();
@@ -427,7 +427,7 @@ describe('the fleet board in the browser', () => {
       // Ann makes him an editor; the board opens to him by itself (the page retries the stream).
       const added = await annReq.put(base + '/projects/default/members/bob', { data: { role: 'editor' }, headers: { origin: base } });
       assert.ok(added.ok(), await added.text());
-      await bob.waitForFunction(() => window.__roostBoards?.default?.connection === 'live', null, { timeout: 15_000 });
+      await bob.waitForFunction(() => window.__roostFleet?.default?.connection === 'live', null, { timeout: 15_000 });
       await bob.getByTestId('board-denied').waitFor({ state: 'detached' });
       await bob.getByTestId('signed-in').getByText('Bob').waitFor();
       assert.equal(await bob.getByLabel('Your name').count(), 0, 'nothing to type in shared mode');

@@ -19,8 +19,8 @@ import { modelStandin, step, text, toolUse, hasResult, and, not } from './suppor
 import { askedWithBash as asked } from './support/model-standin.js';
 import { until as waitUntil, git } from './support/until.js';
 
-// window.__roostBoards, as the page declares it (types only).
-import type {} from '../web/src/board/useBoard.js';
+// window.__roostFleet, as the page declares it (types only).
+import type {} from '../web/src/live/useFleet.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const BUILT = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'bridge', 'index.js')) && existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html'));
@@ -69,7 +69,7 @@ async function openBoard(b: Awaited<ReturnType<typeof launch>>, url: string, nam
   const page = await b.context.newPage();
   await page.goto(`${url}/fleet/${THREAD}`);
   await page.getByLabel('Your name').fill(name);
-  await page.waitForFunction((t) => window.__roostBoards?.[t]?.connection === 'live', THREAD, { timeout: 10_000 });
+  await page.waitForFunction((t) => window.__roostFleet?.[t]?.connection === 'live', THREAD, { timeout: 10_000 });
   return page;
 }
 

@@ -34,7 +34,7 @@ test('click Allow in the inbox: the waiting Bash call runs and the inbox empties
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(roost.url + '/inbox');
     await page.getByTestId('inbox-empty').waitFor({ timeout: 10_000 });
-    await page.waitForFunction(() => document.querySelector('[data-testid=inbox-connection]')?.textContent?.includes('live'), null, { timeout: 10_000 });
+    await page.getByTestId('inbox-connection').getByText('Live').waitFor({ timeout: 10_000 });
 
     const running = runClaude(setup, model.url, 'write the marker');
     const item = page.getByTestId('inbox-item');

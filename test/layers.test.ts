@@ -179,3 +179,23 @@ test('the flock modules import only src/core: personas nothing at all, the fold 
   assert.deepEqual(of('flock.ts')!.imports, ['./personas.js']);
   assert.deepEqual(of('flock-wire.ts')!.imports.filter((i) => layerOfImport(of('flock-wire.ts')!.file, i) !== 'core'), []);
 });
+
+// Inside web/src (docs/web.md, "Where the code is"): views never import each
+// other. A view's folder (floor, fleet, approvals, work) imports live/,
+// shared/ and its own files; shared/ imports live/ and shared/; live/ only
+// live/; the shell (main.tsx, pages.ts) anything. src/core is open to all of
+// them (the web rule above).
+test('web/src: views never import each other; shared/ and live/ sit below them', () => {
+  const WEB = join(ROOT, 'web', 'src');
+  const folderOf = (path: string) => {
+    const parts = relative(WEB, path).split(sep);
+    return parts.length === 1 ? '.' : parts[0];
+  };
+  const may = (from: string, to: string) => from === '.' || to === from || to === 'live' || (to === 'shared' && from !== 'live');
+  const web = everything.filter((f) => f.place === 'web');
+  assert.ok(web.some((f) => folderOf(f.file) === 'floor' && f.imports.some((i) => i.startsWith('../shared/'))), 'the parser sees a view import shared/');
+  const bad = web.flatMap((f) =>
+    f.imports.filter((i) => targetOf(f.file, i) === 'web' && !may(folderOf(f.file), folderOf(resolve(dirname(f.file), i)))).map((i) => `${f.rel} imports ${i}`),
+  );
+  assert.deepEqual(bad, []);
+});

@@ -1,20 +1,18 @@
 // The Roost web app: one shell, one nav, one view per route. The floor is the
 // first view; the others are named here so the nav and the URLs are stable.
 
+// Global styles first: each view's own stylesheet (imported by the view) comes after them.
+import './app.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
-import { InboxView, usePendingCount } from './approvals/InboxView.js';
-import { BoardView } from './board/BoardView.js';
-import { useSessionPendingCount } from './board/SessionApprovals.js';
+import { FleetView } from './fleet/FleetView.js';
+import { InboxView } from './approvals/InboxView.js';
 import { WorkView } from './work/WorkView.js';
-import './styles.css';
-
-interface Route {
-  path: string;
-  label: string;
-  view: () => preact.JSX.Element;
-}
+import { useFleetPendingCount } from './shared/approvals/FleetApprovals.js';
+import { useHookPendingCount } from './shared/approvals/HookApprovals.js';
+import { followLink, navigate } from './shared/navigate.js';
+import { PAGES, pageOf, type Page } from './pages.js';
 
 function Soon(props: { what: string; issue: string }) {
   return (
@@ -25,33 +23,23 @@ function Soon(props: { what: string; issue: string }) {
   );
 }
 
-const ROUTES: Route[] = [
-  { path: '/', label: 'Floor', view: () => <FloorView /> },
-  { path: '/fleet', label: 'Fleet', view: () => <BoardView /> },
-  { path: '/work', label: 'Work', view: () => <WorkView /> },
-  { path: '/flock', label: 'Flock', view: () => <Soon what="Flock" issue="a later issue" /> },
-  { path: '/inbox', label: 'Approvals', view: () => <InboxView /> },
-];
+/** Each page's view. */
+const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
+  '/': () => <FloorView />,
+  '/fleet': () => <FleetView />,
+  '/work': () => <WorkView />,
+  '/flock': () => <Soon what="Flock" issue="a later issue" />,
+  '/inbox': () => <InboxView />,
+};
 
 /** How many approvals wait, on the nav link (live: hook approvals, and the fleet board's of the thread looked at last). */
 function PendingBadge() {
-  const n = usePendingCount() + useSessionPendingCount();
+  const n = useHookPendingCount() + useFleetPendingCount();
   return n > 0 ? (
     <span class="nav-badge" data-testid="nav-pending" aria-label={`${n} waiting`}>
       {n}
     </span>
   ) : null;
-}
-
-function routeOf(pathname: string): Route {
-  if (pathname === '/floor') return ROUTES[0];
-  return ROUTES.find((r) => r.path !== '/' && (pathname === r.path || pathname.startsWith(r.path + '/'))) ?? ROUTES[0];
-}
-
-/** Client-side navigation: the server answers every app route with index.html. */
-export function navigate(path: string): void {
-  history.pushState(null, '', path);
-  dispatchEvent(new PopStateEvent('popstate'));
 }
 
 function App() {
@@ -61,7 +49,7 @@ function App() {
     addEventListener('popstate', on);
     return () => removeEventListener('popstate', on);
   }, []);
-  const route = routeOf(path);
+  const route = pageOf(path);
   useEffect(() => {
     document.title = route.path === '/' ? 'Roost · Floor' : `Roost · ${route.label}`;
   }, [route]);
@@ -76,16 +64,12 @@ function App() {
           Roost
         </a>
         <nav aria-label="Views">
-          {ROUTES.map((r) => (
+          {PAGES.map((r) => (
             <a
               key={r.path}
               href={r.path}
               aria-current={r === route ? 'page' : undefined}
-              onClick={(e) => {
-                if (e.metaKey || e.ctrlKey || e.shiftKey) return;
-                e.preventDefault();
-                navigate(r.path);
-              }}
+              onClick={followLink(r.path)}
             >
               {r.label}
               {r.path === '/inbox' && <PendingBadge />}
@@ -93,7 +77,7 @@ function App() {
           ))}
         </nav>
       </header>
-      <main id="main">{route.view()}</main>
+      <main id="main">{VIEWS[route.path]()}</main>
     </div>
   );
 }

@@ -3,39 +3,32 @@
 // connection state, the counts by status, the agent card and the list view
 // (the same state in words, for keyboards and screen readers).
 
-import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { STATUSES, countByStatus, type Agent, type FloorState, type Status } from '../../../src/core/floor.js';
-import { FloorClient, type Connection } from './live.js';
-import { FloorScene } from './scene.js';
-import { ATTENTION, POSE_TEXT, STATUS_COLOR, STATUS_LABEL } from './look.js';
-import { AgentApprovals } from '../approvals/InboxView.js';
+import { countByStatus } from '../../../src/core/floor.js';
+import { FloorClient } from '../live/floor.js';
+import { ConnectionBadge } from '../shared/ConnectionBadge.js';
+import { loadPref, savePref } from '../shared/prefs.js';
+import { AgentCard } from './components/AgentCard.js';
+import { AgentList } from './components/AgentList.js';
+import { EmptyFloor } from './components/EmptyFloor.js';
+import { Legend } from './components/Legend.js';
+import { StatusCounts } from './components/StatusCounts.js';
 import type { RoostHook } from './hook.js';
+import { STATUS_LABEL, byAttention } from './look.js';
+import { FloorScene } from './scene.js';
+import './floor.css';
 
 /** DOM refresh period: the canvas is live per frame, the words around it need not be. */
 const UI_EVERY_MS = 250;
-
-function ago(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s ago`;
-  const m = Math.round(s / 60);
-  if (m < 60) return `${m} min ago`;
-  return `${Math.round(m / 60)} h ago`;
-}
-
-const CONNECTION_TEXT: Record<Connection, string> = {
-  connecting: 'Connecting…',
-  live: 'Live',
-  reconnecting: 'Reconnecting…',
-  replaying: 'Replaying…',
-};
+/** Whether the list beside the canvas is shown (a person's choice, kept). */
+const LIST_KEY = 'roost.floor.list';
 
 export function FloorView() {
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const wrapRef = useRef<HTMLDivElement>(null);
   const [, setTick] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
-  const [showList, setShowList] = useState(() => localStorage.getItem('roost.floor.list') !== 'hidden');
+  const [showList, setShowList] = useState(() => loadPref(LIST_KEY) !== 'hidden');
   const client = useMemo(() => new FloorClient(), []);
   const sceneRef = useRef<FloorScene | null>(null);
   const selectedRef = useRef<string | null>(null);
@@ -177,28 +170,12 @@ export function FloorView() {
   return (
     <div class="floor">
       <div class="floor-bar">
-        <div class={`conn conn-${client.connection}`} data-testid="connection" data-state={client.connection} role="status" aria-live="polite">
-          <span class="dot" aria-hidden="true" />
-          {CONNECTION_TEXT[client.connection]}
-        </div>
-        <ul class="counts" aria-label="Agents by status" data-testid="counts">
-          {STATUSES.map((s) => (
-            <li
-              key={s}
-              class={`count count-${s}${counts[s] ? ' some' : ''}${(s === 'waiting' || s === 'error') && counts[s] ? ' urgent' : ''}`}
-              data-status={s}
-              data-count={counts[s]}
-              style={{ '--c': STATUS_COLOR[s] }}
-            >
-              <span class="swatch" aria-hidden="true" />
-              <span class="n">{counts[s]}</span> {STATUS_LABEL[s]}
-            </li>
-          ))}
-        </ul>
+        <ConnectionBadge state={client.connection} testid="connection" />
+        <StatusCounts counts={counts} />
         <button class="toggle" aria-pressed={showList} aria-controls="floor-list" onClick={() => {
           const v = !showList;
           setShowList(v);
-          localStorage.setItem('roost.floor.list', v ? 'shown' : 'hidden');
+          savePref(LIST_KEY, v ? 'shown' : 'hidden');
         }}>
           {showList ? 'Hide list' : 'Show list'}
         </button>
@@ -214,160 +191,13 @@ export function FloorView() {
             onClick={onCanvasClick}
             onKeyDown={onCanvasKey}
           />
-          {total === 0 && (
-            <div class="empty" data-testid="empty">
-              <h2>The floor is empty</h2>
-              <p>
-                Agents appear here as soon as they report. Try <code>npx roost demo</code>, or post one event:
-              </p>
-              <pre>{`curl -XPOST ${location.origin}/events -H 'content-type: application/json' \\\n  -d '{"type":"status","agent":"bot-1","team":"Payments","status":"working"}'`}</pre>
-            </div>
-          )}
-          {total > 0 && (
-            <details class="legend" data-testid="legend">
-              <summary>Legend</summary>
-              <ul>
-                {STATUSES.map((st) => (
-                  <li key={st}>
-                    <span class="ring" style={{ '--c': STATUS_COLOR[st] }} aria-hidden="true" />
-                    <b>{STATUS_LABEL[st]}</b>: {POSE_TEXT[st]}
-                  </li>
-                ))}
-                <li>Paper plane: a message (blue and bigger: a briefing for a new helper). Headset: the team lead.</li>
-              </ul>
-            </details>
-          )}
+          {total === 0 && <EmptyFloor />}
+          {total > 0 && <Legend />}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${STATUS_LABEL[focusedAgent.status]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
           {selAgent && <AgentCard agent={selAgent} state={state} onClose={() => setSelected(null)} onPick={setSelected} />}
         </div>
-        {showList && <ListView state={state} agents={agents} selected={selected} onPick={(id) => setSelected(id)} />}
+        {showList && <AgentList state={state} agents={agents} selected={selected} onPick={(id) => setSelected(id)} />}
       </div>
     </div>
-  );
-}
-
-function byAttention(a: Agent, b: Agent): number {
-  return ATTENTION[a.status] - ATTENTION[b.status] || a.seq - b.seq;
-}
-
-function AgentCard(props: { agent: Agent; state: FloorState; onClose: () => void; onPick: (id: string) => void }) {
-  const { agent: a, state } = props;
-  const team = state.teams.get(a.team);
-  const parent = a.parent ? state.agents.get(a.parent) : undefined;
-  const helpers = [...state.agents.values()].filter((x) => x.parent === a.id);
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    ref.current?.focus();
-  }, [a.id]);
-  const row = (k: string, v: preact.ComponentChildren, testid: string) => (
-    <>
-      <dt>{k}</dt>
-      <dd data-testid={`card-${testid}`}>{v}</dd>
-    </>
-  );
-  return (
-    <div class="card" role="dialog" aria-label={`Agent ${a.name}`} data-testid="agent-card" tabIndex={-1} ref={ref} style={{ '--c': STATUS_COLOR[a.status] }}>
-      <header>
-        <span class="badge" aria-hidden="true" />
-        <h2 data-testid="card-name">{a.name}</h2>
-        <button class="close" aria-label="Close card" onClick={props.onClose}>
-          ×
-        </button>
-      </header>
-      {/* A tool call of this agent waiting for a decision: answerable right here. */}
-      <AgentApprovals agent={a.id} />
-      <dl>
-        {row('Status', <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>, 'status')}
-        {row('Activity', a.activity || '—', 'activity')}
-        {row('Tool', a.tool || '—', 'tool')}
-        {row('Role', a.role || '—', 'role')}
-        {row('Team', team?.name ?? a.team, 'team')}
-        {row('Source', a.source || '—', 'source')}
-        {row('Parent', parent ? <button class="link" onClick={() => props.onPick(parent.id)}>{parent.name}</button> : a.parent ?? '—', 'parent')}
-        {row(
-          'Helpers',
-          helpers.length ? (
-            <span class="helpers">
-              {helpers.map((h) => (
-                <button key={h.id} class="link" onClick={() => props.onPick(h.id)}>
-                  {h.name}
-                </button>
-              ))}
-            </span>
-          ) : (
-            '—'
-          ),
-          'helpers',
-        )}
-        {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(Date.now() - a.lastSeen)}</time>, 'last-seen')}
-        {row('Id', <code>{a.id}</code>, 'id')}
-      </dl>
-    </div>
-  );
-}
-
-const AgentRow = memo(
-  function AgentRow(props: { a: Agent; rev: number; status: Status; selected: boolean; onPick: (id: string) => void }) {
-    const a = props.a;
-    return (
-      <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-team={a.team} class={`row row-${a.status}${props.selected ? ' sel' : ''}`}>
-        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${STATUS_LABEL[a.status]}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. Pose: ${POSE_TEXT[a.status]}.`}>
-          <span class="ring" style={{ '--c': STATUS_COLOR[a.status] }} aria-hidden="true" />
-          <span class="who">
-            <span class="name">{a.name}</span>
-            {a.role && <span class="role">{a.role}</span>}
-          </span>
-          <span class="what">
-            <span class="st" data-testid="row-status">{STATUS_LABEL[a.status]}</span>
-            {a.tool && <span class="tool" data-testid="row-tool">{a.tool}</span>}
-            {a.activity && <span class="act" data-testid="row-activity">{a.activity}</span>}
-          </span>
-        </button>
-      </li>
-    );
-  },
-  (p, n) => p.rev === n.rev && p.selected === n.selected && p.status === n.status && p.a === n.a,
-);
-
-function ListView(props: { state: FloorState; agents: Agent[]; selected: string | null; onPick: (id: string) => void }) {
-  const { state } = props;
-  const byTeam = new Map<string, Agent[]>();
-  for (const a of props.agents) {
-    let l = byTeam.get(a.team);
-    if (!l) byTeam.set(a.team, (l = []));
-    l.push(a);
-  }
-  const urgent = props.agents.filter((a) => (a.status === 'waiting' || a.status === 'error') && a.leftAt === null).sort(byAttention);
-  return (
-    <aside id="floor-list" class="list" aria-label="Agents, in words" data-testid="list-view">
-      {urgent.length > 0 && (
-        <section class="urgent" aria-label="Needs you">
-          <h2>Needs you</h2>
-          <ul>
-            {urgent.map((a) => (
-              <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} selected={a.id === props.selected} onPick={props.onPick} />
-            ))}
-          </ul>
-        </section>
-      )}
-      {[...state.teams.values()].map((t) => {
-        const members = (byTeam.get(t.id) ?? []).sort((x, y) => x.desk - y.desk);
-        return (
-          <section key={t.id} class="team" data-testid={`team-${t.id}`} aria-label={`Room ${t.name}`}>
-            <h2>
-              {t.name} <span class="n">{members.length}</span>
-            </h2>
-            <p class="task" data-testid={`whiteboard-${t.id}`}>
-              <span class="k">Whiteboard:</span> {t.task || '—'}
-            </p>
-            <ul>
-              {members.map((a) => (
-                <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} selected={a.id === props.selected} onPick={props.onPick} />
-              ))}
-            </ul>
-          </section>
-        );
-      })}
-    </aside>
   );
 }

@@ -4,7 +4,7 @@
 // the page is checked against what the page sets (FloorView.tsx).
 
 import type { FloorState } from '../../../src/core/floor.js';
-import type { FloorClient } from './live.js';
+import type { FloorClient } from '../live/floor.js';
 import type { FloorScene } from './scene.js';
 
 declare global {

@@ -2,7 +2,7 @@
 // role. Kept apart from the drawing so the list view, the card and the legend
 // say exactly what the canvas shows.
 
-import type { Status } from '../../../src/core/floor.js';
+import type { Agent, Status } from '../../../src/core/floor.js';
 
 export const STATUS_COLOR: Record<Status, string> = {
   idle: '#94a3b8',
@@ -52,6 +52,11 @@ export const ATTENTION: Record<Status, number> = {
   done: 5,
   offline: 6,
 };
+
+/** Most urgent first; among equals, the order they came in. */
+export function byAttention(a: Agent, b: Agent): number {
+  return ATTENTION[a.status] - ATTENTION[b.status] || a.seq - b.seq;
+}
 
 const ROLE_SHIRTS: Record<string, string> = {
   lead: '#1e3a8a',

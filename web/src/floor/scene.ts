@@ -9,16 +9,35 @@
 // desk, monitor and name tag are a sprite re-rendered only when that agent's
 // `rev` changes (a few per frame); per frame we blit the background, blit 200
 // sprites and draw 200 small characters plus whatever flies.
+//
+// The geometry (rooms, desks, doors, fitting the canvas) is layout.ts, pure
+// and unit-tested; what each thing looks like is sprites.ts. This file keeps
+// the animation state, the sprite caches and the dirty boxes.
 
-import type { Agent, Effect, FloorState, Team } from '../../../src/core/floor.js';
-import { STATUS_BADGE, STATUS_COLOR, faceOf, floorColor, shirtColor } from './look.js';
+import type { Agent, Effect, FloorState } from '../../../src/core/floor.js';
+import {
+  CELL_H,
+  CELL_W,
+  bbox,
+  boardRect,
+  cellOf,
+  doorOf,
+  ease,
+  fitView,
+  keepHighWater,
+  layoutKey,
+  pack,
+  planeArc,
+  seatIn,
+  sizeRooms,
+  speechRect,
+  teamNeeds,
+  walkerRect,
+  type Rect,
+  type Room,
+} from './layout.js';
+import { CHAR_AX, CHAR_AY, CHAR_H, CHAR_W, drawCharacter, drawPlane, drawRing, drawSpeech, paintCharacterSprite, paintDesk, paintRoomLive, paintRooms, roundRect } from './sprites.js';
 
-const CELL_W = 124;
-const CELL_H = 150;
-const PAD = 22;
-const HEADER = 78;
-const FOOT = 34;
-const GAP = 26;
 const WALK_MS = 1100;
 const FADE_MS = 600;
 const PLANE_MS = 1300;
@@ -31,43 +50,9 @@ const MAX_SPRITE_BUILDS_PER_FRAME = 12;
 /** Seated animations (typing, waving, thought dots) loop once a second in this many cached frames. */
 const ANIM_FRAMES = 2;
 const ANIM_STEP_MS = 1000 / ANIM_FRAMES;
-/** A character sprite's box around the anchor. */
-const CHAR_W = 76;
-const CHAR_H = 92;
-const CHAR_AX = 38;
-const CHAR_AY = 58;
 
-export interface Room {
-  team: Team;
-  index: number;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-  cols: number;
-  hasHead: boolean;
-  attention: 'error' | 'waiting' | null;
-  /** Whiteboard and halo as last painted. */
-  sig?: string;
-}
-
-interface Rect {
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-}
-
-const bbox = (ax: number, ay: number, bx: number, by: number, pad: number): Rect => ({
-  x: Math.min(ax, bx) - pad,
-  y: Math.min(ay, by) - pad,
-  w: Math.abs(bx - ax) + 2 * pad,
-  h: Math.abs(by - ay) + 2 * pad,
-});
 /** On its way in, or on its way out and still visible. */
 const isWalking = (v: { phase: string; alpha: number }) => v.phase === 'in' || (v.phase === 'out' && v.alpha > 0.01);
-const walkerRect = (x: number, y: number): Rect => ({ x: x - 42, y: y - 68, w: 84, h: 104 });
-const speechRect = (x: number, y: number): Rect => ({ x: x - 76, y: y - 30, w: 194, h: 42 });
 
 interface View {
   id: string;
@@ -119,8 +104,6 @@ export interface SceneCounters {
   fullPaints: number;
   boxes: number;
 }
-
-const ease = (t: number) => (t < 0 ? 0 : t > 1 ? 1 : t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2);
 
 export class FloorScene {
   rooms = new Map<string, Room>();
@@ -182,128 +165,38 @@ export class FloorScene {
 
   // ------------------------------------------------------------ layout
 
-  /** Recomputes rooms when teams, desks or the canvas size changed. */
+  /** Recomputes rooms when teams, desks or the canvas size changed (the geometry: layout.ts). */
   layout(s: FloorState): void {
-    const perTeam = new Map<string, { max: number; head: boolean; att: Room['attention'] }>();
-    for (const t of s.teams.values()) perTeam.set(t.id, { max: 0, head: false, att: null });
-    for (const a of s.agents.values()) {
-      const p = perTeam.get(a.team);
-      if (!p) continue;
-      if (a.desk === 0) p.head = true;
-      else if (a.desk > p.max) p.max = a.desk;
-      if (a.leftAt === null) {
-        if (a.status === 'error') p.att = 'error';
-        else if (a.status === 'waiting' && p.att === null) p.att = 'waiting';
-      }
-    }
-    // Rooms grow at once but shrink lazily (below 60% of their high-water mark), so a
-    // helper leaving and another joining does not reshuffle the whole floor.
-    for (const [id, p] of perTeam) {
-      const hw = this.highWater.get(id) ?? 0;
-      if (p.max > hw || p.max < hw * 0.6) this.highWater.set(id, p.max);
-      else p.max = hw;
-    }
-    for (const id of this.highWater.keys()) if (!perTeam.has(id)) this.highWater.delete(id);
-    let key = `${this.cssW}x${this.cssH}|`;
-    for (const [id, p] of perTeam) key += `${id}\u0000${p.max}${p.head ? 'h' : ''};`;
-    for (const [id, p] of perTeam) {
+    const needs = teamNeeds(s);
+    keepHighWater(needs, this.highWater);
+    const key = layoutKey(this.cssW, this.cssH, needs);
+    for (const [id, p] of needs) {
       const r = this.rooms.get(id);
-      if (r) r.attention = p.att;
+      if (r) r.attention = p.attention;
     }
     if (key === this.layoutKey) return;
     this.layoutKey = key;
     this.rooms.clear();
-    const sized: Room[] = [];
-    let i = 0;
-    for (const t of s.teams.values()) {
-      const p = perTeam.get(t.id)!;
-      const slots = Math.max(p.max, p.head ? 2 : 3);
-      const cols = Math.max(2, Math.min(7, Math.ceil(Math.sqrt(slots * 1.2))));
-      const rows = Math.max(1, Math.ceil(slots / cols));
-      const w = Math.max(cols * CELL_W, 2 * CELL_W + 40) + 2 * PAD;
-      const h = HEADER + (p.head ? CELL_H : 0) + rows * CELL_H + FOOT;
-      sized.push({ team: t, index: i++, x: 0, y: 0, w, h, cols, hasHead: p.head, attention: p.att });
-    }
-    this.pack(sized);
+    const sized = sizeRooms(s.teams.values(), needs);
+    const world = pack(sized, this.cssW > 0 && this.cssH > 0 ? this.cssW / this.cssH : 1.6);
+    this.worldW = world.w;
+    this.worldH = world.h;
     for (const r of sized) this.rooms.set(r.team.id, r);
     // Seated characters move with their desks at once (step() puts them there); the
     // whole floor is repainted anyway when the layout changes.
     this.dirty = true;
   }
 
-  /** Shelf packing; tries a few widths and keeps the one that draws biggest. */
-  private pack(rooms: Room[]): void {
-    if (rooms.length === 0) {
-      this.worldW = this.worldH = 1;
-      return;
-    }
-    const aspect = this.cssW > 0 && this.cssH > 0 ? this.cssW / this.cssH : 1.6;
-    const widest = Math.max(...rooms.map((r) => r.w));
-    let best: { W: number; H: number; pos: [number, number][] } | null = null;
-    let bestScale = -1;
-    for (let n = 1; n <= rooms.length; n++) {
-      // Candidate: at most n rooms per shelf.
-      const pos: [number, number][] = [];
-      let x = 0,
-        y = 0,
-        shelfH = 0,
-        inShelf = 0,
-        W = 0;
-      for (const r of rooms) {
-        if (inShelf >= n) {
-          y += shelfH + GAP;
-          x = 0;
-          shelfH = 0;
-          inShelf = 0;
-        }
-        pos.push([x, y]);
-        x += r.w + GAP;
-        W = Math.max(W, x - GAP);
-        shelfH = Math.max(shelfH, r.h);
-        inShelf++;
-      }
-      const H = y + shelfH;
-      W = Math.max(W, widest);
-      const sc = Math.min((aspect * 1000) / W, 1000 / H);
-      if (sc > bestScale) {
-        bestScale = sc;
-        best = { W, H, pos };
-      }
-    }
-    rooms.forEach((r, i) => {
-      r.x = best!.pos[i][0];
-      r.y = best!.pos[i][1];
-    });
-    this.worldW = best!.W;
-    this.worldH = best!.H;
-  }
-
   /** Where the character of `a` sits (its anchor: the middle of its torso). */
   deskAnchor(a: Agent): { x: number; y: number } | null {
-    const r = this.rooms.get(a.team);
-    if (!r) return null;
-    const c = this.cellOf(r, a.desk);
-    return { x: c.x + CELL_W / 2, y: c.y + 92 };
-  }
-
-  private cellOf(r: Room, desk: number): { x: number; y: number } {
-    if (desk === 0) return { x: r.x + r.w / 2 - CELL_W / 2, y: r.y + HEADER };
-    const i = desk - 1;
-    const col = i % r.cols;
-    const row = Math.floor(i / r.cols);
-    const gx = r.x + (r.w - r.cols * CELL_W) / 2;
-    return { x: gx + col * CELL_W, y: r.y + HEADER + (r.hasHead ? CELL_H : 0) + row * CELL_H };
-  }
-
-  private doorOf(r: Room): { x: number; y: number } {
-    return { x: r.x + PAD + 26, y: r.y + r.h + 12 };
+    return seatIn(this.rooms, a);
   }
 
   private newView(a: Agent, s: FloorState, phase: View['phase'], now: number): View {
     const at = this.deskAnchor(a) ?? { x: 0, y: 0 };
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
-      const d = this.doorOf(r);
+      const d = doorOf(r);
       return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null };
     }
     void s;
@@ -325,7 +218,7 @@ export class FloorScene {
             // Came back: walk in again from the door.
             const r = this.rooms.get(a.team);
             if (r && !this.reducedMotion) {
-              const d = this.doorOf(r);
+              const d = doorOf(r);
               Object.assign(v, { x: d.x, y: d.y, from: d, t0: now, phase: 'in', alpha: 1 });
             } else Object.assign(v, { phase: 'seated', alpha: 1 });
           } else this.views.set(f.agent, this.newView(a, s, 'in', now));
@@ -424,11 +317,10 @@ export class FloorScene {
   }
 
   private fit(): void {
-    const m = 16;
-    const sc = Math.min((this.cssW - 2 * m) / this.worldW, (this.cssH - 2 * m) / this.worldH, 1.15);
-    this.scale = Math.max(0.05, sc);
-    this.offX = (this.cssW - this.worldW * this.scale) / 2;
-    this.offY = Math.max(m, (this.cssH - this.worldH * this.scale) / 2);
+    const f = fitView(this.cssW, this.cssH, this.worldW, this.worldH);
+    this.scale = f.scale;
+    this.offX = f.offX;
+    this.offY = f.offY;
   }
 
   /** Canvas CSS pixel → the agent under it (desk cell), if any. */
@@ -497,7 +389,7 @@ export class FloorScene {
         moving = true;
       } else if (v.phase === 'out') {
         const r = this.rooms.get(a.team);
-        const door = r ? this.doorOf(r) : desk;
+        const door = r ? doorOf(r) : desk;
         const k = this.reducedMotion ? 1 : (now - v.t0) / WALK_MS;
         const e = ease(k);
         v.x = v.from.x + (door.x - v.from.x) * e;
@@ -538,7 +430,7 @@ export class FloorScene {
     const bgKey = `${this.layoutKey}|${this.scale}|${this.offX}|${this.offY}|${this.dpr}`;
     let full = this.dirty;
     if (bgKey !== this.bgKey) {
-      this.drawBackground(s, bgKey);
+      this.drawBackground(bgKey);
       full = true;
     }
     this.dirty = false;
@@ -553,7 +445,7 @@ export class FloorScene {
       if (r.sig !== sig) {
         if (!full) {
           const att = (r.sig ?? '').split('\u0000')[2] !== (r.attention ?? '');
-          rects.push(att ? { x: r.x - 14, y: r.y - 14, w: r.w + 28, h: r.h + 28 } : this.boardRect(r));
+          rects.push(att ? { x: r.x - 14, y: r.y - 14, w: r.w + 28, h: r.h + 28 } : boardRect(r));
         }
         r.sig = sig;
       }
@@ -567,7 +459,7 @@ export class FloorScene {
       if (!a) continue;
       v.agent = a;
       const r = this.rooms.get(a.team);
-      const cell = r ? this.cellOf(r, a.desk) : v.cell;
+      const cell = r ? cellOf(r, a.desk) : v.cell;
       if (!cell) continue;
       if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
         this.buildSprite(v, a, k);
@@ -589,7 +481,7 @@ export class FloorScene {
           const key = `${a.status}|${a.role}|${f}`;
           sprite = v.chars.get(key) ?? null;
           if (!sprite && builds < MAX_SPRITE_BUILDS_PER_FRAME * 2) {
-            sprite = this.buildCharSprite(v, a, f, k, !(a.status === 'waiting' || a.status === 'error'));
+            sprite = this.buildCharSprite(a, f, k, !(a.status === 'waiting' || a.status === 'error'));
             // A few looks per agent at most (the oldest goes first): canvases are not free.
             if (v.chars.size >= 10) v.chars.delete(v.chars.keys().next().value!);
             v.chars.set(key, sprite);
@@ -681,9 +573,9 @@ export class FloorScene {
       if (!hit(r.x - 14, r.y - 14, r.w + 28, r.h + 28)) continue;
       // Most boxes are a desk cell well inside the room: no halo, no whiteboard there.
       const inside = rect.x > r.x + 4 && rect.y > r.y + 4 && rect.x + rect.w < r.x + r.w - 4 && rect.y + rect.h < r.y + r.h - 4;
-      const b = this.boardRect(r);
+      const b = boardRect(r);
       const board = hit(b.x, b.y, b.w, b.h);
-      if (board || !inside) this.drawRoomLive(ctx, r, now, !inside, board);
+      if (board || !inside) paintRoomLive(ctx, r, this.boardFlash.has(r.team.id), !inside, board);
     }
     // Desks, monitors and name tags: sprites blitted at whole device pixels (a copy, not a resample).
     ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -729,7 +621,7 @@ export class FloorScene {
       } else {
         world();
         if (!walking && !pulsing) drawRing(ctx, v.x, v.y + 22, a.status, 0, v.alpha);
-        this.drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now);
+        drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now, this.reducedMotion);
       }
     }
     world();
@@ -741,31 +633,25 @@ export class FloorScene {
       const v = this.views.get(id);
       if (!v || v.alpha <= 0.1) continue;
       const b = speechRect(v.x, v.y - 58);
-      if (hit(b.x, b.y, b.w, b.h)) this.drawSpeech(ctx, v.x, v.y - 58, sp.text);
+      if (hit(b.x, b.y, b.w, b.h)) drawSpeech(ctx, v.x, v.y - 58, sp.text);
     }
     ctx.restore();
-  }
-
-  private boardRect(r: Room): Rect {
-    const bw = boardWidth(r);
-    return { x: r.x + r.w - PAD - bw - 4, y: r.y + 8, w: bw + 8, h: 60 };
   }
 
   /** The box a plane covers this frame (its trail included). */
   private planeRect(p: Plane, s: FloorState, now: number): Rect {
     this.endsOf(p, s);
     if (this.reducedMotion) return bbox(p.fx, p.fy, p.tx, p.ty, 26);
+    const arc = planeArc(p);
     const e = ease(Math.min(1, (now - p.t0) / PLANE_MS));
-    const e0 = Math.max(0, e - 0.25);
-    const mx = (p.fx + p.tx) / 2;
-    const my = Math.min(p.fy, p.ty) - 60 - Math.hypot(p.tx - p.fx, p.ty - p.fy) * 0.15;
-    const q = (t: number, a: number, b: number, c: number) => (1 - t) * (1 - t) * a + 2 * (1 - t) * t * b + t * t * c;
-    return bbox(q(e0, p.fx, mx, p.tx), q(e0, p.fy, my, p.ty), q(e, p.fx, mx, p.tx), q(e, p.fy, my, p.ty), 28);
+    const a = arc.at(Math.max(0, e - 0.25));
+    const b = arc.at(e);
+    return bbox(a.x, a.y, b.x, b.y, 28);
   }
 
-  // ------------------------------------------------------------ painters
+  // ------------------------------------------------------------ painters (the pictures: sprites.ts)
 
-  private drawBackground(s: FloorState, key: string): void {
+  private drawBackground(key: string): void {
     this.bgKey = key;
     const bg = this.bg;
     bg.width = this.canvas.width;
@@ -791,81 +677,7 @@ export class FloorScene {
       g.stroke();
     }
     g.setTransform(this.dpr * this.scale, 0, 0, this.dpr * this.scale, this.dpr * this.offX, this.dpr * this.offY);
-    for (const r of this.rooms.values()) {
-      // Shadow, floor, walls.
-      g.fillStyle = 'rgba(60,50,40,0.18)';
-      roundRect(g, r.x + 4, r.y + 6, r.w, r.h, 14);
-      g.fill();
-      g.fillStyle = floorColor(r.team.id, r.index);
-      roundRect(g, r.x, r.y, r.w, r.h, 14);
-      g.fill();
-      g.strokeStyle = '#6b5b4b';
-      g.lineWidth = 6;
-      roundRect(g, r.x, r.y, r.w, r.h, 14);
-      g.stroke();
-      // Door: a gap in the bottom wall with a mat.
-      const d = this.doorOf(r);
-      g.fillStyle = floorColor(r.team.id, r.index);
-      g.fillRect(d.x - 26, r.y + r.h - 5, 52, 10);
-      g.fillStyle = '#a8896b';
-      roundRect(g, d.x - 20, r.y + r.h - 18, 40, 10, 3);
-      g.fill();
-      g.strokeStyle = '#6b5b4b';
-      g.lineWidth = 3;
-      g.beginPath();
-      g.moveTo(d.x - 26, r.y + r.h);
-      g.lineTo(d.x - 40, r.y + r.h + 16);
-      g.stroke();
-      // Team name.
-      g.fillStyle = '#2d2a26';
-      g.font = '700 19px system-ui, -apple-system, "Segoe UI", sans-serif';
-      g.textBaseline = 'alphabetic';
-      g.fillText(fitText(g, r.team.name, r.w - 2 * PAD - boardWidth(r) - 12), r.x + PAD, r.y + 34);
-      // A rug under the head desk.
-      if (r.hasHead) {
-        g.fillStyle = 'rgba(30,58,138,0.08)';
-        const c = this.cellOf(r, 0);
-        roundRect(g, c.x - 6, c.y + 2, CELL_W + 12, CELL_H - 6, 16);
-        g.fill();
-      }
-    }
-    void s;
-  }
-
-  private drawRoomLive(ctx: CanvasRenderingContext2D, r: Room, now: number, halo = true, board = true): void {
-    void now;
-    // The attention halo: rooms with a waiting or failed agent are outlined so the eye goes there.
-    if (r.attention && halo) {
-      const col = r.attention === 'error' ? STATUS_COLOR.error : STATUS_COLOR.waiting;
-      // Steady, not pulsing: the halo is repainted piecemeal, and the rings already pulse.
-      ctx.strokeStyle = col;
-      ctx.globalAlpha = 0.75;
-      ctx.lineWidth = 5;
-      roundRect(ctx, r.x - 7, r.y - 7, r.w + 14, r.h + 14, 18);
-      ctx.stroke();
-      ctx.globalAlpha = 1;
-    }
-    if (!board) return;
-    // Whiteboard on the top wall.
-    const bw = boardWidth(r);
-    const bx = r.x + r.w - PAD - bw;
-    const by = r.y + 12;
-    const flash = this.boardFlash.get(r.team.id);
-    ctx.fillStyle = '#fdfdfb';
-    ctx.strokeStyle = flash ? '#f59e0b' : '#9ca3af';
-    ctx.lineWidth = flash ? 4 : 2;
-    roundRect(ctx, bx, by, bw, 52, 4);
-    ctx.fill();
-    ctx.stroke();
-    ctx.fillStyle = '#475569';
-    ctx.font = '600 9px system-ui, sans-serif';
-    ctx.fillText('TASK', bx + 7, by + 13);
-    ctx.fillStyle = '#1e293b';
-    ctx.font = '12px "Comic Sans MS", "Segoe Print", system-ui, sans-serif';
-    const task = r.team.task || '—';
-    const lines = wrap2(ctx, task, bw - 14);
-    ctx.fillText(lines[0], bx + 7, by + 29);
-    if (lines[1]) ctx.fillText(lines[1], bx + 7, by + 44);
+    paintRooms(g, this.rooms.values());
   }
 
   private buildSprite(v: View, a: Agent, scale: number): void {
@@ -882,464 +694,25 @@ export class FloorScene {
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, w, h);
     g.setTransform(scale, 0, 0, scale, 0, 0);
-    const cx = CELL_W / 2;
-    const status = a.status;
-    const col = STATUS_COLOR[status];
-    // Monitor.
-    const mx = cx - 38,
-      my = 4,
-      mw = 76,
-      mh = 48;
-    g.fillStyle = '#1f2937';
-    roundRect(g, mx - 3, my - 3, mw + 6, mh + 6, 5);
-    g.fill();
-    let screen = '#0f172a';
-    if (status === 'error') screen = '#450a0a';
-    else if (status === 'offline') screen = '#030712';
-    else if (status === 'idle') screen = '#1e293b';
-    else if (status === 'done') screen = '#082f49';
-    else if (status === 'waiting') screen = '#422006';
-    g.fillStyle = screen;
-    g.fillRect(mx, my, mw, mh);
-    if (status !== 'offline') {
-      // Title bar: the tool.
-      g.fillStyle = status === 'error' ? '#991b1b' : '#334155';
-      g.fillRect(mx, my, mw, 11);
-      g.fillStyle = '#e2e8f0';
-      g.font = '600 8px ui-monospace, Menlo, Consolas, monospace';
-      g.textBaseline = 'middle';
-      g.fillText(fitText(g, a.tool || status, mw - 6), mx + 3, my + 6);
-      g.textBaseline = 'alphabetic';
-      if (status === 'done') {
-        g.strokeStyle = '#7dd3fc';
-        g.lineWidth = 4;
-        g.beginPath();
-        g.moveTo(cx - 10, my + 30);
-        g.lineTo(cx - 3, my + 37);
-        g.lineTo(cx + 11, my + 21);
-        g.stroke();
-      } else if (status === 'error') {
-        g.fillStyle = '#fca5a5';
-        g.font = '700 8px ui-monospace, monospace';
-        const l = wrap2(g, a.activity || 'error', mw - 6);
-        g.fillText(l[0], mx + 3, my + 24);
-        if (l[1]) g.fillText(l[1], mx + 3, my + 35);
-      } else {
-        // The activity, as lines of text on the screen.
-        g.fillStyle = status === 'idle' ? '#64748b' : status === 'waiting' ? '#fcd34d' : '#a7f3d0';
-        g.font = '8px ui-monospace, Menlo, Consolas, monospace';
-        const l = wrap2(g, a.activity || (status === 'idle' ? '' : '…'), mw - 6);
-        g.fillText(l[0], mx + 3, my + 23);
-        if (l[1]) g.fillText(l[1], mx + 3, my + 33);
-        if (status === 'working') {
-          g.fillStyle = 'rgba(134,239,172,0.35)';
-          g.fillRect(mx + 3, my + 39, 22, 2);
-          g.fillRect(mx + 28, my + 39, 30, 2);
-        }
-      }
-    }
-    // Stand and desk.
-    g.fillStyle = '#374151';
-    g.fillRect(cx - 5, my + mh + 3, 10, 6);
-    g.fillStyle = '#b08962';
-    roundRect(g, cx - 54, my + mh + 8, 108, 13, 4);
-    g.fill();
-    g.fillStyle = '#8c6a4a';
-    g.fillRect(cx - 54, my + mh + 18, 108, 3);
-    // Name tag.
-    const ty = 131;
-    g.font = '700 11px system-ui, -apple-system, "Segoe UI", sans-serif';
-    const name = fitText(g, a.name, CELL_W - 16);
-    const nw = Math.min(CELL_W - 4, g.measureText(name).width + 14);
-    const attention = status === 'waiting' || status === 'error';
-    g.fillStyle = attention ? col : '#ffffff';
-    g.strokeStyle = attention ? col : 'rgba(0,0,0,0.18)';
-    g.lineWidth = 1;
-    roundRect(g, cx - nw / 2, ty - 11, nw, 15, 7);
-    g.fill();
-    g.stroke();
-    g.fillStyle = attention ? '#ffffff' : '#111827';
-    g.textAlign = 'center';
-    g.fillText(name, cx, ty);
-    g.font = '9.5px system-ui, -apple-system, "Segoe UI", sans-serif';
-    g.fillStyle = attention ? col : '#4b5563';
-    const sub = a.activity || (a.role ? a.role : '');
-    g.fillText(fitText(g, sub, CELL_W - 6), cx, ty + 14);
-    g.textAlign = 'left';
+    paintDesk(g, a);
     v.sprite = c;
     v.spriteRev = a.rev;
     v.spriteScale = scale;
   }
 
-  private buildCharSprite(v: View, a: Agent, frame: number, k: number, withRing: boolean): HTMLCanvasElement {
+  private drawPlane(ctx: CanvasRenderingContext2D, p: Plane, s: FloorState, now: number): void {
+    this.endsOf(p, s);
+    drawPlane(ctx, p, Math.min(1, (now - p.t0) / PLANE_MS), this.reducedMotion);
+  }
+
+  private buildCharSprite(a: Agent, frame: number, k: number, withRing: boolean): HTMLCanvasElement {
     this.counters.sprites++;
-    void v;
     const c = document.createElement('canvas');
     c.width = Math.max(1, Math.ceil(CHAR_W * k));
     c.height = Math.max(1, Math.ceil(CHAR_H * k));
     const g = c.getContext('2d')!;
     g.setTransform(k, 0, 0, k, 0, 0);
-    if (withRing) drawRing(g, CHAR_AX, CHAR_AY + 22, a.status, 0, 1);
-    this.drawCharacter(g, CHAR_AX, CHAR_AY, false, 1, a, frame * ANIM_STEP_MS);
+    paintCharacterSprite(g, a, frame * ANIM_STEP_MS, withRing, this.reducedMotion);
     return c;
   }
-
-  /** A character of `a` around its anchor (x, y). `now` only sets the phase of its little animations. */
-  private drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: number, walking: boolean, alpha: number, a: Agent, now: number): void {
-    const status = a.status;
-    const col = STATUS_COLOR[status];
-    const standing = walking || status === 'waiting';
-    const calm = this.reducedMotion;
-    const face = faceOf(a.id);
-    const shirt = status === 'offline' ? '#9ca3af' : shirtColor(a.role);
-    const x = x0;
-    const y = y0 - (standing ? 8 : 0);
-    ctx.globalAlpha = alpha * (status === 'offline' ? 0.55 : 1);
-
-    // Chair (seated only).
-    if (!standing) {
-      ctx.fillStyle = '#4b5563';
-      roundRect(ctx, x - 16, y - 2, 32, 20, 6);
-      ctx.fill();
-    }
-    // Legs.
-    ctx.strokeStyle = '#334155';
-    ctx.lineWidth = 5;
-    ctx.lineCap = 'round';
-    ctx.beginPath();
-    if (walking && !calm) {
-      const sw = Math.sin(now / 90) * 5;
-      ctx.moveTo(x - 4, y + 10);
-      ctx.lineTo(x - 4 + sw, y + 24);
-      ctx.moveTo(x + 4, y + 10);
-      ctx.lineTo(x + 4 - sw, y + 24);
-    } else if (standing) {
-      ctx.moveTo(x - 4, y + 10);
-      ctx.lineTo(x - 5, y + 24);
-      ctx.moveTo(x + 4, y + 10);
-      ctx.lineTo(x + 5, y + 24);
-    } else {
-      ctx.moveTo(x - 5, y + 10);
-      ctx.lineTo(x - 7, y + 18);
-      ctx.moveTo(x + 5, y + 10);
-      ctx.lineTo(x + 7, y + 18);
-    }
-    ctx.stroke();
-
-    // Torso.
-    const lean = status === 'done' && !walking ? 2 : status === 'offline' ? 3 : 0;
-    ctx.fillStyle = shirt;
-    roundRect(ctx, x - 12, y - 9 + lean, 24, 22, 7);
-    ctx.fill();
-
-    // Head.
-    const hx = x + (status === 'offline' ? 2 : 0);
-    const hy = y - 19 + lean + (status === 'offline' ? 3 : 0);
-    ctx.fillStyle = status === 'offline' ? '#d1d5db' : face.skin;
-    ctx.beginPath();
-    ctx.arc(hx, hy, 10, 0, Math.PI * 2);
-    ctx.fill();
-    // Hair.
-    ctx.fillStyle = status === 'offline' ? '#6b7280' : face.hair;
-    ctx.beginPath();
-    if (face.hairStyle === 0) ctx.arc(hx, hy - 2, 10, Math.PI * 1.05, Math.PI * 1.95);
-    else if (face.hairStyle === 1) {
-      ctx.arc(hx, hy - 1, 10.5, Math.PI * 0.95, Math.PI * 2.05);
-    } else {
-      ctx.ellipse(hx, hy - 6, 10, 5, 0, Math.PI, Math.PI * 2);
-    }
-    ctx.fill();
-    // Eyes (closed when offline or done: a content squint).
-    ctx.fillStyle = '#1f2937';
-    ctx.strokeStyle = '#1f2937';
-    ctx.lineWidth = 1.4;
-    if (status === 'offline' || status === 'done') {
-      ctx.beginPath();
-      ctx.moveTo(hx - 5, hy + 1);
-      ctx.lineTo(hx - 2, hy + 1);
-      ctx.moveTo(hx + 2, hy + 1);
-      ctx.lineTo(hx + 5, hy + 1);
-      ctx.stroke();
-    } else {
-      ctx.fillRect(hx - 4.5, hy - 0.5, 2, 2.5);
-      ctx.fillRect(hx + 2.5, hy - 0.5, 2, 2.5);
-    }
-    if (status === 'error') {
-      ctx.beginPath();
-      ctx.arc(hx, hy + 7, 2.5, Math.PI * 1.1, Math.PI * 1.9);
-      ctx.stroke();
-    }
-
-    // Headset for the lead.
-    if (a.role.toLowerCase() === 'lead') {
-      ctx.strokeStyle = '#111827';
-      ctx.lineWidth = 2;
-      ctx.beginPath();
-      ctx.arc(hx, hy, 12, Math.PI * 1.05, Math.PI * 1.95);
-      ctx.stroke();
-      ctx.fillStyle = '#111827';
-      ctx.fillRect(hx - 13, hy - 3, 4, 7);
-      ctx.fillRect(hx + 9, hy - 3, 4, 7);
-      ctx.beginPath();
-      ctx.moveTo(hx - 11, hy + 4);
-      ctx.quadraticCurveTo(hx - 10, hy + 10, hx - 3, hy + 9);
-      ctx.stroke();
-    }
-
-    // Arms, by pose.
-    ctx.strokeStyle = shirt;
-    ctx.lineWidth = 5;
-    ctx.lineCap = 'round';
-    ctx.fillStyle = status === 'offline' ? '#d1d5db' : face.skin;
-    const sy = y - 5 + lean;
-    const hand = (hx2: number, hy2: number) => {
-      ctx.beginPath();
-      ctx.arc(hx2, hy2, 3, 0, Math.PI * 2);
-      ctx.fill();
-    };
-    const arm = (x1: number, y1: number, x2: number, y2: number, x3: number, y3: number) => {
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(x2, y2);
-      ctx.lineTo(x3, y3);
-      ctx.stroke();
-      hand(x3, y3);
-    };
-    if (walking) {
-      const sw = calm ? 0 : Math.sin(now / 90) * 4;
-      arm(x - 12, sy, x - 15, sy + 8, x - 15 - sw, sy + 15);
-      arm(x + 12, sy, x + 15, sy + 8, x + 15 + sw, sy + 15);
-    } else if (status === 'working') {
-      const ph = (now / 1000) * Math.PI * 2 * 3;
-      const b1 = calm ? 0 : Math.sin(ph + a.seq) * 1.8;
-      const b2 = calm ? 0 : Math.sin(ph + a.seq + 2) * 1.8;
-      arm(x - 12, sy, x - 16, sy - 4, x - 8, y - 14 + b1);
-      arm(x + 12, sy, x + 16, sy - 4, x + 8, y - 14 + b2);
-    } else if (status === 'thinking') {
-      arm(x - 12, sy, x - 16, sy + 9, x - 13, sy + 15);
-      arm(x + 12, sy, x + 14, sy + 4, hx + 4, hy + 11);
-      // Thought dots.
-      const k = calm ? 3 : 1 + (Math.floor(now / 334) % 3);
-      ctx.fillStyle = '#ffffff';
-      ctx.strokeStyle = STATUS_COLOR.thinking;
-      ctx.lineWidth = 1.2;
-      for (let i = 0; i < k; i++) {
-        ctx.beginPath();
-        ctx.arc(hx + 13 + i * 6, hy - 14 - i * 5, 2 + i * 0.8, 0, Math.PI * 2);
-        ctx.fill();
-        ctx.stroke();
-      }
-    } else if (status === 'waiting') {
-      const wave = calm ? 0 : Math.sin((now / 1000) * Math.PI * 2) * 3;
-      arm(x - 12, sy, x - 16, sy + 9, x - 14, sy + 16);
-      arm(x + 12, sy, x + 17, sy - 12, x + 17 + wave, sy - 26);
-    } else if (status === 'done') {
-      arm(x - 12, sy, x - 19, sy - 9, x - 17, sy - 20);
-      arm(x + 12, sy, x + 19, sy - 9, x + 17, sy - 20);
-    } else if (status === 'error') {
-      arm(x - 12, sy, x - 17, sy - 8, hx - 10, hy - 2);
-      arm(x + 12, sy, x + 17, sy - 8, hx + 10, hy - 2);
-    } else {
-      // idle and offline: arms down.
-      arm(x - 12, sy, x - 15, sy + 8, x - 13, sy + 15);
-      arm(x + 12, sy, x + 15, sy + 8, x + 13, sy + 15);
-    }
-    if (status === 'offline' && !walking) {
-      ctx.fillStyle = '#6b7280';
-      ctx.font = '700 10px system-ui, sans-serif';
-      ctx.fillText('z', hx + 11, hy - 8);
-      ctx.font = '700 8px system-ui, sans-serif';
-      ctx.fillText('z', hx + 17, hy - 14);
-    }
-
-    // Badge.
-    const badge = STATUS_BADGE[status];
-    if (badge && !walking) {
-      const bx = hx - 15;
-      const by = hy - 16;
-      const r = status === 'done' ? 6.5 : 8.5;
-      ctx.fillStyle = col;
-      ctx.beginPath();
-      ctx.arc(bx, by, r, 0, Math.PI * 2);
-      ctx.fill();
-      ctx.strokeStyle = '#ffffff';
-      ctx.lineWidth = 1.5;
-      ctx.stroke();
-      ctx.fillStyle = '#ffffff';
-      ctx.font = `800 ${status === 'done' ? 9 : 12}px system-ui, sans-serif`;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      ctx.fillText(badge, bx, by + 0.5);
-      ctx.textAlign = 'left';
-      ctx.textBaseline = 'alphabetic';
-    }
-    ctx.globalAlpha = 1;
-  }
-
-  private drawPlane(ctx: CanvasRenderingContext2D, p: Plane, s: FloorState, now: number): void {
-    this.endsOf(p, s);
-    const k = Math.min(1, (now - p.t0) / PLANE_MS);
-    if (this.reducedMotion) {
-      // No flight: a quiet dotted line and a folded note at the recipient.
-      ctx.strokeStyle = p.brief ? 'rgba(30,58,138,0.45)' : 'rgba(71,85,105,0.4)';
-      ctx.lineWidth = 1.5;
-      ctx.setLineDash([3, 5]);
-      ctx.beginPath();
-      ctx.moveTo(p.fx, p.fy);
-      ctx.lineTo(p.tx, p.ty);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      drawPaperPlane(ctx, p.tx, p.ty, 0, p.brief);
-      return;
-    }
-    const e = ease(k);
-    const mx = (p.fx + p.tx) / 2;
-    const my = Math.min(p.fy, p.ty) - 60 - Math.hypot(p.tx - p.fx, p.ty - p.fy) * 0.15;
-    // Quadratic Bezier arc.
-    const q = (a: number, b: number, c: number) => (1 - e) * (1 - e) * a + 2 * (1 - e) * e * b + e * e * c;
-    const x = q(p.fx, mx, p.tx);
-    const y = q(p.fy, my, p.ty);
-    const dx = 2 * (1 - e) * (mx - p.fx) + 2 * e * (p.tx - mx);
-    const dy = 2 * (1 - e) * (my - p.fy) + 2 * e * (p.ty - my);
-    // A short dashed trail.
-    ctx.strokeStyle = p.brief ? 'rgba(30,58,138,0.35)' : 'rgba(71,85,105,0.3)';
-    ctx.lineWidth = 1.5;
-    ctx.setLineDash([4, 5]);
-    ctx.beginPath();
-    const e0 = Math.max(0, e - 0.25);
-    const q0 = (a: number, b: number, c: number) => (1 - e0) * (1 - e0) * a + 2 * (1 - e0) * e0 * b + e0 * e0 * c;
-    ctx.moveTo(q0(p.fx, mx, p.tx), q0(p.fy, my, p.ty));
-    ctx.quadraticCurveTo((q0(p.fx, mx, p.tx) + x) / 2, (q0(p.fy, my, p.ty) + y) / 2 - 4, x, y);
-    ctx.stroke();
-    ctx.setLineDash([]);
-    drawPaperPlane(ctx, x, y, Math.atan2(dy, dx), p.brief);
-  }
-
-  private drawSpeech(ctx: CanvasRenderingContext2D, x: number, y: number, text: string): void {
-    ctx.font = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
-    const w = Math.min(180, ctx.measureText(text).width + 16);
-    const t = fitText(ctx, text, w - 14);
-    const bx = x - w / 2 + 20;
-    const by = y - 26;
-    ctx.fillStyle = '#ffffff';
-    ctx.strokeStyle = '#334155';
-    ctx.lineWidth = 1.5;
-    roundRect(ctx, bx, by, w, 22, 10);
-    ctx.fill();
-    ctx.stroke();
-    ctx.beginPath();
-    ctx.moveTo(x + 2, by + 21);
-    ctx.lineTo(x - 4, by + 30);
-    ctx.lineTo(x + 10, by + 21);
-    ctx.closePath();
-    ctx.fill();
-    ctx.beginPath();
-    ctx.moveTo(x + 2, by + 22);
-    ctx.lineTo(x - 4, by + 30);
-    ctx.lineTo(x + 10, by + 22);
-    ctx.stroke();
-    ctx.fillStyle = '#0f172a';
-    ctx.fillText(t, bx + 8, by + 15);
-  }
-}
-
-/** The floor ring under a character: its colour is the status; `pulse` (0..1) swells it. */
-function drawRing(ctx: CanvasRenderingContext2D, x: number, y: number, status: Agent['status'], pulse: number, alpha: number): void {
-  const col = STATUS_COLOR[status];
-  ctx.fillStyle = col;
-  ctx.globalAlpha = alpha * (0.22 + 0.25 * pulse);
-  ctx.beginPath();
-  ctx.ellipse(x, y, 24 + pulse * 5, 7 + pulse * 1.5, 0, 0, Math.PI * 2);
-  ctx.fill();
-  ctx.globalAlpha = alpha * (status === 'offline' ? 0.55 : 1);
-  ctx.strokeStyle = col;
-  ctx.lineWidth = status === 'waiting' || status === 'error' ? 3 : 2;
-  if (status === 'offline') ctx.setLineDash([4, 3]);
-  ctx.stroke();
-  ctx.setLineDash([]);
-  ctx.globalAlpha = 1;
-}
-
-function drawPaperPlane(ctx: CanvasRenderingContext2D, x: number, y: number, angle: number, brief: boolean): void {
-  ctx.save();
-  ctx.translate(x, y);
-  ctx.rotate(angle);
-  const s = brief ? 1.9 : 1.45;
-  ctx.scale(s, s);
-  ctx.fillStyle = brief ? '#dbeafe' : '#ffffff';
-  ctx.strokeStyle = brief ? '#1e3a8a' : '#334155';
-  ctx.lineWidth = 1.3;
-  ctx.beginPath();
-  ctx.moveTo(11, 0);
-  ctx.lineTo(-9, -7);
-  ctx.lineTo(-4, 0);
-  ctx.lineTo(-9, 7);
-  ctx.closePath();
-  ctx.fill();
-  ctx.stroke();
-  ctx.beginPath();
-  ctx.moveTo(11, 0);
-  ctx.lineTo(-4, 0);
-  ctx.stroke();
-  ctx.restore();
-}
-
-function boardWidth(r: Room): number {
-  return Math.min(220, Math.max(120, r.w * 0.46));
-}
-
-export function roundRect(ctx: CanvasRenderingContext2D, x: number, y: number, w: number, h: number, r: number): void {
-  ctx.beginPath();
-  ctx.roundRect(x, y, w, h, r);
-}
-
-const fitCache = new Map<string, string>();
-
-/** `text` cut with an ellipsis to `max` px in the current font (memoized: measuring is the costly part). */
-export function fitText(ctx: CanvasRenderingContext2D, text: string, max: number): string {
-  const key = ctx.font + '\u0000' + max + '\u0000' + text;
-  const hit = fitCache.get(key);
-  if (hit !== undefined) return hit;
-  let out = text;
-  if (ctx.measureText(text).width > max) {
-    let lo = 0,
-      hi = text.length;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ctx.measureText(text.slice(0, mid) + '…').width <= max) lo = mid;
-      else hi = mid - 1;
-    }
-    out = text.slice(0, lo).trimEnd() + '…';
-  }
-  if (fitCache.size > 4000) fitCache.clear();
-  fitCache.set(key, out);
-  return out;
-}
-
-const wrapCache = new Map<string, [string, string]>();
-
-/** Up to two lines of `text` within `max` px (memoized like fitText). */
-function wrap2(ctx: CanvasRenderingContext2D, text: string, max: number): [string, string] {
-  const key = ctx.font + '\u0000' + max + '\u0000' + text;
-  let hit = wrapCache.get(key);
-  if (!hit) {
-    hit = wrapUncached(ctx, text, max);
-    if (wrapCache.size > 4000) wrapCache.clear();
-    wrapCache.set(key, hit);
-  }
-  return hit;
-}
-
-function wrapUncached(ctx: CanvasRenderingContext2D, text: string, max: number): [string, string] {
-  if (ctx.measureText(text).width <= max) return [text, ''];
-  const words = text.split(/\s+/);
-  let first = '';
-  let i = 0;
-  for (; i < words.length; i++) {
-    const next = first ? first + ' ' + words[i] : words[i];
-    if (ctx.measureText(next).width > max) break;
-    first = next;
-  }
-  if (!first) return [fitText(ctx, text, max), ''];
-  return [first, fitText(ctx, words.slice(i).join(' '), max)];
 }

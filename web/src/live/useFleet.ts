@@ -3,17 +3,17 @@
 // board, the inbox's fleet section, the nav badge), opened on first use and
 // closed when the last one unmounts.
 import { useEffect, useState } from 'preact/hooks';
-import { SessionsClient } from './live.js';
+import { FleetClient } from './fleet.js';
 
 declare global {
   interface Window {
-    /** A read-only window for tests: the boards this page folds, by thread. */
-    __roostBoards?: Record<string, SessionsClient>;
+    /** A read-only window for tests: the fleet boards this page folds, by thread. */
+    __roostFleet?: Record<string, FleetClient>;
   }
 }
 
 interface Shared {
-  client: SessionsClient;
+  client: FleetClient;
   listeners: Set<() => void>;
 }
 
@@ -23,13 +23,13 @@ function acquire(thread: string, project: string, listener: () => void): Shared 
   const key = `${project}\u0000${thread}`;
   let s = open.get(key);
   if (!s) {
-    const client = new SessionsClient(thread, project);
+    const client = new FleetClient(thread, project);
     const shared: Shared = { client, listeners: new Set() };
     client.onChange = () => {
       for (const l of shared.listeners) l();
     };
     void client.start();
-    (window.__roostBoards ??= {})[thread] = client;
+    (window.__roostFleet ??= {})[thread] = client;
     open.set(key, (s = shared));
   }
   s.listeners.add(listener);
@@ -44,10 +44,10 @@ function release(thread: string, project: string, listener: () => void): void {
   if (s.listeners.size > 0) return;
   s.client.stop();
   open.delete(key);
-  if (window.__roostBoards?.[thread] === s.client) delete window.__roostBoards[thread];
+  if (window.__roostFleet?.[thread] === s.client) delete window.__roostFleet[thread];
 }
 
-export function useBoard(thread: string, project = ''): SessionsClient {
+export function useFleet(thread: string, project = ''): FleetClient {
   const [, setTick] = useState(0);
   const [listener] = useState(() => () => setTick((n) => n + 1));
   // Acquired during render so the first render already has the client; the

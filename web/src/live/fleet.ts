@@ -1,6 +1,6 @@
-// The browser's side of a thread's sessions stream (the fleet board): the
-// shared live stream (../live/stream.ts: reconnects, backoff, connection
-// state), the shared sessions fold, and the chat lines it projects.
+// The browser's side of a fleet thread's stream: the shared live stream
+// (stream.ts: reconnects, backoff, connection state), the shared fleet fold
+// (src/core/fleet.ts), and the chat lines it projects.
 //
 // Invariants:
 // - the board is only ever built from a snapshot's state and by
@@ -20,7 +20,7 @@
 // everything arrives on the stream.
 
 import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/fleet.js';
-import { LiveStream, advance, withLastEventId, type Connection } from '../live/stream.js';
+import { LiveStream, advance, withLastEventId, type Connection } from './stream.js';
 
 export type { Connection };
 
@@ -45,7 +45,7 @@ export const HISTORY_EVENTS = 5_000;
 /** Chat lines kept in memory. */
 export const CHAT_KEEP = 1_000;
 
-export interface BoardStats {
+export interface FleetStats {
   snapshots: number;
   resets: number;
   frames: number;
@@ -53,7 +53,7 @@ export interface BoardStats {
   reconnects: number;
 }
 
-export class SessionsClient {
+export class FleetClient {
   state: SessionsState = emptySessions();
   chat: ChatEntry[] = [];
   /** false when the chat does not reach back to the thread's first event. */
@@ -62,7 +62,7 @@ export class SessionsClient {
   denied = '';
   epoch = '';
   position = 0;
-  readonly stats: BoardStats = { snapshots: 0, resets: 0, frames: 0, duplicates: 0, reconnects: 0 };
+  readonly stats: FleetStats = { snapshots: 0, resets: 0, frames: 0, duplicates: 0, reconnects: 0 };
   /**
    * Start requests seen on the stream (`request.start` / `request.refused`,
    * docs/bridge.md): not board state (the fold ignores them), only what lets

@@ -1,7 +1,7 @@
-// The Work view's one client reducer. The server sends a snapshot, then frames
-// `<family>.changed {id, rev}` (conversation, agent, execution, result,
-// project); the reducer keeps the revision it holds of every aggregate and
-// refetches one only when a frame names a newer revision. Nothing is applied
+// The Work view's live client, its one reducer. The server sends a snapshot,
+// then frames `<family>.changed {id, rev}` (conversation, agent, execution,
+// result, project); the reducer keeps the revision it holds of every aggregate
+// and refetches one only when a frame names a newer revision. Nothing is applied
 // optimistically and nothing polls: what a person sees is what the log says.
 // EventSource resumes with Last-Event-ID by itself, so a reconnect replays.
 
@@ -218,45 +218,4 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
     return () => es.close();
   }, [project, agent]);
   return live;
-}
-
-function randomKey(): string {
-  const a = new Uint8Array(12);
-  crypto.getRandomValues(a);
-  return Array.from(a, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-/** A write: one POST with a fresh Idempotency-Key; the change itself arrives on the stream. */
-export async function post(path: string, body: unknown): Promise<{ ok: boolean; status: number; json: any }> {
-  const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': randomKey() }, body: JSON.stringify(body) });
-  let json: any = null;
-  try {
-    json = await r.json();
-  } catch {}
-  return { ok: r.ok, status: r.status, json };
-}
-
-/**
- * A blocked execution's request as the fleet board holds it (`GET` of the
- * pointer's thread, in the pointer's project): `held` with the board's tool,
- * digest and state; `gone` when the board answers without it; `unreadable`
- * when the board cannot be read (not a member of its project, network).
- * One read per request: its tool and digest never change on the board, and
- * its end reaches the page as the execution's `resumed`.
- */
-export type BoardRequest =
-  | { kind: 'held'; tool: string; digest: string; state: string; by: string }
-  | { kind: 'gone' }
-  | { kind: 'unreadable'; status: number };
-
-export async function boardRequest(a: { project: string; thread: string; session: string; rid: string }): Promise<BoardRequest> {
-  try {
-    const r = await fetch(`/fleet/${encodeURIComponent(a.thread)}?project=${encodeURIComponent(a.project)}`, { headers: { accept: 'application/json' } });
-    if (!r.ok) return { kind: 'unreadable', status: r.status };
-    const board = (await r.json()) as { sessions?: { id: string; approvals?: { rid: string; tool: string; digest: string; state: string; by: string }[] }[] };
-    const q = board.sessions?.find((s) => s.id === a.session)?.approvals?.find((x) => x.rid === a.rid);
-    return q ? { kind: 'held', tool: q.tool, digest: q.digest, state: q.state, by: q.by } : { kind: 'gone' };
-  } catch {
-    return { kind: 'unreadable', status: 0 };
-  }
 }

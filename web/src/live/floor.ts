@@ -1,6 +1,6 @@
 // The browser's side of the floor stream: the shared live stream
-// (../live/stream.ts: reconnects, backoff, connection state), the shared
-// fold, and a queue drained once per animation frame.
+// (stream.ts: reconnects, backoff, connection state), the shared fold, and
+// a queue drained once per animation frame.
 //
 // Invariants:
 // - the state is only ever built by `floorFromJSON` (snapshots) and
@@ -14,7 +14,7 @@
 //   frames arriving in one frame cost one redraw, not 200.
 
 import { applyEvent, emptyFloor, floorFromJSON, type Effect, type FloorEvent, type FloorJSON, type FloorState } from '../../../src/core/floor.js';
-import { LiveStream, advance, withLastEventId, type Connection } from '../live/stream.js';
+import { LiveStream, advance, withLastEventId, type Connection } from './stream.js';
 
 export type { Connection };
 

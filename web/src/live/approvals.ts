@@ -1,5 +1,5 @@
 // The browser's side of the approvals stream: the shared live stream
-// (../live/stream.ts) on /approvals/stream, folded by the shared approvals fold
+// (stream.ts) on /approvals/stream, folded by the shared approvals fold
 // (src/core/approvals.ts), the very code the server folds with. Nothing here
 // interprets an event itself.
 //
@@ -13,7 +13,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { applyApproval, approvalsFromJSON, emptyApprovals, type ApprovalsJSON, type ApprovalsState } from '../../../src/core/approvals.js';
-import { LiveStream, advance, withLastEventId } from '../live/stream.js';
+import { LiveStream, advance, withLastEventId } from './stream.js';
 
 /** The inbox's connection: live from the first frame of a stream on; it never says `replaying`. */
 export type Connection = 'connecting' | 'live' | 'reconnecting';
@@ -82,44 +82,4 @@ export function useApprovals(): ApprovalsClient {
   const [, tick] = useState(0);
   useEffect(() => client.subscribe(() => tick((n) => n + 1)), [client]);
   return client;
-}
-
-/** A clock that ticks every `ms` (waiting times count up while the page is open). */
-export function useNow(ms = 1000): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(t);
-  }, [ms]);
-  return now;
-}
-
-export type Answer = { ok: true } | { ok: false; status: number; message: string };
-
-/** Posts a decision. The server records who decided (in local mode: "local owner"). */
-export async function decide(id: string, decision: 'allow' | 'deny'): Promise<Answer> {
-  try {
-    const r = await fetch(`/approvals/${encodeURIComponent(id)}/decision`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ decision }),
-    });
-    if (r.ok) return { ok: true };
-    let message = `the server answered ${r.status}`;
-    try {
-      message = ((await r.json()) as { message: string }).message ?? message;
-    } catch {}
-    return { ok: false, status: r.status, message };
-  } catch (e) {
-    return { ok: false, status: 0, message: `Roost could not be reached: ${(e as Error).message}` };
-  }
-}
-
-/** `3 s`, `4 min 05 s`, `1 h 02 min`. */
-export function since(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
 }

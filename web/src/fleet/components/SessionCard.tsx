@@ -1,0 +1,128 @@
+// One session of the thread as a card: its state, activity and live output,
+// counts, root and result, its pending approvals (answerable here) and the
+// decisions taken, and Prompt / Close.
+import { memo } from 'preact/compat';
+import { useState } from 'preact/hooks';
+import type { Session } from '../../../../src/core/fleet.js';
+import type { Answer } from '../../shared/api.js';
+import { FleetApprovalList } from '../../shared/approvals/FleetApprovals.js';
+import { close } from '../api.js';
+import { FLAVOR_TEXT, STATE_COLOR, STATE_LABEL } from '../look.js';
+
+// The fold keeps an unchanged session the same object: a card re-renders only when its session changed.
+export const SessionCard = memo(
+  SessionCardView,
+  (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread,
+);
+
+function SessionCardView(props: { s: Session; thread: string; live?: { tool: string; text: string }; onPrompt: (id: string) => void }) {
+  const { s, thread, live } = props;
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState('');
+  const pending = s.approvals.filter((a) => a.state === 'pending');
+  const decided = s.approvals.filter((a) => a.state !== 'pending');
+  const ended = s.state === 'ended';
+  const hid = `session-h-${s.id}`;
+  const show = (r: Answer) => setError(r.ok ? '' : r.message);
+  return (
+    <article class={`scard scard-${s.state}${pending.length ? ' needs' : ''}`} aria-labelledby={hid} data-testid={`session-${s.id}`} data-state={s.state} style={{ '--c': STATE_COLOR[s.state] }}>
+      <header>
+        <h2 id={hid} data-testid="session-name">
+          {s.name}
+        </h2>
+        <span class="sr-only">State:</span>
+        <span class={`pill pill-${s.state}`} data-testid="session-state">
+          {STATE_LABEL[s.state]}
+        </span>
+        <span class="flavor" title={FLAVOR_TEXT[s.flavor]}>
+          <span class="sr-only">, flavor </span>
+          {s.flavor}
+        </span>
+      </header>
+      <span class="sr-only">Activity:</span>
+      <p class="activity" data-testid="session-activity">
+        {s.activity || (ended ? (s.reason && s.reason !== 'closed' ? `Ended: ${s.reason}` : 'Closed') : '—')}
+      </p>
+      {live && (live.tool || live.text) && (
+        <p class="live" data-testid="session-live" title="Live output (not kept)">
+          {live.tool && <code>{live.tool}</code>} {live.text}
+        </p>
+      )}
+      <dl>
+        <dt>Prompts</dt>
+        <dd data-testid="session-prompts">{s.prompts}</dd>
+        <dt>Turns</dt>
+        <dd data-testid="session-turns">{s.turns}</dd>
+        {s.root && (
+          <>
+            <dt>Root</dt>
+            <dd>
+              <code>{s.root}</code>
+            </dd>
+          </>
+        )}
+        {s.worktree && (
+          <>
+            <dt>Worktree</dt>
+            <dd>
+              <code>{s.worktree}</code>
+            </dd>
+          </>
+        )}
+        {s.by && (
+          <>
+            <dt>Asked by</dt>
+            <dd>{s.by}</dd>
+          </>
+        )}
+        <dt>Result</dt>
+        <dd class="result" data-testid="session-result">
+          {s.result || '—'}
+        </dd>
+      </dl>
+      {pending.length > 0 && (
+        <section class="approvals" aria-label={`Waiting for approval in ${s.name}`}>
+          <h3>Needs approval</h3>
+          <FleetApprovalList thread={thread} session={s} approvals={pending} onError={setError} />
+        </section>
+      )}
+      {decided.length > 0 && (
+        <details class="decided">
+          <summary>Decisions ({decided.length})</summary>
+          <ul>
+            {decided.map((a) => (
+              <li key={a.rid} data-testid={`decided-${a.rid}`} data-state={a.state}>
+                <code>{a.tool || 'a tool'}</code> {a.digest && <span class="digest">{a.digest}</span>} — {a.state} by {a.by || 'someone'}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!ended && (
+        <footer>
+          <button onClick={() => props.onPrompt(s.id)} aria-label={`Prompt ${s.name}`}>
+            Prompt
+          </button>
+          {confirming ? (
+            <span class="confirm" role="group" aria-label={`Close ${s.name}?`}>
+              <span>Close it? {s.flavor === 'scoped' ? 'Its worktree is removed; committed branches stay.' : 'Its process ends.'}</span>
+              <button class="danger" data-testid="close-confirm" onClick={async () => (setConfirming(false), show(await close(thread, s.id)))}>
+                Close session
+              </button>
+              <button onClick={() => setConfirming(false)}>Keep</button>
+            </span>
+          ) : (
+            <button onClick={() => setConfirming(true)} aria-label={`Close ${s.name}…`} data-testid="close">
+              Close…
+            </button>
+          )}
+        </footer>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,63 @@
+// The card of one agent: what the fold knows about it, its pending hook
+// approvals (answerable right here), its parent and helpers as links.
+import { useEffect, useRef } from 'preact/hooks';
+import type { Agent, FloorState } from '../../../../src/core/floor.js';
+import { AgentApprovals } from '../../shared/approvals/HookApprovals.js';
+import { ago } from '../../shared/time.js';
+import { STATUS_COLOR, STATUS_LABEL } from '../look.js';
+
+export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () => void; onPick: (id: string) => void }) {
+  const { agent: a, state } = props;
+  const team = state.teams.get(a.team);
+  const parent = a.parent ? state.agents.get(a.parent) : undefined;
+  const helpers = [...state.agents.values()].filter((x) => x.parent === a.id);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, [a.id]);
+  const row = (k: string, v: preact.ComponentChildren, testid: string) => (
+    <>
+      <dt>{k}</dt>
+      <dd data-testid={`card-${testid}`}>{v}</dd>
+    </>
+  );
+  return (
+    <div class="card" role="dialog" aria-label={`Agent ${a.name}`} data-testid="agent-card" tabIndex={-1} ref={ref} style={{ '--c': STATUS_COLOR[a.status] }}>
+      <header>
+        <span class="badge" aria-hidden="true" />
+        <h2 data-testid="card-name">{a.name}</h2>
+        <button class="close" aria-label="Close card" onClick={props.onClose}>
+          ×
+        </button>
+      </header>
+      {/* A tool call of this agent waiting for a decision: answerable right here. */}
+      <AgentApprovals agent={a.id} />
+      <dl>
+        {row('Status', <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>, 'status')}
+        {row('Activity', a.activity || '—', 'activity')}
+        {row('Tool', a.tool || '—', 'tool')}
+        {row('Role', a.role || '—', 'role')}
+        {row('Team', team?.name ?? a.team, 'team')}
+        {row('Source', a.source || '—', 'source')}
+        {row('Parent', parent ? <button class="link" onClick={() => props.onPick(parent.id)}>{parent.name}</button> : a.parent ?? '—', 'parent')}
+        {row(
+          'Helpers',
+          helpers.length ? (
+            <span class="helpers">
+              {helpers.map((h) => (
+                <button key={h.id} class="link" onClick={() => props.onPick(h.id)}>
+                  {h.name}
+                </button>
+              ))}
+            </span>
+          ) : (
+            '—'
+          ),
+          'helpers',
+        )}
+        {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(Date.now() - a.lastSeen)}</time>, 'last-seen')}
+        {row('Id', <code>{a.id}</code>, 'id')}
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,12 @@
+/** What an empty floor says: how to make an agent appear. */
+export function EmptyFloor() {
+  return (
+    <div class="empty" data-testid="empty">
+      <h2>The floor is empty</h2>
+      <p>
+        Agents appear here as soon as they report. Try <code>npx roost demo</code>, or post one event:
+      </p>
+      <pre>{`curl -XPOST ${location.origin}/events -H 'content-type: application/json' \\\n  -d '{"type":"status","agent":"bot-1","team":"Payments","status":"working"}'`}</pre>
+    </div>
+  );
+}
