@@ -137,7 +137,8 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
   const model = await modelStandin([
     step(text('Hi from the stand-in.'), asked('PROMPT-ONE')),
     step(toolUse('Bash', { command: 'echo note > note.txt && git add note.txt && git -c user.name=t -c user.email=t@example.com commit -qm "a note"', description: 'commit a note' }, 'toolu_commit'), and(asked('PROMPT-TWO'), not(hasResult('toolu_commit')))),
-    step(text('Committed the note.'), hasResult('toolu_commit')),
+    // Streamed in pieces (as a model does): partial text is relayed while the answer grows, before its turn.
+    step({ ...text('Committed the note.'), pieces: { count: 4, everyMs: 200 } }, hasResult('toolu_commit')),
     step({ ...text('Third answer, late.'), delayMs: 2500 }, asked('PROMPT-THREE')),
     step(text('Fourth answer.'), asked('PROMPT-FOUR')),
     step(toolUse('Bash', { command: 'echo never > never.txt', description: 'unanswered' }, 'toolu_late'), and(asked('PROMPT-FIVE'), not(hasResult('toolu_late')))),
@@ -212,7 +213,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     // Live tool frames ride the lossy channel: no id, never in the log.
     const liveFrame = await sse.waitFor((f) => f.event === 'live' && JSON.parse(f.data).tool === 'Bash');
     assert.equal(liveFrame.id, undefined);
-    const partial = await sse.waitFor((f) => f.event === 'live' && JSON.parse(f.data).type === 'session.stream' && JSON.parse(f.data).text.includes('Committed'));
+    const partial = await sse.waitFor((f) => f.event === 'live' && JSON.parse(f.data).type === 'session.stream' && JSON.parse(f.data).text.startsWith('Comm'));
     assert.equal(partial.id, undefined, 'partial text rides the lossy channel too');
     assert.equal((await history(roost)).some((h) => ['session.tool', 'session.stream'].includes(h.event.type)), false);
     sse.close();

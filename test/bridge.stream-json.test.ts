@@ -71,12 +71,15 @@ test('a run with a subagent: the subagent shows as activity only; the main turns
   ]);
 });
 
-test('a run with partial messages: a turn of text and a tool call, then the answer; partial text comes in pieces', async () => {
+test('a run with partial messages: a turn of text and a tool call, then the answer; partial text comes in pieces, each before its own turn', async () => {
   const { sink, seen } = recorder();
   const out = new SessionOutput(sink);
+  // Paced as the CLI printed it: a text delta every 100 ms, everything else at once.
   for (const line of fixture('stream-json-partial-2.1.197.jsonl')) {
     const m = readMessage(line);
-    if (m) out.read(m);
+    if (!m) continue;
+    if (m.type === 'stream_event' && m.event.type === 'content_block_delta') await new Promise((r) => setTimeout(r, 100));
+    out.read(m);
   }
   await new Promise((r) => setTimeout(r, 300));
   const durable = seen.filter((s) => !s.startsWith('partial '));
@@ -89,6 +92,28 @@ test('a run with partial messages: a turn of text and a tool call, then the answ
     'turn (final) There are two words: one and two.',
     'done done in 1.9 s, 2 turns, $0.0003',
   ]);
-  // Read all at once, the pieces of both answers are relayed together, once.
-  assert.equal(seen.filter((s) => s.startsWith('partial ')).join(''), 'partial Let me look at the files first.There are two words: one and two.');
+  // Each turn's partial text, added up, begins its own text, and none follows it.
+  const before: string[] = [];
+  let partial = '';
+  for (const s of seen) {
+    if (s.startsWith('partial ')) partial += s.slice('partial '.length);
+    else if (s.startsWith('turn')) before.push(partial), (partial = '');
+  }
+  assert.equal(partial, '', 'nothing partial after the last turn');
+  assert.ok(before[0].length > 0 && 'Let me look at the files first.'.startsWith(before[0]), before[0]);
+  assert.ok(before[1].length > 0 && 'There are two words: one and two.'.startsWith(before[1]), before[1]);
+  assert.ok(seen.filter((s) => s.startsWith('partial ')).length >= 4, 'several pieces');
+});
+
+test('partial text still buffered when its turn completes is dropped, never handed out after the turn', async () => {
+  const { sink, seen } = recorder();
+  const out = new SessionOutput(sink);
+  // Read all at once: every delta is still buffered when its turn completes.
+  for (const line of fixture('stream-json-partial-2.1.197.jsonl')) {
+    const m = readMessage(line);
+    if (m) out.read(m);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(seen.filter((s) => s.startsWith('partial ')), []);
+  assert.equal(seen.filter((s) => s.startsWith('turn')).length, 2);
 });

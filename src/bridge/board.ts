@@ -203,14 +203,17 @@ export class Board {
     return this.post('/requests', { type: 'request.refused', id, reason: oneLine(reason, 120) }, this.state.key(id, 'refused'));
   }
 
-  /** A lossy tool frame: one attempt, no retry, no order guarantee; failures are dropped. */
+  /**
+   * A lossy tool frame: one attempt, never retried, failures dropped; in order
+   * with the durable posts (a frame queued before a turn is relayed before it).
+   */
   tool(s: BoardSession, tool: string, text: string): void {
-    void this.client.postOnce('/live', { type: 'session.tool', id: s.id, tool, text: text.slice(0, 4000) }).catch(() => undefined);
+    void this.client.postLossy('/live', { type: 'session.tool', id: s.id, tool, text: text.slice(0, 4000) });
   }
 
-  /** A lossy partial-text frame (the text added since the last one). */
+  /** A lossy partial-text frame (the text added since the last one), in order like `tool`. */
   stream(s: BoardSession, text: string): void {
-    void this.client.postOnce('/live', { type: 'session.stream', id: s.id, text: text.slice(0, 4000) }).catch(() => undefined);
+    void this.client.postLossy('/live', { type: 'session.stream', id: s.id, text: text.slice(0, 4000) });
   }
 }
 

@@ -16,7 +16,9 @@
 // - a subagent's messages (`parent_tool_use_id` set) are never turns: only
 //   their tool calls are reported, as the subagent's activity;
 // - partial text (text deltas of the main conversation) is handed out at most
-//   every `PARTIAL_EVERY_MS`, each piece carrying the text added since the last.
+//   every `PARTIAL_EVERY_MS`, each piece carrying the text added since the last;
+// - no partial text of a turn is handed out after that turn: what is still
+//   buffered when the turn completes is dropped (the turn carries it).
 
 import { digestInput } from '../core/approvals.js';
 
@@ -269,15 +271,21 @@ export class SessionOutput {
     }
   }
 
-  /** Hands out the turn in hand (`final`: nothing follows it in this prompt, e.g. the process ended). */
+  /**
+   * Hands out the turn in hand (`final`: nothing follows it in this prompt,
+   * e.g. the process ended). Partial text not yet handed out is dropped first:
+   * it belongs to this turn, whose whole text goes out now, and handed out
+   * later it would follow its own turn.
+   */
   endTurn(final: boolean): void {
     const t = this.turnInHand;
     if (!t) return;
     this.turnInHand = null;
+    this.stop();
     this.sink.turn(t.texts.join('\n\n').trim(), final);
   }
 
-  /** Stops handing out partial text (the session is closing). */
+  /** Drops the partial text not yet handed out (a turn completes, or the session closes). */
   stop(): void {
     if (this.partialTimer) clearTimeout(this.partialTimer);
     this.partialTimer = null;

@@ -6,7 +6,10 @@
 // Invariants:
 // - posts go out one at a time, in the order they were queued, so the board
 //   sees a session's spawn before its status and its turns in order, and Work
-//   sees a command's `started` before its output before its `finished`;
+//   sees a command's `started` before its output before its `finished`; the
+//   board's live frames (partial text, tool output) take their place in the
+//   same queue, so one queued before a turn is relayed before the turn is
+//   stored (they are never retried, and dropped when they waited too long);
 // - a post is retried with the same Idempotency-Key until the server gives a
 //   definitive answer (2xx or a 4xx other than 408/429): a retry after a lost
 //   answer is recognised by the server and stores nothing twice;
@@ -55,6 +58,11 @@ export class RefusedError extends Error {
   }
 }
 
+/** A lossy post older than this when its turn in the queue comes is dropped unsent. */
+export const LOSSY_STALE_MS = 2000;
+/** How long a lossy post may hold the queue. */
+export const LOSSY_TIMEOUT_MS = 2000;
+
 export class Connection {
   readonly server: string;
   private queue: Promise<unknown> = Promise.resolve();
@@ -80,10 +88,10 @@ export class Connection {
   }
 
   /** One attempt; throws on a network error. `path` is from the server's root. */
-  async postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
+  async postOnce(path: string, body: unknown, key?: string, timeoutMs = 15_000): Promise<PostResult> {
     const headers = this.headers({ 'content-type': 'application/json' });
     if (key) headers['idempotency-key'] = key;
-    const signal = AbortSignal.any([AbortSignal.timeout(15_000), this.closing.signal]);
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), this.closing.signal]);
     const r = await fetch(this.server + path, { method: 'POST', headers, body: JSON.stringify(body), signal });
     const text = await r.text();
     let json: Record<string, unknown> | null = null;
@@ -117,6 +125,25 @@ export class Connection {
         await this.pause(wait);
         wait = Math.min(wait * 2, 2000);
       }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * Queues a lossy post (a live frame) in order with the durable ones, so a
+   * frame queued before a post reaches the server before it: one attempt, no
+   * retry, answered in at most `LOSSY_TIMEOUT_MS`, and dropped unsent when it
+   * waited in the queue longer than `LOSSY_STALE_MS` (the server was away, and
+   * a late live frame says nothing true any more). Resolves with the answer,
+   * status 0 when dropped or failed; never rejects.
+   */
+  postLossy(path: string, body: unknown): Promise<PostResult> {
+    const queued = Date.now();
+    const run = async (): Promise<PostResult> => {
+      if (this.closed || Date.now() - queued > LOSSY_STALE_MS) return { status: 0, json: null };
+      return this.postOnce(path, body, undefined, LOSSY_TIMEOUT_MS).catch(() => ({ status: 0, json: null }));
     };
     const p = this.queue.then(run, run);
     this.queue = p.catch(() => undefined);
@@ -243,6 +270,11 @@ export class BoardClient {
 
   postOnce(path: string, body: unknown, key?: string): Promise<PostResult> {
     return this.conn.postOnce(this.base + path, body, key);
+  }
+
+  /** A live frame, in order with the thread's durable posts (Connection.postLossy). */
+  postLossy(path: string, body: unknown): Promise<PostResult> {
+    return this.conn.postLossy(this.base + path, body);
   }
 
   getBoard(): Promise<unknown> {

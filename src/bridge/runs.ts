@@ -403,6 +403,7 @@ export class Runs {
   async close(run: Run, reason: string, post: boolean): Promise<void> {
     if (run.closing) return;
     run.closing = true;
+    run.output.stop();
     this.approvals.cancel(run.id);
     const proc = run.proc;
     if (proc) {
