@@ -30,7 +30,7 @@ const DOCS = readdirSync(join(FIX, 'hooks-doc-examples'))
 function view(s: FloorState): FloorView {
   return {
     agent: (id) => s.agents.get(id),
-    helpers: (id) => [...s.agents.values()].filter((a) => a.parent === id).map((a) => ({ id: a.id, status: a.status, leftAt: a.leftAt })),
+    helpers: (id) => [...s.agents.values()].filter((a) => a.parent === id).sort((a, b) => a.seq - b.seq).map((a) => ({ id: a.id, role: a.role, status: a.status, leftAt: a.leftAt })),
   };
 }
 
@@ -48,6 +48,36 @@ function play(payloads: unknown[], tool: AgentTool = 'claude-code', team?: strin
     }
   }
   return { s, all };
+}
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+/** A real CLI's recorded payloads (scripts/record-vendor-hooks.ts), in the order they fired. */
+function realRun(folder: string): { f: string; p: any }[] {
+  return readdirSync(join(FIXTURES, folder))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ f, p: JSON.parse(readFileSync(join(FIXTURES, folder, f), 'utf8')) }));
+}
+const CODEX = realRun('codex-real-0.171.0');
+const GEMINI = realRun('gemini-cli-real-0.61.0');
+
+/** Each agent's statuses in the order they changed ('left' once it walked out). */
+function timeline(payloads: unknown[], tool: AgentTool): Map<string, string[]> {
+  const s = emptyFloor();
+  const hist = new Map<string, string[]>();
+  let ts = 1_000;
+  for (const p of payloads) {
+    for (const e of mapHook(tool, p, { view: view(s) }).events) {
+      applyEvent(s, { ...e, ts: (ts += 10) });
+      for (const a of s.agents.values()) {
+        const h = hist.get(a.id) ?? [];
+        const st = a.leftAt !== null ? 'left' : a.status;
+        if (h[h.length - 1] !== st) h.push(st);
+        hist.set(a.id, h);
+      }
+    }
+  }
+  return hist;
 }
 
 const SID = 'claude-code:af2cb417-a638-4c48-b638-61268d8fb949';
@@ -221,6 +251,74 @@ test('Codex, Gemini CLI and Cursor payloads land on the same floor', () => {
   assert.equal(g.status, 'done');
   assert.equal(g.activity, 'Fixed.');
   assert.ok(gem.all.some((e) => String(e.activity).startsWith('Failed: run_shell_command: $ npm test')));
+});
+
+test('the real Codex 0.171.0 run: the session in the folder’s team, the spawned subagent as its helper with its own Bash, statuses to the end', () => {
+  const session = CODEX.filter((r) => !r.f.includes('denied')).map((r) => r.p);
+  const sid = `codex:${session[0].session_id}`;
+  const { s, all } = play(session, 'codex');
+  const lead = s.agents.get(sid)!;
+  assert.ok(lead, 'the session stands on the floor');
+  assert.equal(lead.source, 'codex');
+  assert.equal(s.teams.get(lead.team)!.name, 'shop');
+  const helpers = [...s.agents.values()].filter((a) => a.parent === sid);
+  assert.equal(helpers.length, 1, 'spawn_agent’s subagent is one helper');
+  const helper = helpers[0];
+  assert.equal(helper.role, 'default', 'Codex’s agent_type');
+  assert.equal(helper.team, lead.team);
+  const toolsOn = (id: string) => all.filter((e) => e.type === 'tool' && (e.agent as { id: string }).id === id).map((e) => `${e.tool} ${e.activity}`);
+  assert.deepEqual(toolsOn(sid), ['Bash Bash: $ cat README.md', 'Bash Bash: $ ls no-such-file', 'spawn_agent spawn_agent: SUBTASK: list the files', 'wait_agent wait_agent: targets: ["' + helper.id.split('/').pop() + '"], timeout_ms: 30000']);
+  assert.deepEqual(toolsOn(helper.id), ['Bash Bash: $ ls'], 'the subagent’s command on its own desk');
+  const hist = timeline(session, 'codex');
+  assert.deepEqual(hist.get(sid), ['idle', 'thinking', 'working', 'thinking', 'working', 'thinking', 'working', 'thinking', 'working', 'thinking', 'done', 'left']);
+  // Started → its task as a prompt → Bash → result → SubagentStop → out with the session.
+  assert.deepEqual(hist.get(helper.id), ['working', 'thinking', 'working', 'thinking', 'done', 'left']);
+  assert.equal(helper.activity, 'Files listed.');
+
+  // Where Codex asks for permission (an escalated command), the hook may decide.
+  const asked = CODEX.find((r) => r.f.includes('PermissionRequest'))!.p;
+  assert.equal(isDecisionPoint('codex', asked), true);
+  const m = mapHook('codex', asked);
+  assert.equal(m.tool, 'Bash');
+  assert.match(m.input, /^\$ touch made\.txt/);
+  assert.equal(m.events[0].status, 'waiting');
+});
+
+test('the real Gemini CLI 0.61.0 run: a read, a shell command, a failure and a delegated task; PreCompress before every turn shows nothing', () => {
+  const session = GEMINI.filter((r) => !r.f.includes('denied')).map((r) => r.p);
+  const sid = `gemini:${session[0].session_id}`;
+  const { s, all } = play(session, 'gemini-cli');
+  const lead = s.agents.get(sid)!;
+  assert.ok(lead);
+  assert.equal(lead.source, 'gemini-cli');
+  assert.equal(s.teams.get(lead.team)!.name, 'shop');
+  assert.ok(!all.some((e) => /Compacting/.test(String(e.activity))), 'PreCompress fires every turn on the real CLI and is not shown');
+  const helpers = [...s.agents.values()].filter((a) => a.parent === sid);
+  assert.equal(helpers.length, 1, 'invoke_agent opens one helper desk');
+  const helper = helpers[0];
+  assert.equal(helper.role, 'generalist');
+  const toolsOn = (id: string) => all.filter((e) => e.type === 'tool' && (e.agent as { id: string }).id === id).map((e) => e.tool);
+  assert.deepEqual(toolsOn(sid), ['read_file', 'run_shell_command', 'run_shell_command', 'invoke_agent']);
+  assert.deepEqual(toolsOn(helper.id), ['read_file', 'complete_task'], 'the subagent’s calls on its desk');
+  assert.ok(all.some((e) => e.activity === 'Failed: run_shell_command: $ ls no-such-file · exit code 2'), 'the exit code in the tool text is a failure');
+  assert.equal(helper.activity, 'It says hello.', 'the subagent’s answer');
+  const hist = timeline(session, 'gemini-cli');
+  assert.deepEqual(hist.get(sid), ['idle', 'thinking', 'working', 'thinking', 'working', 'thinking', 'working', 'thinking', 'working', 'thinking', 'done', 'left']);
+  assert.deepEqual(hist.get(helper.id), ['working', 'thinking', 'working', 'thinking', 'done', 'left']);
+
+  const denied = GEMINI.filter((r) => r.f.includes('denied')).map((r) => r.p);
+  const before = denied.find((p) => p.hook_event_name === 'BeforeTool');
+  assert.equal(isDecisionPoint('gemini-cli', before), true);
+  assert.equal(mapHook('gemini-cli', before).input, '$ echo hi > out.txt');
+});
+
+test('hook names that are Object.prototype keys are unknown names, for every tool (Cursor’s threw)', () => {
+  for (const tool of ['claude-code', 'codex', 'gemini-cli', 'cursor'] as AgentTool[]) {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const m = mapHook(tool, { hook_event_name: name, session_id: 's1', conversation_id: 'c1', cwd: '/w/x' });
+      assert.deepEqual(m.events, [], `${tool} ${name}`);
+    }
+  }
 });
 
 test('decision points and answers in each tool’s own shape', () => {

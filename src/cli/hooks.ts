@@ -111,8 +111,11 @@ export function roostHandlers(o: HookOptions): [string, string | undefined, Json
       break;
     }
     case 'codex': {
-      for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'PreCompact']) {
-        out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5 }]);
+      // The events Codex 0.171.0 fires (test/fixtures/codex-real-0.171.0). It
+      // clamps SessionEnd's and Interrupt's timeout to 3 s (and says so on every
+      // start), so those are asked for 3 s; the script gives up after 1.5 s anyway.
+      for (const e of ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop', 'Stop', 'PreCompact', 'SessionEnd', 'Interrupt']) {
+        out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: e === 'SessionEnd' || e === 'Interrupt' ? 3 : 5 }]);
       }
       out.push([
         'PermissionRequest',
@@ -124,8 +127,10 @@ export function roostHandlers(o: HookOptions): [string, string | undefined, Json
       break;
     }
     case 'gemini-cli': {
-      // Gemini CLI's timeouts are in milliseconds.
-      for (const e of ['SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'AfterTool', 'Notification', 'PreCompress']) {
+      // Gemini CLI's timeouts are in milliseconds. Not PreCompress: the real CLI
+      // (0.61.0) fires it before every model turn, it shows nothing, and each
+      // hook call is a process start.
+      for (const e of ['SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'AfterTool', 'Notification']) {
         out.push([e, undefined, { type: 'command', command: hookCommand(o, ['--observe']), timeout: 5000 }]);
       }
       out.push([

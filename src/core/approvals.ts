@@ -308,6 +308,13 @@ export function digestInput(tool: string, input: unknown, max = 400): string {
       out = s('description') ?? s('prompt');
       if (out !== undefined && s('subagent_type')) out = `${s('subagent_type')}: ${out}`;
       break;
+    case 'spawn_agent': // Codex
+      out = s('message');
+      break;
+    case 'invoke_agent': // Gemini CLI
+      out = s('prompt');
+      if (out !== undefined && s('agent_name')) out = `${s('agent_name')}: ${out}`;
+      break;
   }
   if (out === undefined) {
     const parts: string[] = [];

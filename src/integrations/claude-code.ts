@@ -26,8 +26,8 @@ export const BACKGROUND_WAIT = 'Waiting for background work';
 /** What the mapping may know of the floor (supplied by the server; optional in tests). */
 export interface FloorView {
   agent(id: string): { status: Status; activity: string; parent: string | null; leftAt: number | null } | undefined;
-  /** Helpers whose parent is `id`. */
-  helpers(id: string): { id: string; status: Status; leftAt: number | null }[];
+  /** Helpers whose parent is `id`, oldest first. */
+  helpers(id: string): { id: string; role: string; status: Status; leftAt: number | null }[];
 }
 
 export interface MapContext {
@@ -144,7 +144,8 @@ export function mapClaudeCode(payload: unknown, ctx: MapContext = {}): Mapped {
       push(ev('status', { activity: 'Setting up' }, 'session'));
       break;
     case 'UserPromptSubmit':
-      push(ev('status', { status: 'thinking', activity: line('Prompt: ' + s(p.prompt, 2000)) }, 'session'));
+      // On the helper's desk inside a subagent (Codex sends a subagent's task as its prompt).
+      push(ev('status', { status: 'thinking', activity: line('Prompt: ' + s(p.prompt, 2000)) }));
       break;
     case 'UserPromptExpansion':
       push(ev('status', { status: 'thinking', activity: line(s(p.prompt, 2000) || '/' + s(p.command_name, 80)) }, 'session'));
@@ -215,6 +216,10 @@ export function mapClaudeCode(payload: unknown, ctx: MapContext = {}): Mapped {
     }
     case 'StopFailure':
       push(ev('status', { status: 'error', activity: line(`${s(p.error, 80) || 'error'}: ${s(p.error_details, 500) || s(p.last_assistant_message, 500)}`) }, 'session'));
+      break;
+    case 'Interrupt':
+      // Codex: the person stopped the turn; the session waits for them.
+      push(ev('status', { status: 'idle', activity: 'Interrupted' }, 'session'));
       break;
     case 'PreCompact':
       push(ev('status', { status: 'thinking', activity: 'Compacting the conversation' }, 'session'));

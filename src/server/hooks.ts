@@ -43,9 +43,13 @@ export function floorView(s: FloorState): FloorView {
   return {
     agent: (id) => s.agents.get(id),
     helpers: (id) => {
-      const out: { id: string; status: Status; leftAt: number | null }[] = [];
-      for (const a of s.agents.values()) if (a.parent === id) out.push({ id: a.id, status: a.status, leftAt: a.leftAt });
-      return out;
+      // The fold's per-parent index: a hook costs the session's helpers, not the floor.
+      const out: { id: string; role: string; status: Status; leftAt: number | null; seq: number }[] = [];
+      for (const kid of s.index.children.get(id) ?? []) {
+        const a = s.agents.get(kid);
+        if (a) out.push({ id: a.id, role: a.role, status: a.status, leftAt: a.leftAt, seq: a.seq });
+      }
+      return out.sort((a, b) => a.seq - b.seq);
     },
   };
 }
@@ -131,7 +135,10 @@ export class HookService {
     const { allowed, reason } = explain(closed);
     if (res.destroyed) return;
     answered = true;
-    await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason))]).catch((e) => console.error('roost: floor append failed', e));
+    // The call's own event was the waiting one; anything the mapping added after
+    // it (Gemini's delegated helper joining) happens only if the call runs.
+    const after = allowed ? m.events.slice(1) : [];
+    await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason)), ...after]).catch((e) => console.error('roost: floor append failed', e));
     sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
   }
 }
