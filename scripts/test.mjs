@@ -28,7 +28,7 @@ if (files.length === 0) {
 // In CI every environment's suites must be there to run (each fails rather than
 // skips when its environment is missing: see test/support/env.ts).
 if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1')) {
-  for (const kind of ['.pg.test.ts', '.browser.test.ts', '.claude.test.ts']) {
+  for (const kind of ['.pg.test.ts', '.browser.test.ts', '.claude.test.ts', '.codex.test.ts', '.gemini.test.ts']) {
     if (!files.some((f) => f.endsWith(kind))) {
       console.error(`CI: no ${kind} suite found; the required suites did not run`);
       process.exit(1);
