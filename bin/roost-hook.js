@@ -5,6 +5,7 @@
 //   roost-hook.js <claude-code|codex|gemini-cli|cursor> --server URL
 //                 [--approvals RULES] [--window 10m] [--team NAME] [--observe] [--skip-observe]
 //                 [--token-env NAME]   (shared mode: send $NAME as a bearer token; default ROOST_TOKEN)
+//   roost-hook.js --report-spool      (internal: sends the reports of denials made on its own; see below)
 //
 // Reads the hook payload on stdin and:
 // - for a tool call that needs approval under RULES: posts it to the server,
@@ -18,11 +19,38 @@
 //   `--skip-observe` leaves that to another hook (Claude Code's http hooks).
 // `--observe` never asks for approval (SessionStart and other notices).
 // It always exits 0: a decision is given on stdout, never by exit code.
+//
+// While it holds a request it watches the agent that ran it: when that
+// process is gone (killed with SIGKILL, so it could not end its hooks), the
+// hook exits at once; its connection closes and the server withdraws the
+// request (docs/approvals.md). An interrupted agent (Ctrl-C) ends its hooks
+// itself (Claude Code sends SIGTERM to the hook's process group), with the
+// same effect.
+//
+// A denial it made on its own because Roost could not be reached is kept in
+// a spool folder (ROOST_HOOK_SPOOL, default ~/.roost/hook-reports) and sent
+// by a detached reporter (`--report-spool`) once Roost answers again, so the
+// server closes that request as withdrawn and refuses a late decision for a
+// call that never ran. Any later hook run starts the reporter again if
+// reports are still waiting (the machine restarted, or the server stayed
+// away longer than the reporter tries).
 import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
+const fs = require('node:fs');
+const path = require('node:path');
+const os = require('node:os');
 
 const SHORT_TIMEOUT_MS = 1500;
 const DEFAULT_WINDOW_MS = 10 * 60 * 1000;
+/** How often the agent process is checked while a request is held. */
+const PARENT_POLL_MS = 200;
+/** How long a reporter keeps trying before it leaves the reports to a later hook run. */
+const REPORTER_TRIES_MS = 15 * 60 * 1000;
+/** Reports older than this are dropped unsent (the server's log has moved on). */
+const REPORT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+const SPOOL = process.env.ROOST_HOOK_SPOOL || path.join(os.homedir(), '.roost', 'hook-reports');
 
 function parseArgs(argv) {
   const o = { tool: argv[0] && !argv[0].startsWith('--') ? argv[0] : 'claude-code', observe: false, skipObserve: false };
@@ -60,11 +88,11 @@ function denyAnswer(tool, payload, reason) {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
-/** POSTs with node:http (lighter to load than fetch: this runs once per hook call). */
-function post(url, body, timeoutMs) {
+/** POSTs with node:http (lighter to load than fetch: this runs once per hook call). `onRequest` gets the request (to cut it). */
+function post(url, body, timeoutMs, onRequest, env = tokenEnv) {
   const http = require(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((ok, fail) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...authHeader(tokenEnv) } }, (res) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...authHeader(env) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => ok({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
@@ -72,6 +100,7 @@ function post(url, body, timeoutMs) {
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
     req.on('error', fail);
+    if (onRequest) onRequest(req);
     req.end(body);
   });
 }
@@ -86,6 +115,176 @@ function authHeader(name) {
 
 function out(obj) {
   process.stdout.write(JSON.stringify(obj));
+}
+
+// ---------------------------------------------------------------- the agent process
+
+/** `/proc/<pid>/stat` as {state, ppid, start, comm}, or null (gone, or no /proc). */
+function procStat(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = s.lastIndexOf(')');
+    const f = s.slice(close + 2).split(' ');
+    return { comm: s.slice(s.indexOf('(') + 1, close), state: f[0], ppid: Number(f[1]), start: f[19] };
+  } catch {
+    return null;
+  }
+}
+
+const SHELLS = /^(sh|bash|dash|zsh|ash|ksh|mksh|fish|busybox)$/;
+
+/**
+ * Calls `gone` once the agent that ran this hook has exited. Agents run a
+ * hook command through a shell (`sh -c`), and a shell whose agent was killed
+ * keeps waiting for us, so the agent is the shell's parent then. On Linux
+ * the agent is checked through /proc (pid, start time, not a zombie);
+ * elsewhere by signal 0 to its pid. Our own parent dying counts too.
+ */
+function watchAgent(gone) {
+  const parent = process.ppid;
+  let agent = parent;
+  let check;
+  const p = procStat(parent);
+  if (p) {
+    if (SHELLS.test(p.comm) && p.ppid > 1) agent = p.ppid;
+    const a = procStat(agent);
+    check = () => {
+      if (process.ppid !== parent) return false;
+      const now = procStat(agent);
+      return !!now && !!a && now.start === a.start && now.state !== 'Z' && now.state !== 'X';
+    };
+  } else {
+    try {
+      const { execFileSync } = require('node:child_process');
+      const [ppid, comm] = execFileSync('ps', ['-o', 'ppid=,comm=', '-p', String(parent)], { encoding: 'utf8', timeout: 2000 }).trim().split(/\s+/, 2);
+      if (comm && SHELLS.test(path.basename(comm)) && Number(ppid) > 1) agent = Number(ppid);
+    } catch {}
+    check = () => {
+      if (process.ppid !== parent) return false;
+      try {
+        process.kill(agent, 0);
+        return true;
+      } catch (e) {
+        return e && e.code === 'EPERM';
+      }
+    };
+  }
+  const timer = setInterval(() => {
+    if (!check()) {
+      clearInterval(timer);
+      gone();
+    }
+  }, PARENT_POLL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+// ---------------------------------------------------------------- reports of denials made on its own
+
+/** Keeps a report until the reporter gets it through (a file per request, readable only by its owner). */
+function spoolReport(r) {
+  try {
+    fs.mkdirSync(SPOOL, { recursive: true, mode: 0o700 });
+    const file = path.join(SPOOL, `${r.key}.json`);
+    fs.writeFileSync(file + '.tmp', JSON.stringify(r), { mode: 0o600 });
+    fs.renameSync(file + '.tmp', file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function spooled() {
+  try {
+    return fs.readdirSync(SPOOL).filter((f) => f.endsWith('.json'));
+  } catch {
+    return [];
+  }
+}
+
+/** Starts a detached reporter unless one runs (it outlives this hook and the agent). */
+function startReporter() {
+  if (!spooled().length || reporterAlive()) return;
+  try {
+    const { spawn } = require('node:child_process');
+    const c = spawn(process.execPath, [fileURLToPath(import.meta.url), '--report-spool'], { detached: true, stdio: 'ignore', env: process.env });
+    c.unref();
+  } catch {}
+}
+
+function lockFile() {
+  return path.join(SPOOL, '.reporter.lock');
+}
+
+function reporterAlive() {
+  try {
+    const pid = Number(fs.readFileSync(lockFile(), 'utf8'));
+    if (!pid) return false;
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return !!e && e.code === 'EPERM';
+  }
+}
+
+/** The reporter: sends every spooled report, retrying with backoff while Roost is away. */
+async function reportSpool() {
+  try {
+    fs.writeFileSync(lockFile(), String(process.pid), { flag: 'wx' });
+  } catch {
+    if (reporterAlive()) return;
+    try {
+      fs.unlinkSync(lockFile()); // a reporter that died left its lock
+      fs.writeFileSync(lockFile(), String(process.pid), { flag: 'wx' });
+    } catch {
+      return;
+    }
+  }
+  try {
+    const until = Date.now() + REPORTER_TRIES_MS;
+    let delay = 250;
+    for (;;) {
+      const files = spooled();
+      if (!files.length) return;
+      let failed = false;
+      for (const f of files) {
+        const file = path.join(SPOOL, f);
+        let r;
+        try {
+          r = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch {
+          try {
+            fs.unlinkSync(file);
+          } catch {}
+          continue;
+        }
+        if (!r || typeof r.server !== 'string' || typeof r.key !== 'string' || Date.now() - r.at > REPORT_MAX_AGE_MS) {
+          try {
+            fs.unlinkSync(file);
+          } catch {}
+          continue;
+        }
+        const q = new URLSearchParams({ request: r.key, at: String(r.at) });
+        if (r.team) q.set('team', r.team);
+        try {
+          const res = await post(`${r.server}/hooks/${r.tool}/denied?${q}`, r.payload || '{}', 10_000, undefined, r.tokenEnv || 'ROOST_TOKEN');
+          // Delivered, or refused for good (a 4xx other than "later"): either way it is done.
+          if (res.status < 500 && res.status !== 408 && res.status !== 429) fs.unlinkSync(file);
+          else failed = true;
+        } catch {
+          failed = true;
+        }
+      }
+      if (!failed) continue;
+      if (Date.now() > until) return;
+      await new Promise((ok) => setTimeout(ok, delay));
+      delay = Math.min(delay * 2, 5000);
+    }
+  } finally {
+    try {
+      fs.unlinkSync(lockFile());
+    } catch {}
+  }
 }
 
 const o = parseArgs(process.argv.slice(2));
@@ -134,34 +333,69 @@ async function main() {
   }
 
   q.set('hold', '1');
+  // Our name for this request: the server derives the approval's id from it (with who we
+  // are), so a report of a denial made on our own later closes that very request.
+  const key = randomBytes(16).toString('hex');
+  q.set('request', key);
   // Answer before the agent tool's own hook timeout (installed as window + 30 s).
   const deadline = windowMs + 20_000;
+  let held = null;
+  const unwatch = watchAgent(() => {
+    // The agent is gone: nobody reads our answer. Closing the connection withdraws the request.
+    if (held) held.destroy();
+    process.exit(0);
+  });
+  const ownDenial = (reason, why) => {
+    out(denyAnswer(o.tool, payload, reason));
+    spoolReport({ key, server, tool: o.tool, team: o.team || '', tokenEnv, at: Date.now(), why, payload: raw.length <= 1024 * 1024 ? raw : '{}' });
+    startReporter();
+  };
   try {
-    const r = await post(`${server}/hooks/${o.tool}?${q}`, raw, deadline);
+    const r = await post(`${server}/hooks/${o.tool}?${q}`, raw, deadline, (req) => (held = req));
+    unwatch();
     if (r.status !== 200) {
       let msg = r.text.slice(0, 300);
       try {
         msg = JSON.parse(r.text).message || msg;
       } catch {}
-      out(denyAnswer(o.tool, payload, `Roost refused the approval request (${r.status}: ${msg}): denied because approvals are required`));
+      const reason = `Roost refused the approval request (${r.status}: ${msg}): denied because approvals are required`;
+      // A refusal (4xx) is the server's own answer; a failure (5xx) is Roost not working: report it later.
+      if (r.status >= 500) ownDenial(reason, `status ${r.status}`);
+      else out(denyAnswer(o.tool, payload, reason));
       return;
     }
     const answer = JSON.parse(r.text);
     if (!answer || typeof answer !== 'object' || Object.keys(answer).length === 0) throw new Error('the server gave no decision');
     process.stdout.write(r.text);
   } catch (e) {
+    unwatch();
     const why = e && e.code ? `could not be reached (${e.code})` : `gave no usable answer (${(e && e.message) || e})`;
-    out(denyAnswer(o.tool, payload, `Roost server at ${server} ${why}: denied because approvals are required`));
+    const reason = `Roost server at ${server} ${why}: denied because approvals are required`;
+    if (e && e.code) ownDenial(reason, e.code);
+    else out(denyAnswer(o.tool, payload, reason));
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    // Last resort: never leave a call that may need approval without an answer.
-    try {
-      out(denyAnswer(o.tool, null, `Roost's hook failed (${e && e.message}): denied`));
-    } catch {}
-    process.exit(0);
-  },
-);
+if (process.argv[2] === '--report-spool') {
+  reportSpool().then(
+    () => process.exit(0),
+    () => process.exit(0),
+  );
+} else {
+  // Reports still waiting from an earlier run go out now (cheap when there are none: one readdir).
+  startReporter();
+  run();
+}
+
+function run() {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      // Last resort: never leave a call that may need approval without an answer.
+      try {
+        out(denyAnswer(o.tool, null, `Roost's hook failed (${e && e.message}): denied`));
+      } catch {}
+      process.exit(0);
+    },
+  );
+}

@@ -13,12 +13,13 @@ import {
   KEEP_CLOSED,
   needsApproval,
   nextDeadline,
+  orphanedApprovals,
   pendingApprovals,
   pendingFor,
   recentApprovals,
 } from '../src/core/approvals.js';
 
-const req = (id: string, ts = 1000, extra: Record<string, unknown> = {}) => ({ type: 'approval.requested', id, agent: 'claude-code:s1', tool: 'Bash', input: '$ rm -rf build', source: 'claude-code', window: 60_000, ts, ...extra });
+const req = (id: string, ts = 1000, extra: Record<string, unknown> = {}) => ({ type: 'approval.requested', id, kind: 'tool', asker: 'claude-code:s1', tool: 'Bash', input: '$ rm -rf build', source: 'claude-code', window: 60_000, ts, ...extra });
 
 test('a request is pending until the first outcome; the first decision wins and never flips', () => {
   const s = emptyApprovals();
@@ -47,7 +48,8 @@ test('outcomes for unknown ids, duplicate requests and malformed events are no-o
   assert.deepEqual(applyApproval(s, req('a1', 5000, { tool: 'Write' })), [], 'ids are unique');
   assert.equal(s.byId.get('a1')!.tool, 'Bash');
   assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'a1', decision: 'maybe', ts: 1 }), []);
-  assert.deepEqual(applyApproval(s, req('a2', 1, { agent: '' })), [], 'an agent is required');
+  assert.deepEqual(applyApproval(s, req('a2', 1, { asker: '' })), [], 'an asker is required');
+  assert.deepEqual(applyApproval(s, req('a4', 1, { kind: 'sudo' })), [], 'an unknown kind is refused');
   assert.deepEqual(applyApproval(s, req('a3', 1, { tool: 42 })), [], 'a tool is required');
   assert.equal(s.byId.get('a1')!.status, 'pending');
 });
@@ -82,12 +84,79 @@ test('only the newest closed approvals are kept in memory, and their ids stay us
   assert.deepEqual(approvalsToJSON(copy), approvalsToJSON(s));
 });
 
-const anyEvent = fc.oneof(
-  fc.record({ type: fc.constant('approval.requested'), id: fc.constantFrom('a', 'b', 'c'), agent: fc.constantFrom('x', 'y', ''), tool: fc.constantFrom('Bash', 'Edit'), window: fc.integer(), ts: fc.integer({ min: 0, max: 1e6 }) }),
-  fc.record({ type: fc.constant('approval.decided'), id: fc.constantFrom('a', 'b', 'c', 'd'), decision: fc.constantFrom('allow', 'deny', 'x'), by: fc.string(), ts: fc.integer({ min: 0, max: 1e6 }) }),
-  fc.record({ type: fc.constantFrom('approval.expired', 'approval.withdrawn'), id: fc.constantFrom('a', 'b', 'c'), ts: fc.integer({ min: 0, max: 1e6 }) }),
+test('one model for every kind: an event from before kinds folds as a tool request; fleet, verdict and ask carry their scope', () => {
+  const s = emptyApprovals();
+  // Stored by Roost before kinds existed: agent, agentName, app, session.
+  applyApproval(s, { type: 'approval.requested', id: 'old', agent: 'claude-code:s1', agentName: 'shop · s1', app: 'floor', session: 'claude-code:s1', tool: 'Bash', input: '$ ls', source: 'claude-code', ts: 5 });
+  const old = s.byId.get('old')!;
+  assert.equal(old.kind, 'tool');
+  assert.equal(old.asker, 'claude-code:s1');
+  assert.equal(old.askerName, 'shop · s1');
+  assert.deepEqual(old.scope, { session: 'claude-code:s1' });
+  assert.equal(old.holder, '');
+  assert.equal(pendingFor(s, 'claude-code:s1')[0].id, 'old');
+  applyApproval(s, { type: 'approval.requested', id: 'oldfleet', agent: 's1', app: 'sessions', tool: 'Bash', ts: 6 });
+  assert.equal(s.byId.get('oldfleet')!.kind, 'fleet');
+
+  applyApproval(s, req('f1', 7, { kind: 'fleet', asker: 'sess-1', askerName: 'fix-login', scope: { thread: 't1', session: 'sess-1', rid: 'toolu_1', evil: 'x', __proto__: { polluted: 1 } }, holder: 'bridge:b1' }));
+  const f = s.byId.get('f1')!;
+  assert.deepEqual(f.scope, { thread: 't1', session: 'sess-1', rid: 'toolu_1' }, 'only the known scope keys are kept');
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(f.holder, 'bridge:b1');
+  assert.deepEqual(pendingFor(s, 'sess-1'), [], 'a fleet request is not a floor agent’s');
+  applyApproval(s, req('v1', 8, { kind: 'verdict', asker: 'Elder', tool: 'output', input: 'the merged answer', scope: { list: 'l1', item: 'l1-1', target: 'output' } }));
+  assert.equal(s.byId.get('v1')!.kind, 'verdict');
+});
+
+test('an ask is a yes only with its exact phrase (trimmed, any case); anything else is not a yes; a deny needs none', () => {
+  const s = emptyApprovals();
+  assert.deepEqual(applyApproval(s, req('q0', 1, { kind: 'ask', asker: 'Sentry', tool: 'ask_owner' })), [], 'an ask without its phrase is refused');
+  applyApproval(s, req('q1', 1, { kind: 'ask', asker: 'Sentry', tool: 'ask_owner', phrase: '  Lift  The Quarantine ' }));
+  assert.equal(s.byId.get('q1')!.phrase, 'lift the quarantine');
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'q1', decision: 'allow', by: 'owner', ts: 2 }), [], 'no phrase: not a yes');
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'q1', decision: 'allow', by: 'owner', phrase: 'lift quarantine', ts: 2 }), [], 'another phrase: not a yes');
+  assert.equal(s.byId.get('q1')!.status, 'pending', 'and not a no either');
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'q1', decision: 'allow', by: 'owner', phrase: ' LIFT the quarantine', ts: 3 }, 9), [{ kind: 'closed', id: 'q1', status: 'allowed' }]);
+  applyApproval(s, req('q2', 1, { kind: 'ask', asker: 'Quill', tool: 'ask_owner', phrase: 'ship it' }));
+  assert.deepEqual(applyApproval(s, { type: 'approval.decided', id: 'q2', decision: 'deny', by: 'owner', ts: 3 }), [{ kind: 'closed', id: 'q2', status: 'denied' }]);
+});
+
+test('orphans: pending requests with a holder nobody holds; requests without one are left to their window', () => {
+  const s = emptyApprovals();
+  applyApproval(s, req('h1', 1, { holder: 'node:a' }));
+  applyApproval(s, req('h2', 1, { holder: 'node:b' }));
+  applyApproval(s, req('h3', 1));
+  applyApproval(s, req('h4', 1, { holder: 'node:b' }));
+  applyApproval(s, { type: 'approval.withdrawn', id: 'h4', ts: 2 });
+  assert.deepEqual(orphanedApprovals(s, (a) => a.holder === 'node:a'), ['h2']);
+});
+
+const ids = fc.constantFrom('a', 'b', 'c', 'constructor', '__proto__');
+const ts = fc.integer({ min: 0, max: 1e6 });
+/** Valid events of every kind, so the laws are tried on real histories, not only on noise. */
+const validEvent = fc.oneof(
+  fc.record({
+    type: fc.constant('approval.requested'),
+    id: ids,
+    kind: fc.constantFrom('tool', 'fleet', 'verdict', 'ask'),
+    asker: fc.constantFrom('claude-code:s1', 'sess-1', 'Elder', 'Sentry'),
+    tool: fc.constantFrom('Bash', 'Edit', 'output', 'ask_owner'),
+    phrase: fc.constantFrom('ship it', 'Lift It'),
+    scope: fc.constantFrom({}, { thread: 't', session: 's', rid: 'r' }, { list: 'l', item: 'l-1', target: 'triage' }),
+    holder: fc.constantFrom('', 'node:a', 'bridge:b'),
+    window: fc.integer({ min: 1000, max: 100_000 }),
+    ts,
+  }),
+  fc.record({ type: fc.constant('approval.decided'), id: ids, decision: fc.constantFrom('allow', 'deny'), by: fc.constantFrom('ann', 'ben'), phrase: fc.constantFrom('ship it', 'no', 'lift it'), ts }),
+  fc.record({ type: fc.constantFrom('approval.expired', 'approval.withdrawn'), id: ids, reason: fc.constantFrom('gone', ''), ts }),
+);
+const hostileEvent = fc.oneof(
+  fc.record({ type: fc.constant('approval.requested'), id: fc.constantFrom('a', 'b', 'c'), agent: fc.constantFrom('x', 'y', ''), kind: fc.anything(), scope: fc.anything(), tool: fc.constantFrom('Bash', 'Edit'), window: fc.integer(), ts }),
+  fc.record({ type: fc.constant('approval.decided'), id: fc.constantFrom('a', 'b', 'c', 'd'), decision: fc.constantFrom('allow', 'deny', 'x'), by: fc.string(), phrase: fc.anything(), ts }),
+  fc.record({ type: fc.constantFrom('approval.expired', 'approval.withdrawn'), id: fc.constantFrom('a', 'b', 'c'), ts }),
   fc.anything(),
 );
+const anyEvent = fc.oneof({ weight: 3, arbitrary: validEvent }, { weight: 1, arbitrary: hostileEvent });
 
 test('property: hostile events never throw; a closed approval never changes; split folds agree', () => {
   fc.assert(
@@ -101,8 +170,10 @@ test('property: hostile events never throw; a closed approval never changes; spl
           const was = closedAs.get(a.id);
           if (was) assert.equal(`${a.status}|${a.decidedBy}|${a.closedAt}`, was);
           else closedAs.set(a.id, `${a.status}|${a.decidedBy}|${a.closedAt}`);
+          if (a.kind === 'ask' && a.status === 'allowed') assert.ok(['ship it', 'lift it'].includes(a.phrase), 'an ask allowed only with its phrase');
         }
       });
+      assert.equal(({} as Record<string, unknown>).kind, undefined, 'nothing reached Object.prototype');
       const k = events.length ? cut % (events.length + 1) : 0;
       const t = emptyApprovals();
       events.slice(0, k).forEach((e, i) => applyApproval(t, e, i + 1));
@@ -110,7 +181,7 @@ test('property: hostile events never throw; a closed approval never changes; spl
       events.slice(k).forEach((e, i) => applyApproval(u, e, k + i + 1));
       assert.deepEqual(approvalsToJSON(u), approvalsToJSON(s));
     }),
-    { numRuns: 300 },
+    { numRuns: 500 },
   );
 });
 

@@ -13,6 +13,7 @@ import { inProcess, tempDir, freePort } from './support/server.js';
 import { until as waitUntil } from './support/until.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { Router } from '../src/server/http.js';
+import { endReporter, spooled } from './support/hook-spool.js';
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
 const fixture = (p: string) => JSON.parse(readFileSync(join(FIX, p), 'utf8'));
@@ -41,10 +42,11 @@ test('a held tool call: pending in the inbox and waiting on the floor, then allo
     });
     assert.equal(p.tool, 'Bash');
     assert.equal(p.input, '$ exit 3');
-    assert.equal(p.agent, 'claude-code:af2cb417-a638-4c48-b638-61268d8fb949');
+    assert.equal(p.kind, 'tool');
+    assert.equal(p.asker, 'claude-code:af2cb417-a638-4c48-b638-61268d8fb949');
     assert.equal(p.team, 'Shop');
     assert.equal(p.window, 60_000);
-    const agent = roost.floor.state.agents.get(p.agent)!;
+    const agent = roost.floor.state.agents.get(p.asker)!;
     assert.equal(agent.status, 'waiting');
     assert.match(agent.activity, /^Waiting for approval: Bash: \$ exit 3/);
 
@@ -62,7 +64,7 @@ test('a held tool call: pending in the inbox and waiting on the floor, then allo
     const answer = await held;
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.json, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'Allowed in Roost by alice' } });
-    assert.equal(roost.floor.state.agents.get(p.agent)!.status, 'working', 'back to work once allowed');
+    assert.equal(roost.floor.state.agents.get(p.asker)!.status, 'working', 'back to work once allowed');
     const list = (await (await fetch(roost.url + '/approvals')).json()) as any;
     assert.deepEqual(list.pending, []);
     assert.equal(list.recent[0].status, 'allowed');
@@ -131,7 +133,7 @@ test('a hook that goes away withdraws its request; other tools answer in their o
   }
 });
 
-test('the audit trail survives a restart, and a request pending across it still expires', async () => {
+test('the audit trail survives a restart; a request pending across it is withdrawn once no node holds its hook', async () => {
   const dataDir = tempDir();
   let roost = await inProcess({}, dataDir);
   const held = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1`, PRE_BASH);
@@ -141,20 +143,90 @@ test('the audit trail survives a restart, and a request pending across it still 
   });
   await postJson(`${roost.url}/approvals/${p.id}/decision`, { decision: 'deny', by: 'carol' });
   await held;
-  const orphan = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=1500&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_9' }).catch(() => null);
-  await until('the orphan pending', async () => ((await pending(roost.url)).length === 1 ? true : undefined));
-  // A hard stop: the waiting hook's connection is cut with the server.
+  const orphan = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_9' }).catch(() => null);
+  const [o] = await until('the orphan pending', async () => {
+    const l = await pending(roost.url);
+    return l.length === 1 ? l : undefined;
+  });
+  // A crash: the store closes first, so the hook's connection breaks with nothing written about it.
+  await roost.store.close().catch(() => {});
   roost.server.closeAllConnections();
-  await roost.close();
+  await roost.close().catch(() => {});
   await orphan;
-  roost = await inProcess({}, dataDir);
+  const t0 = Date.now();
+  roost = await inProcess({ holderGraceMs: 800 }, dataDir);
   try {
     const list = (await (await fetch(roost.url + '/approvals')).json()) as any;
     const old = list.recent.find((a: any) => a.id === p.id);
     assert.equal(old.status, 'denied');
     assert.equal(old.decidedBy, 'carol');
-    // The orphan was withdrawn when its hook's connection went, or expires at its deadline after the restart.
-    await until('the orphan withdrawn or expired', async () => ((await pending(roost.url)).length === 0 ? true : undefined), 5000);
+    assert.equal(list.pending[0]?.id, o.id, 'still pending just after the start: another node might hold it');
+    await until('the orphan withdrawn', async () => ((await pending(roost.url)).length === 0 ? true : undefined), 5000);
+    const ms = Date.now() - t0;
+    const a = (await (await fetch(`${roost.url}/approvals/${o.id}`)).json()) as any;
+    assert.equal(a.status, 'withdrawn');
+    assert.match(a.reason, /no longer held by any Roost node/);
+    assert.ok(ms >= 700 && ms < 3000, `withdrawn after the grace (${ms} ms)`);
+  } finally {
+    await roost.close();
+  }
+});
+
+test('right after a restart, a decision for a request whose hook is gone waits out the grace and is refused (409)', async () => {
+  const dataDir = tempDir();
+  let roost = await inProcess({}, dataDir);
+  const orphan = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1`, PRE_BASH).catch(() => null);
+  const [o] = await until('the request pending', async () => {
+    const l = await pending(roost.url);
+    return l.length ? l : undefined;
+  });
+  await roost.store.close().catch(() => {});
+  roost.server.closeAllConnections();
+  await roost.close().catch(() => {});
+  await orphan;
+  roost = await inProcess({ holderGraceMs: 1500 }, dataDir);
+  try {
+    const t0 = Date.now();
+    const late = await postJson(`${roost.url}/approvals/${o.id}/decision`, { decision: 'allow' });
+    assert.equal(late.status, 409);
+    assert.match(late.json.message, /already withdrawn/);
+    assert.ok(Date.now() - t0 < 2500, 'answered once the grace was over');
+  } finally {
+    await roost.close();
+  }
+});
+
+test('a hook’s report of a denial made on its own: creates the request closed as withdrawn, once; a later decision is 409', async () => {
+  const roost = await inProcess();
+  try {
+    const key = 'k' + 'a'.repeat(31);
+    const r = await postJson(`${roost.url}/hooks/claude-code/denied?request=${key}&at=1700000000000&team=Shop`, PRE_BASH);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.status, 'withdrawn');
+    const a = (await (await fetch(`${roost.url}/approvals/${r.json.id}`)).json()) as any;
+    assert.equal(a.kind, 'tool');
+    assert.equal(a.input, '$ exit 3');
+    assert.equal(a.team, 'Shop');
+    assert.match(a.reason, /denied it on its own at 2023-11-14T22:13:20.000Z: Roost could not be reached/);
+    const again = await postJson(`${roost.url}/hooks/claude-code/denied?request=${key}`, PRE_BASH);
+    assert.equal(again.json.id, r.json.id, 'the same report twice names the same request');
+    assert.equal((await roost.store.read('approvals', 0)).length, 2, 'stored once: the request and its withdrawal');
+    assert.equal((await postJson(`${roost.url}/approvals/${r.json.id}/decision`, { decision: 'allow' })).status, 409);
+    assert.equal((await postJson(`${roost.url}/hooks/claude-code/denied`, PRE_BASH)).status, 400, 'the key is required');
+    assert.equal((await postJson(`${roost.url}/hooks/claude-code/denied?request=short`, PRE_BASH)).status, 400);
+    // A hook that held a request through this server and lost its connection reports the same request.
+    const key2 = 'k' + 'b'.repeat(31);
+    const ac = new AbortController();
+    const held = postJson(`${roost.url}/hooks/claude-code?approvals=all&window=60000&hold=1&request=${key2}`, { ...PRE_BASH, tool_use_id: 'toolu_2' }, ac.signal).catch(() => null);
+    const [p] = await until('the held call pending', async () => {
+      const l = await pending(roost.url);
+      return l.length ? l : undefined;
+    });
+    const rep = await postJson(`${roost.url}/hooks/claude-code/denied?request=${key2}`, { ...PRE_BASH, tool_use_id: 'toolu_2' });
+    assert.equal(rep.json.id, p.id);
+    assert.equal(rep.json.status, 'withdrawn');
+    ac.abort();
+    await held;
   } finally {
     await roost.close();
   }
@@ -199,10 +271,13 @@ test('the live stream: a snapshot, then each request and decision as it happens'
   }
 });
 
+/** Where the hooks these tests run keep their reports (never the user's own folder). */
+const SPOOL = join(tempDir('roost-hook-spool-'), 'reports');
+
 function runHook(args: string[], stdin: string): Promise<{ out: string; ms: number; code: number | null }> {
   const t0 = performance.now();
   return new Promise((ok) => {
-    const c = spawn(process.execPath, [HOOK, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [HOOK, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ROOST_HOOK_SPOOL: SPOOL } });
     let out = '';
     c.stdout.on('data', (d) => (out += d));
     c.on('exit', (code) => ok({ out, code, ms: performance.now() - t0 }));
@@ -239,6 +314,9 @@ test('the command hook: deny when approvals are required and the server is away;
   } finally {
     await roost.close();
   }
+  // The denials made for want of a server wait to be reported (the refusal by a live server does not).
+  assert.equal(spooled(SPOOL).length, 3, 'Claude Code, Gemini CLI and Cursor calls denied with no server');
+  endReporter(SPOOL);
   console.log(`# command hook, server unreachable: deny in ${deny.ms.toFixed(0)} ms; no-approval exit in ${free.ms.toFixed(0)} ms; observe in ${observe.ms.toFixed(0)} ms (node start included)`);
 });
 

@@ -63,6 +63,37 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
     }
   });
 
+  test('a node that starts later does not take a request another node holds for orphaned; when that node dies, the request is withdrawn and a decision is 409', async (t) => {
+    if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const held = postJson(`${a.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_node' }).catch(() => null);
+    const [p] = await until('the held call pending on the other node', async () => {
+      const l = (await pendingOn(b.url)).filter((x) => x.holder);
+      return l.length ? l : undefined;
+    });
+    // A third node starts: it has heard nobody yet, and must not judge A's hook gone.
+    const c = await child({ args: ['--db', db.url] });
+    try {
+      await new Promise((ok) => setTimeout(ok, 2500));
+      assert.equal((await (await fetch(`${c.url}/approvals/${p.id}`)).json() as any).status, 'pending', 'A still holds it: nobody withdrew it');
+      // A dies with the hook's connection: the other nodes stop hearing it and withdraw the request.
+      const t0 = Date.now();
+      await a.stop('SIGKILL');
+      await held;
+      const got = await until('the request withdrawn on B', async () => {
+        const x = (await (await fetch(`${b.url}/approvals/${p.id}`)).json()) as any;
+        return x.status !== 'pending' ? x : undefined;
+      });
+      console.log(`# node holding the hook killed: withdrawn on another node after ${Date.now() - t0} ms`);
+      assert.equal(got.status, 'withdrawn');
+      assert.equal((await postJson(`${c.url}/approvals/${p.id}/decision`, { decision: 'allow' })).status, 409);
+      const rows = await sql<{ n: string }>(`select count(*)::text as n from ${db.schema}.events where stream = 'approvals' and type = 'approval.withdrawn' and body like $1`, [`%${p.id}%`]);
+      assert.equal(rows[0].n, '1', 'two nodes noticed; the withdrawal is in the log once');
+    } finally {
+      await c.stop('SIGKILL');
+      a = await child({ args: ['--db', db.url] });
+    }
+  });
+
   test('a window that passes with both nodes up is expired once, and the hook is denied', async (t) => {
     if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
     const r = await postJson(`${b.url}/hooks/claude-code?approvals=all&window=1500&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_exp' });

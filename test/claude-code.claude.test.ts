@@ -12,6 +12,7 @@ import { need } from './support/env.js';
 import { inProcess, freePort } from './support/server.js';
 import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
 import { until } from './support/until.js';
+import { endReporter, spoolOf, spooled } from './support/hook-spool.js';
 import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, toolResults} from './support/model-standin.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
@@ -140,7 +141,7 @@ test('with approvals on, a Bash call waits: deny blocks it and the model reads w
       assert.equal(p.source, 'claude-code');
       assert.match(p.input, /^\$ echo yes > approved-marker\.txt/);
       // The agent waits on the floor meanwhile.
-      assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting');
+      assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
       assert.equal(existsSync(join(setup.project, MARKER)), false);
       const d = await decide(roost.url, p.id, 'deny', 'alice');
       assert.equal(d.status, 200);
@@ -223,7 +224,9 @@ test('with approvals on, no answer within the window denies the call; an unreach
       assert.ok(r);
       assert.equal(r.is_error, true);
       assert.match(r.content, /could not be reached.*denied because approvals are required/);
+      assert.equal(spooled(spoolOf(setup.home)).length, 1, 'the denial waits to be reported to Roost');
     } finally {
+      endReporter(spoolOf(setup.home));
       await model.close();
     }
   }
@@ -263,12 +266,12 @@ test('--command-only (Claude Code before http hooks): the same floor and the sam
   try {
     const running = runClaude(setup, model.url, 'write the marker');
     const p = await pendingBash(roost.url, running);
-    assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting');
+    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
     assert.equal((await decide(roost.url, p.id, 'allow')).status, 200);
     const { code } = await running;
     assert.equal(code, 0);
     assert.equal(existsSync(join(setup.project, MARKER)), true);
-    const events = (await roost.store.read('floor', 0, 10_000)).map((e) => JSON.parse(e.body)).filter((e) => (typeof e.agent === 'string' ? e.agent : e.agent?.id) === p.agent);
+    const events = (await roost.store.read('floor', 0, 10_000)).map((e) => JSON.parse(e.body)).filter((e) => (typeof e.agent === 'string' ? e.agent : e.agent?.id) === p.asker);
     // Reported once each (no double report from two hooks), in order.
     assert.deepEqual(
       events.map((e) => `${e.type}:${e.status ?? ''}`),

@@ -1,45 +1,69 @@
 // The approvals fold: requests for a person's yes or no, and their outcomes.
+// One model for every kind of decision Roost asks for (docs/approvals.md):
 //
-// Pure and shared (server and browser fold the same events): no imports, no
-// clock, no I/O. Time arrives on the event (`ts`) or as the `now` of a query.
+//   kind     asker (who waits)              scope (where it lives)        decided by
+//   tool     a floor agent (an agent hook)  {session}                     allow / deny
+//   fleet    a fleet board session          {thread, session, rid}        allow / deny
+//   verdict  a crow or the flock            {list, item, target}          allow / deny
+//   ask      a service role (ask_owner)     {nest, msg}                   allow only with the exact phrase; deny
 //
-// Events (the `approvals` stream of the log):
-//   approval.requested { id, agent, tool, input, source, app, window, ts, ... }
-//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason? }
+// Pure and shared (server and browser fold the same events): imports only
+// src/core (window.ts, approval-rules.ts), no clock, no I/O. Time arrives on the event (`ts`) or as the `now` of a query.
+//
+// Events (one `approvals` stream per project):
+//   approval.requested { id, kind, asker, askerName?, scope?, team?, source?, tool, input?, phrase?, holder?, window, ts }
+//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason?, phrase? }
 //   approval.expired   { id, ts }          the window passed with no decision
-//   approval.withdrawn { id, ts, reason? } the agent stopped waiting (its hook went away)
+//   approval.withdrawn { id, ts, reason? } the asker stopped waiting (its hook or bridge went away,
+//                                          its session ended, or its hook denied on its own)
+// Events stored before kinds existed (`agent`, `agentName`, `app`, `session`)
+// fold as kind `tool` (`app: sessions` as `fleet`), asker = agent.
 //
 // Invariants (DESIGN rule 7, "approvals fail safe"):
 // - the first outcome wins: a decided, expired or withdrawn approval never
 //   changes again; later outcomes for it fold to a no-op;
 // - an outcome for an id that was never requested is a no-op;
 // - a second request with an id already known is a no-op (ids are unique);
-// - hostile input (wrong types, huge strings) is clamped or ignored; nothing
-//   here throws.
+// - an `ask` is allowed only by a decision carrying its exact phrase (trimmed,
+//   lower case); any other allow folds to a no-op (a deny needs no phrase);
+// - hostile input (wrong types, huge strings, unknown kinds or scope keys) is
+//   clamped, dropped or ignored; nothing here throws.
 //
 // The state keeps every pending approval and the most recent closed ones
 // (`KEEP_CLOSED`); the log keeps them all (the audit trail).
 
-export const APPROVALS_PROTOCOL_VERSION = 1;
+import { formatWindow } from './window.js';
+
+/** History: 1 — hook approvals; 2 — one model: kind, asker, scope, phrase, holder (old events fold as kind tool). */
+export const APPROVALS_PROTOCOL_VERSION = 2;
 
 export const APPROVAL_EVENT_TYPES = ['approval.requested', 'approval.decided', 'approval.expired', 'approval.withdrawn'] as const;
 export type ApprovalEventType = (typeof APPROVAL_EVENT_TYPES)[number];
+
+export const APPROVAL_KINDS = ['tool', 'fleet', 'verdict', 'ask'] as const;
+export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+/** The keys a scope may carry (each a short id); any other key is dropped. */
+export const SCOPE_KEYS = ['session', 'thread', 'rid', 'list', 'item', 'target', 'nest', 'msg'] as const;
+export type ScopeKey = (typeof SCOPE_KEYS)[number];
+export type ApprovalScope = Partial<Record<ScopeKey, string>>;
 
 export type Decision = 'allow' | 'deny';
 export type ApprovalStatus = 'pending' | 'allowed' | 'denied' | 'expired' | 'withdrawn';
 
 export const APPROVAL_LIMITS = {
   id: 128,
-  agent: 128,
+  asker: 128,
   name: 80,
   team: 80,
   source: 40,
-  app: 40,
   tool: 120,
   input: 2000,
+  phrase: 200,
+  holder: 128,
+  scopeValue: 128,
   by: 120,
   reason: 500,
-  session: 128,
   /** Windows are clamped to [1 s, 24 h]. */
   minWindow: 1_000,
   maxWindow: 24 * 60 * 60 * 1000,
@@ -52,20 +76,30 @@ export const KEEP_CLOSED = 100;
 
 export interface Approval {
   id: string;
-  /** The floor agent the request is about (a helper's id inside a subagent). */
-  agent: string;
-  /** Display name of that agent, when the sender knows it. */
-  agentName: string;
+  kind: ApprovalKind;
+  /** Who waits for the answer: a floor agent's id (tool), a board session's id (fleet), a crow (verdict), a service role (ask). */
+  asker: string;
+  /** Its display name. */
+  askerName: string;
+  /** Where the request lives (kind-specific ids: see the table above); `{}` when nothing more is known. */
+  scope: ApprovalScope;
+  /** The floor team of a tool request's agent, when known. */
   team: string;
-  /** Which integration sent it: `claude-code`, `codex`, `cursor`, `gemini-cli`, ... */
+  /** Which integration sent it: `claude-code`, `codex`, `cursor`, `gemini-cli`, `bridge`, `flock`, `nest`, ... */
   source: string;
-  /** Which app it belongs to: `floor` (hooks), `sessions` (the fleet board), ... */
-  app: string;
-  /** Session the agent runs in, when known (lets a board group them). */
-  session: string;
+  /** What is asked: a tool's name (tool, fleet), `triage`/`output` (verdict), `ask_owner` (ask). */
   tool: string;
-  /** A readable digest of the tool input (one or a few lines), never the raw input. */
+  /** A readable digest of what is asked (one or a few lines), never the raw input. */
   input: string;
+  /** `ask` only: the exact words (trimmed, lower case) that approve it; '' otherwise. */
+  phrase: string;
+  /**
+   * What keeps the asker's wait alive, so a request whose asker went away can
+   * be withdrawn (docs/approvals.md): `node:<id>` (a server node holding a
+   * hook's connection), `bridge:<id>` (a bridge following its board); '' when
+   * nothing holds it (the window alone closes it).
+   */
+  holder: string;
   window: number;
   requestedAt: number;
   deadline: number;
@@ -105,9 +139,39 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+function isKind(v: unknown): v is ApprovalKind {
+  return typeof v === 'string' && (APPROVAL_KINDS as readonly string[]).includes(v);
+}
+
 export function clampWindow(v: unknown): number {
   const n = num(v) ?? DEFAULT_WINDOW_MS;
   return Math.min(APPROVAL_LIMITS.maxWindow, Math.max(APPROVAL_LIMITS.minWindow, Math.round(n)));
+}
+
+/** How a phrase is compared: trimmed, inner runs of space as one, lower case (the nest contract's rule). */
+export function normalizePhrase(v: unknown): string {
+  if (typeof v !== 'string') return '';
+  return v.replace(/\s+/g, ' ').trim().toLowerCase().slice(0, APPROVAL_LIMITS.phrase);
+}
+
+/** The known keys of a scope, each a clamped string; anything else is dropped. */
+function scopeOf(v: unknown): ApprovalScope {
+  const out: ApprovalScope = {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return out;
+  const o = v as Record<string, unknown>;
+  for (const k of SCOPE_KEYS) {
+    // Own properties only: a scope never reads through a prototype.
+    if (!Object.prototype.hasOwnProperty.call(o, k)) continue;
+    const s = str(o[k], APPROVAL_LIMITS.scopeValue);
+    if (s !== undefined) out[k] = s;
+  }
+  return out;
+}
+
+/** The kind of a request; events from before kinds existed say `app` instead. */
+function kindOf(o: Record<string, unknown>): ApprovalKind | undefined {
+  if (o.kind !== undefined) return isKind(o.kind) ? o.kind : undefined;
+  return o.app === 'sessions' ? 'fleet' : 'tool';
 }
 
 function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, 'pending'>, ts: number, position: number | null): ApprovalEffect[] {
@@ -124,6 +188,46 @@ function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, '
   return [{ kind: 'closed', id: a.id, status }];
 }
 
+/** Builds a pending approval from a request event, or null when it is not acceptable. */
+function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval | null {
+  const kind = kindOf(o);
+  if (!kind) return null;
+  const asker = str(o.asker, APPROVAL_LIMITS.asker) ?? str(o.agent, APPROVAL_LIMITS.asker);
+  const tool = str(o.tool, APPROVAL_LIMITS.tool);
+  if (!asker || !tool) return null;
+  const scope = scopeOf(o.scope);
+  // Before scopes, a tool request named its session beside the agent.
+  if (o.scope === undefined && kind === 'tool') {
+    const session = str(o.session, APPROVAL_LIMITS.scopeValue);
+    if (session) scope.session = session;
+  }
+  const phrase = kind === 'ask' ? normalizePhrase(o.phrase) : '';
+  // An ask with no phrase could never be approved; it is refused rather than left to expire.
+  if (kind === 'ask' && !phrase) return null;
+  const window = clampWindow(o.window);
+  return {
+    id,
+    kind,
+    asker,
+    askerName: str(o.askerName, APPROVAL_LIMITS.name) ?? str(o.agentName, APPROVAL_LIMITS.name) ?? asker,
+    scope,
+    team: str(o.team, APPROVAL_LIMITS.team) ?? '',
+    source: str(o.source, APPROVAL_LIMITS.source) ?? '',
+    tool,
+    input: typeof o.input === 'string' ? (o.input.length > APPROVAL_LIMITS.input ? o.input.slice(0, APPROVAL_LIMITS.input - 1) + '…' : o.input) : '',
+    phrase,
+    holder: str(o.holder, APPROVAL_LIMITS.holder) ?? '',
+    window,
+    requestedAt: ts,
+    deadline: ts + window,
+    status: 'pending',
+    decidedBy: '',
+    decidedAt: null,
+    reason: '',
+    closedAt: null,
+  };
+}
+
 /**
  * Folds one event into `s` (in place). `position` is the event's log position
  * when known (recorded on the approval it closes). Returns what changed.
@@ -137,29 +241,8 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
   switch (o.type) {
     case 'approval.requested': {
       if (s.byId.has(id) || s.forgotten.has(id)) return [];
-      const agent = str(o.agent, APPROVAL_LIMITS.agent);
-      const tool = str(o.tool, APPROVAL_LIMITS.tool);
-      if (!agent || !tool) return [];
-      const window = clampWindow(o.window);
-      const a: Approval = {
-        id,
-        agent,
-        agentName: str(o.agentName, APPROVAL_LIMITS.name) ?? agent,
-        team: str(o.team, APPROVAL_LIMITS.team) ?? '',
-        source: str(o.source, APPROVAL_LIMITS.source) ?? '',
-        app: str(o.app, APPROVAL_LIMITS.app) ?? 'floor',
-        session: str(o.session, APPROVAL_LIMITS.session) ?? '',
-        tool,
-        input: typeof o.input === 'string' ? (o.input.length > APPROVAL_LIMITS.input ? o.input.slice(0, APPROVAL_LIMITS.input - 1) + '…' : o.input) : '',
-        window,
-        requestedAt: ts,
-        deadline: ts + window,
-        status: 'pending',
-        decidedBy: '',
-        decidedAt: null,
-        reason: '',
-        closedAt: null,
-      };
+      const a = requestOf(id, o, ts);
+      if (!a) return [];
       s.byId.set(id, a);
       s.rev++;
       return [{ kind: 'requested', id }];
@@ -168,6 +251,8 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
       const a = s.byId.get(id);
       if (!a || a.status !== 'pending') return [];
       if (o.decision !== 'allow' && o.decision !== 'deny') return [];
+      // An ask is a yes only with its exact words; anything else is not a yes (and not a no either).
+      if (a.kind === 'ask' && o.decision === 'allow' && normalizePhrase(o.phrase) !== a.phrase) return [];
       a.decidedBy = str(o.by, APPROVAL_LIMITS.by) ?? 'unknown';
       a.reason = str(o.reason, APPROVAL_LIMITS.reason) ?? '';
       return close(s, a, o.decision === 'allow' ? 'allowed' : 'denied', ts, position);
@@ -219,9 +304,36 @@ export function nextDeadline(s: ApprovalsState): number | null {
   return next;
 }
 
-/** Pending approvals of one agent (for its card on the floor). */
+/** Pending tool approvals of one floor agent (for its card on the floor). */
 export function pendingFor(s: ApprovalsState, agent: string): Approval[] {
-  return pendingApprovals(s).filter((a) => a.agent === agent);
+  return pendingApprovals(s).filter((a) => a.kind === 'tool' && a.asker === agent);
+}
+
+/**
+ * Pending approvals whose asker is gone: they have a holder and `held` says
+ * nobody holds them. Requests without a holder are left to their window.
+ */
+export function orphanedApprovals(s: ApprovalsState, held: (a: Approval) => boolean): string[] {
+  const out: string[] = [];
+  for (const a of s.byId.values()) if (a.status === 'pending' && a.holder && !held(a)) out.push(a.id);
+  return out;
+}
+
+/** How a closed approval reads in one line (for the agent's model, the board and the inbox). */
+export function outcomeLine(a: Approval): string {
+  const why = a.reason ? `: ${a.reason}` : '';
+  switch (a.status) {
+    case 'allowed':
+      return `Allowed in Roost by ${a.decidedBy}${why}`;
+    case 'denied':
+      return `Denied in Roost by ${a.decidedBy}${why}`;
+    case 'expired':
+      return `No decision in Roost within ${formatWindow(a.window)}: denied (unanswered approvals count as a no)`;
+    case 'withdrawn':
+      return `The approval request was withdrawn${why}: denied`;
+    default:
+      return 'Waiting for a decision in Roost';
+  }
 }
 
 // ---------------------------------------------------------------- wire form
@@ -239,7 +351,7 @@ export function approvalsToJSON(s: ApprovalsState): ApprovalsJSON {
 
 export function approvalsFromJSON(j: ApprovalsJSON): ApprovalsState {
   const s = emptyApprovals();
-  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a });
+  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope } });
   s.closed = [...(j.closed ?? [])];
   for (const id of j.forgotten ?? []) s.forgotten.add(id);
   s.rev = j.rev ?? 0;

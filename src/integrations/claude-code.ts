@@ -271,6 +271,15 @@ export function waitingEvent(m: Mapped): FloorEvent {
   return { type: 'tool', agent: m.agent, tool: m.tool || 'tool', status: 'waiting', activity: line(`Waiting for approval: ${m.tool}${m.input ? ': ' + m.input : ''}`) };
 }
 
+/**
+ * The floor event when the agent stopped waiting before any decision (it was
+ * interrupted or killed, or its hook went away): no longer waiting, and the
+ * card says why. Idle, not thinking: nothing is running on its behalf.
+ */
+export function withdrawnEvent(m: Mapped): FloorEvent {
+  return { type: 'status', agent: m.agent, status: 'idle', activity: line(`Stopped waiting for approval: ${m.tool || 'tool'} (request withdrawn)`) };
+}
+
 /** The floor event once the decision is known. */
 export function outcomeEvent(m: Mapped, allowed: boolean, why: string): FloorEvent {
   return allowed

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
 import { FloorService, floorRoutes, floorStream } from './floor.js';
 import { ApprovalService, approvalsRoutes, approvalsStream } from './approvals.js';
+import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
 import { IdentityService } from './identity/service.js';
 import { SharedAccess } from './identity/access.js';
@@ -40,6 +41,12 @@ export interface RoostConfig {
   streamsPerCaller: number;
   /** Several nodes: another node's Work presence is forgotten after this long without a repeat. */
   presenceExpireMs: number;
+  /**
+   * An approval's asker (a hook's connection, a bridge's stream) counts as
+   * gone once nobody has held it for this long; also how long a node that
+   * has just started waits before it judges (docs/approvals.md).
+   */
+  holderGraceMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -57,6 +64,7 @@ export const DEFAULTS: RoostConfig = {
   requestsPerMinute: 1200,
   streamsPerCaller: 32,
   presenceExpireMs: PRESENCE_EXPIRE_MS,
+  holderGraceMs: HOLDER_DEFAULTS.graceMs,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -126,7 +134,11 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       }),
   );
   const floor = await floors.get('default');
-  // Approvals and agent hooks (docs/integrations.md).
+  // Approvals and agent hooks (docs/approvals.md, docs/integrations.md). One
+  // holder registry per process: which askers' waits this node holds, and
+  // what the other nodes say they hold.
+  const holders = new Holders(store, { graceMs: cfg.holderGraceMs, repeatMs: Math.max(50, Math.min(HOLDER_DEFAULTS.repeatMs, Math.floor(cfg.holderGraceMs / 3))) });
+  holders.start();
   const approvalsByProject = new PerProject(
     (project) =>
       new ApprovalService(store, {
@@ -134,9 +146,14 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
         maxReplay: cfg.maxReplay,
         stream: approvalsStream(project),
         access,
+        holders,
       }),
   );
   const approvals = await approvalsByProject.get('default');
+  // Every project's approvals start now, not on first use: a request left
+  // pending by a restart is withdrawn when its asker is gone, whether or not
+  // anyone opens that project.
+  for (const p of identity.state.projects.keys()) if (p !== 'default') void approvalsByProject.get(p).catch((e) => console.error(`roost: approvals of project ${p} did not start`, e));
   const hooks = new HookService(store, floors, approvalsByProject);
   const ids = new IdentityRoutes(identity, access);
   // The fleet boards: one stream per thread (docs/fleet.md).
@@ -203,6 +220,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     async close() {
       await floors.stopAll();
       await approvalsByProject.stopAll();
+      holders.stop();
       access.stop();
       await identity.stop();
       await fleet.stop();

@@ -1,24 +1,31 @@
-// The approvals app on the server: the log's `approvals` stream folded by the
-// shared approvals fold, served as GET /approvals, GET /approvals/stream and
-// POST /approvals/:id/decision, and awaited by the hook endpoints.
+// The approvals app on the server: the log's `approvals` stream of a project
+// folded by the shared approvals fold (one model for every kind: tool, fleet,
+// verdict, ask; docs/approvals.md), served as GET /approvals, GET
+// /approvals/stream, GET /approvals/:id and POST /approvals/:id/decision, and
+// awaited by the hook endpoints.
 //
 // Why it is shaped like this:
 // - every request, decision, expiry and withdrawal is an event in the log,
 //   so the audit trail survives restarts and every node folds the same
-//   outcome; the first outcome in log order wins (the fold's rule);
+//   outcome; the first outcome in log order wins (the fold's rule), and a
+//   decider learns whether it won from the position that closed the request;
 // - waiters are woken by the fold, never by the decision handler: a decision
 //   made on another node reaches this node's waiting hook through the
 //   store's commit wake-up, exactly like a local one;
-// - expiry is a logged event (`approval.expired`), appended by whichever
-//   node's timer fires first at the deadline; a late decision then loses
-//   (409), and the waiting hook answers deny.
+// - expiry and withdrawal are logged events, keyed per request, appended by
+//   whichever node sees the need first (the fold ignores a second outcome);
+// - a request whose asker has gone is withdrawn, not left open: its holder
+//   (src/server/holders.ts) is a hook connection of some node or a bridge's
+//   stream; when nobody holds it any more the sweep withdraws it, and a
+//   decision for it is refused (409) after the withdrawal, never recorded as
+//   if the call it asked about could still run.
 //
 // Who decided (`by`) is the server's to say: in local mode the request may
-// name a label (default "local owner"); once accounts exist the
-// authenticated caller's name replaces anything the body says.
+// name a label (default "local owner"); in shared mode the authenticated
+// caller's name replaces anything the body says.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   APPROVALS_PROTOCOL_VERSION,
   APPROVAL_LIMITS,
@@ -28,12 +35,16 @@ import {
   dueToExpire,
   emptyApprovals,
   nextDeadline,
+  normalizePhrase,
+  orphanedApprovals,
   pendingApprovals,
   recentApprovals,
   type Approval,
+  type ApprovalKind,
+  type ApprovalScope,
   type ApprovalsState,
 } from '../core/approvals.js';
-import type { EventStore, LogEntry } from '../storage/types.js';
+import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Route } from './route.js';
@@ -41,6 +52,7 @@ import type { PerProject } from './scoped.js';
 import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
 import { LOCAL_OWNER, LocalAccess, type Access } from './access.js';
+import { Holders } from './holders.js';
 
 export const APPROVALS_STREAM = 'approvals';
 
@@ -48,6 +60,9 @@ export const APPROVALS_STREAM = 'approvals';
 export function approvalsStream(project: string): string {
   return project === 'default' ? APPROVALS_STREAM : `${APPROVALS_STREAM}:${project}`;
 }
+
+/** How often a service looks for requests whose asker has gone (while any request has a holder). */
+const SWEEP_MS = 250;
 
 export interface ApprovalOptions {
   live: Omit<LiveOptions, 'epoch'>;
@@ -57,18 +72,39 @@ export interface ApprovalOptions {
   access?: Access;
   /** The log stream (default: the default project's, `approvals`). */
   stream?: string;
+  /** Who holds askers' waits on this node and the others (one per process; a private one when absent). */
+  holders?: Holders;
 }
 
 export interface NewApproval {
-  agent: string;
-  agentName?: string;
+  /** A stable id (a retry of the same request names the same one); a fresh one when absent. */
+  id?: string;
+  kind?: ApprovalKind;
+  asker: string;
+  askerName?: string;
+  scope?: ApprovalScope;
   team?: string;
   source: string;
-  app?: string;
-  session?: string;
   tool: string;
   input: string;
+  phrase?: string;
   window?: number;
+  /** What holds the asker's wait (see holders.ts); none: only the window closes it. */
+  holder?: string;
+}
+
+/**
+ * The id of a request named by its asker: the asker's own key (a hook's
+ * request key, a board session's request id), hashed with who the caller is,
+ * so one caller can never name, or close, another caller's request.
+ */
+export function askedId(prefix: 'ap' | 'fl', caller: string, key: string): string {
+  return `${prefix}_` + createHash('sha256').update(`${caller}\n${key}`).digest('hex').slice(0, 24);
+}
+
+/** A fresh request id (a request nobody will name again). */
+export function newApprovalId(): string {
+  return 'ap_' + randomUUID().replace(/-/g, '').slice(0, 20);
 }
 
 function fold(state: ApprovalsState, entry: LogEntry): string {
@@ -76,21 +112,34 @@ function fold(state: ApprovalsState, entry: LogEntry): string {
   return `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`;
 }
 
+/** Whether a holder still holds a request: yes, no, or not known yet (a node that has just started). */
+type Held = 'yes' | 'no' | 'unknown';
+
 export class ApprovalService {
   state: ApprovalsState = emptyApprovals();
   private waiters = new Map<string, Set<(a: Approval) => void>>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt: number | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
   private follower: StreamFollower;
   private stopped = false;
+  /** Requests whose hook connection this node holds now (holder `holders.self`). */
+  private hookHolds = new Set<string>();
+  /** Withdrawals in flight (one append per request, whoever asks). */
+  private withdrawing = new Map<string, Promise<void>>();
+  /** Called with each entry's folded approval once closed (after the waiters): projections (the fleet board). */
+  private closedListeners = new Set<(a: Approval) => void>();
+  private requestedListeners = new Set<(a: Approval) => void>();
   channel!: LiveChannel;
   readonly stream: string;
+  readonly holders: Holders;
 
   constructor(
     private store: EventStore,
     private opts: ApprovalOptions,
   ) {
     this.stream = opts.stream ?? APPROVALS_STREAM;
+    this.holders = opts.holders ?? new Holders(store);
     // After every run of folded entries the follower wakes position waiters; then the expiry timer is re-armed.
     this.follower = new StreamFollower(store, this.stream, { apply: (e) => this.applyEntry(e), afterFold: () => this.arm() });
   }
@@ -112,32 +161,54 @@ export class ApprovalService {
       },
       { ...this.opts.live, epoch: this.store.epoch },
     );
+    if (!this.opts.holders) this.holders.start();
     this.follower.listen();
     await this.follower.catchUp();
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.sweeper) clearInterval(this.sweeper);
+    if (!this.opts.holders) this.holders.stop();
     const done = this.follower.stop(); // stops hearing commits now
     this.channel?.stop();
     await done;
+  }
+
+  /** Hears every request as it is folded, and every closed one (projections: the fleet board). */
+  onRequested(f: (a: Approval) => void): () => void {
+    this.requestedListeners.add(f);
+    return () => this.requestedListeners.delete(f);
+  }
+
+  onClosed(f: (a: Approval) => void): () => void {
+    this.closedListeners.add(f);
+    return () => this.closedListeners.delete(f);
   }
 
   /** Folds one entry (the follower calls it in position order), publishes its frame, wakes its approval's waiters. */
   private applyEntry(entry: LogEntry): void {
     const data = fold(this.state, entry);
     this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
-    // Wake whoever waits on an approval this entry closed.
     const id = (JSON.parse(entry.body) as { id?: unknown }).id;
-    if (typeof id === 'string') {
-      const a = this.state.byId.get(id);
-      const ws = this.waiters.get(id);
-      if (a && a.status !== 'pending' && ws) {
-        this.waiters.delete(id);
-        for (const w of ws) w(a);
-      }
+    if (typeof id !== 'string') return;
+    const a = this.state.byId.get(id);
+    if (!a) return;
+    if (a.status === 'pending') {
+      if (entry.type === 'approval.requested') for (const f of this.requestedListeners) f(a);
+      return;
     }
+    if (a.closedAt !== entry.position) return; // an outcome that lost: nothing changed
+    this.hookHolds.delete(id);
+    const ws = this.waiters.get(id);
+    if (ws) {
+      this.waiters.delete(id);
+      for (const w of ws) w(a);
+    }
+    for (const f of this.closedListeners) f(a);
   }
 
   private arm(): void {
@@ -165,7 +236,7 @@ export class ApprovalService {
       // a second one anyway: the first outcome wins).
       for (const id of due) {
         await this.store.append(this.stream, [{ type: 'approval.expired', body: JSON.stringify({ type: 'approval.expired', id, ts: now }) }], {
-          idempotencyKey: `${this.stream}:expired:${id}`,
+          idempotencyKey: `expired:${id}`,
         });
       }
     } catch (e) {
@@ -182,30 +253,77 @@ export class ApprovalService {
     return this.follower.folded(position);
   }
 
+  // ------------------------------------------------------------ holders
+
+  /** Whether the asker of a pending request still waits, as far as this node can tell now. */
+  private held(a: Approval): Held {
+    if (!a.holder) return 'yes';
+    if (a.holder === this.holders.self) return this.hookHolds.has(a.id) ? 'yes' : 'no';
+    return this.holders.state(a.holder);
+  }
+
+  /** Withdraws pending requests nobody holds any more (a hook whose node restarted, a bridge gone). */
+  private sweep(): void {
+    if (this.stopped) return;
+    for (const id of orphanedApprovals(this.state, (a) => this.held(a) !== 'no')) {
+      const a = this.state.byId.get(id)!;
+      void this.withdraw(id, goneReason(a)).catch((e) => console.error('roost: withdrawing an orphaned approval failed', e));
+    }
+  }
+
+  /**
+   * This node holds the hook connection of request `id` (the hook waits on
+   * it). The returned function releases it: the connection closed (the
+   * caller then withdraws) or the answer went out.
+   */
+  holdHook(id: string): () => void {
+    this.hookHolds.add(id);
+    const release = this.holders.hold(this.holders.self);
+    return () => {
+      this.hookHolds.delete(id);
+      release();
+    };
+  }
+
   // ------------------------------------------------------------ commands
 
-  /** Logs a new pending approval; resolves with it once folded. */
-  async request(n: NewApproval): Promise<Approval> {
-    const id = 'ap_' + randomUUID().replace(/-/g, '').slice(0, 20);
+  /**
+   * Logs a new pending approval (or finds the one a retry names); resolves
+   * with it once folded. `created` is false when the id was already known.
+   */
+  async request(n: NewApproval): Promise<{ approval: Approval; created: boolean }> {
+    const id = n.id ?? newApprovalId();
+    const known = this.state.byId.get(id);
+    if (known) return { approval: known, created: false };
+    if (this.state.forgotten.has(id)) throw new HttpError(409, 'conflict', `approval ${id} was requested before and is long closed`);
+    const r = await this.store.append(this.stream, [this.requestEvent(id, n)], n.id ? { idempotencyKey: `requested:${id}` } : undefined);
+    await this.folded(r.last);
+    const a = this.state.byId.get(id);
+    if (!a) {
+      if (this.state.forgotten.has(id)) throw new HttpError(409, 'conflict', `approval ${id} is long closed`);
+      throw new HttpError(400, 'bad_request', 'the approval request was not acceptable (asker and tool are required; an ask needs its phrase)');
+    }
+    return { approval: a, created: !r.duplicate };
+  }
+
+  private requestEvent(id: string, n: NewApproval): NewEvent {
     const body = {
       type: 'approval.requested',
       id,
-      agent: n.agent,
-      agentName: n.agentName,
+      kind: n.kind ?? 'tool',
+      asker: n.asker,
+      askerName: n.askerName,
+      scope: n.scope,
       team: n.team,
       source: n.source,
-      app: n.app ?? 'floor',
-      session: n.session,
       tool: n.tool,
       input: n.input,
+      phrase: n.phrase,
+      holder: n.holder,
       window: clampWindow(n.window),
       ts: Date.now(),
     };
-    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
-    await this.folded(r.last);
-    const a = this.state.byId.get(id);
-    if (!a) throw new HttpError(400, 'bad_request', 'the approval request was not acceptable (agent and tool are required)');
-    return a;
+    return { type: body.type, body: JSON.stringify(body) };
   }
 
   /** Resolves when the approval is closed (decided, expired or withdrawn). */
@@ -219,30 +337,81 @@ export class ApprovalService {
     });
   }
 
-  /** The agent stopped waiting (its hook went away): the request closes unanswered. */
-  async withdraw(id: string, reason: string): Promise<void> {
+  /**
+   * The asker stopped waiting: the request closes unanswered. Keyed, so the
+   * nodes that notice at once write one withdrawal; resolves once folded.
+   */
+  withdraw(id: string, reason: string): Promise<void> {
     const a = this.state.byId.get(id);
-    if (!a || a.status !== 'pending') return;
-    await this.store.append(this.stream, [
-      { type: 'approval.withdrawn', body: JSON.stringify({ type: 'approval.withdrawn', id, reason, ts: Date.now() }) },
-    ]);
+    if (!a || a.status !== 'pending') return Promise.resolve();
+    let p = this.withdrawing.get(id);
+    if (!p) {
+      p = (async () => {
+        const body = { type: 'approval.withdrawn', id, reason: reason.slice(0, APPROVAL_LIMITS.reason), ts: Date.now() };
+        const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `withdrawn:${id}` });
+        await this.folded(r.last);
+      })().finally(() => this.withdrawing.delete(id));
+      this.withdrawing.set(id, p);
+    }
+    return p;
+  }
+
+  /**
+   * A hook that denied a call on its own (Roost could not be reached) reports
+   * it once Roost is back: the request it had asked for (or would have) is
+   * closed as withdrawn with that reason, so a late decision cannot record a
+   * yes for a call that never ran. Creates the request first when it never
+   * got through. Resolves with the request as it ends up.
+   */
+  async reportOwnDenial(n: NewApproval & { id: string }, reason: string): Promise<Approval | null> {
+    const known = this.state.byId.get(n.id);
+    if (known) {
+      await this.withdraw(n.id, reason);
+      return this.state.byId.get(n.id) ?? known;
+    }
+    if (this.state.forgotten.has(n.id)) return null;
+    const withdrawn = { type: 'approval.withdrawn', id: n.id, reason: reason.slice(0, APPROVAL_LIMITS.reason), ts: Date.now() };
+    const r = await this.store.append(this.stream, [this.requestEvent(n.id, { ...n, holder: undefined }), { type: withdrawn.type, body: JSON.stringify(withdrawn) }], {
+      idempotencyKey: `reported:${n.id}`,
+    });
+    await this.folded(r.last);
+    return this.state.byId.get(n.id) ?? null;
   }
 
   /**
    * Records a decision. Resolves with the approval and whether this decision
-   * is the one that closed it (false: something else came first in the log).
+   * is the one that closed it (false: something else came first in the log;
+   * the caller answers 409). A request whose asker is gone is withdrawn
+   * first, so the decision loses; a node that has just started waits until
+   * it can tell (at most the holders' grace).
    */
-  async decide(id: string, decision: 'allow' | 'deny', by: string, opts: { reason?: string; idempotencyKey?: string } = {}): Promise<{ approval: Approval; won: boolean; duplicate: boolean }> {
-    const a = this.state.byId.get(id);
+  async decide(
+    id: string,
+    decision: 'allow' | 'deny',
+    by: string,
+    opts: { reason?: string; phrase?: string; idempotencyKey?: string } = {},
+  ): Promise<{ approval: Approval; won: boolean }> {
+    let a = this.state.byId.get(id);
     if (!a && !this.state.forgotten.has(id)) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
-    if (!a || (a.status !== 'pending' && !opts.idempotencyKey)) {
-      throw new HttpError(409, 'conflict', a ? `approval ${id} is already ${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}` : `approval ${id} is already closed`);
+    if (a && a.status === 'pending') {
+      let held = this.held(a);
+      for (let waited = 0; held === 'unknown' && waited < this.holders.graceMs + 100; waited += 50) {
+        await new Promise((r) => setTimeout(r, 50));
+        held = this.held(a);
+      }
+      if (held !== 'yes' && a.status === 'pending') await this.withdraw(id, goneReason(a));
+      a = this.state.byId.get(id) ?? a;
     }
-    const body = { type: 'approval.decided', id, decision, by, reason: opts.reason, ts: Date.now() };
+    if (!a || (a.status !== 'pending' && !opts.idempotencyKey)) throw closedError(id, a);
+    if (a.kind === 'ask' && decision === 'allow' && a.status === 'pending' && normalizePhrase(opts.phrase) !== a.phrase) {
+      throw new HttpError(422, 'unprocessable', `this request is approved only by typing its exact phrase ("${a.phrase}"); anything else is not a yes`);
+    }
+    const body = { type: 'approval.decided', id, decision, by, reason: opts.reason, phrase: opts.phrase, ts: Date.now() };
     const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;
-    return { approval: now, won: now.closedAt === r.last, duplicate: r.duplicate };
+    // A retry with the same key names the first request's position: it won or lost as that one did.
+    return { approval: now, won: now.closedAt === r.last };
   }
 
   // ------------------------------------------------------------ endpoints
@@ -296,22 +465,21 @@ export class ApprovalService {
     const key = idempotencyKeyOf(req);
     const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by);
     const r = await this.decide(id, b.decision, by, {
-      reason: b.reason?.slice(0, APPROVAL_LIMITS.reason),
+      reason: b.reason,
+      phrase: b.phrase,
       idempotencyKey: key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
     });
-    if (!r.won && !r.duplicate) {
-      const a = r.approval;
-      throw new HttpError(409, 'conflict', `approval ${a.id} is already ${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}`);
-    }
-    sendJson(res, 200, { ok: true, approval: r.approval, duplicate: r.duplicate });
+    if (!r.won) throw closedError(r.approval.id, r.approval);
+    sendJson(res, 200, { ok: true, approval: r.approval });
   };
 }
 
-/** A decision's body: `by` is a label in local mode only; `reason` is kept to APPROVAL_LIMITS.reason characters. */
+/** A decision's body: `by` is a label in local mode only; `phrase` approves an `ask`. */
 const Decision = Type.Object({
   decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
   by: Type.Optional(Type.String({ maxLength: 1000 })),
-  reason: Type.Optional(Type.String({ maxLength: 4000 })),
+  reason: Type.Optional(Type.String({ maxLength: APPROVAL_LIMITS.reason })),
+  phrase: Type.Optional(Type.String({ maxLength: APPROVAL_LIMITS.phrase })),
 });
 
 /** The approvals routes, each served by the request's project's service. */
@@ -325,10 +493,23 @@ export function approvalsRoutes(of: PerProject<ApprovalService>): Route[] {
       path: '/approvals/:id/decision',
       auth: 'editor',
       body: Decision,
-      doc: 'the decider is the caller\'s name',
+      doc: 'the decider is the caller\'s name; 200 when this decision closed the request, 409 when it was already closed',
       handler: async ({ req, res, params, body }) => (await of.of(req)).postDecision(req, res, params.id, body),
     }),
   ];
+}
+
+/** 409: the request is closed (decided, expired, withdrawn), and by what. */
+function closedError(id: string, a: Approval | undefined): HttpError {
+  if (!a) return new HttpError(409, 'conflict', `approval ${id.slice(0, 80)} is already closed`);
+  const why = a.status === 'withdrawn' ? `withdrawn${a.reason ? ` (${a.reason})` : ''}` : `${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}`;
+  return new HttpError(409, 'conflict', `approval ${a.id} is already ${why}`);
+}
+
+/** Why a request whose holder is gone was withdrawn. */
+function goneReason(a: Approval): string {
+  if (a.holder.startsWith('bridge:')) return 'its bridge went away';
+  return 'its hook is no longer held by any Roost node (the server restarted, or the connection broke)';
 }
 
 /**

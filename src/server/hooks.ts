@@ -15,9 +15,9 @@
 // Query parameters are the install's configuration (set by `roost hooks
 // install` in the hook's URL or arguments): team, approvals, window.
 
-import type { ServerResponse } from 'node:http';
-import { digestInput, needsApproval, type Approval } from '../core/approvals.js';
-import { formatWindow, parseWindow } from '../core/window.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { APPROVAL_LIMITS, digestInput, needsApproval, outcomeLine, type Approval } from '../core/approvals.js';
+import { parseWindow } from '../core/window.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
 import { normalizeFloorEvent } from '../core/floor-wire.js';
 import {
@@ -27,12 +27,14 @@ import {
   mapHook,
   outcomeEvent,
   waitingEvent,
+  withdrawnEvent,
   type AgentTool,
   type FloorView,
 } from '../integrations/index.js';
 import type { FloorEvent } from '../core/floor.js';
 import type { EventStore } from '../storage/types.js';
-import type { ApprovalService } from './approvals.js';
+import { askedId, newApprovalId, type ApprovalService } from './approvals.js';
+import { grantOf } from './access.js';
 import type { FloorService } from './floor.js';
 import { Type } from '@sinclair/typebox';
 import { HttpError, MAX_BODY_BYTES, sendJson } from './http.js';
@@ -79,7 +81,10 @@ export class HookService {
 
   /** `POST /hooks/:tool`: a hook payload is any JSON object (the tool's own shape, mapped in src/integrations). */
   routes(): Route[] {
-    return [route({ method: 'POST', path: '/hooks/:tool', auth: 'editor', body: Type.Object({}), maxBody: MAX_BODY_BYTES, doc: 'a token, normally', handler: this.post })];
+    return [
+      route({ method: 'POST', path: '/hooks/:tool', auth: 'editor', body: Type.Object({}), maxBody: MAX_BODY_BYTES, doc: 'a token, normally', handler: this.post }),
+      route({ method: 'POST', path: '/hooks/:tool/denied', auth: 'editor', body: Type.Object({}), maxBody: MAX_BODY_BYTES, doc: 'a hook reports a denial it made on its own', handler: this.postDenied }),
+    ];
   }
 
   post = async ({ req, res, url, params, body: payload }: Ctx<object>): Promise<void> => {
@@ -92,7 +97,7 @@ export class HookService {
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
       // observation hook sees the same call and leaves the floor to it.
-      if (url.searchParams.get('hold') === '1') await this.holdForApproval(res, floor, await this.approvalsOf.of(req), tool, payload, m, parseWindow(url.searchParams.get('window')));
+      if (url.searchParams.get('hold') === '1') await this.holdForApproval(req, res, floor, await this.approvalsOf.of(req), tool, payload, m, url);
       else sendJson(res, 200, {});
       return;
     }
@@ -101,36 +106,52 @@ export class HookService {
   };
 
   private async holdForApproval(
+    req: IncomingMessage,
     res: ServerResponse,
     floor: FloorService,
     approvals: ApprovalService,
     tool: AgentTool,
     payload: object,
     m: ReturnType<typeof mapHook>,
-    window: number | undefined,
+    url: URL,
   ): Promise<void> {
     // Creating the agent (first event of a session) and showing it waiting go together.
     // The mapped event carries the agent's identity (name, team, parent): keep it, show "waiting".
     const identity = m.events[0] ?? { type: 'tool', agent: m.agent };
     const withIdentity = (e: FloorEvent): FloorEvent => ({ ...identity, ...e, agent: identity.agent });
     await this.appendFloor(floor, [withIdentity(waitingEvent(m))]);
-    const approval = await approvals.request({
-      agent: m.agent,
-      agentName: m.agentName,
-      team: m.team,
-      source: tool,
-      app: 'floor',
-      session: m.session,
-      tool: m.tool || 'tool',
-      input: m.input || digestInput(m.tool, (payload as Record<string, unknown>).tool_input, 2000),
-      window,
-    });
+    const key = requestKeyOf(url);
+    // The hook's own key names the request, so its later report of a denial made on its own finds it.
+    const id = key ? askedId('ap', callerOf(req), key) : newApprovalId();
+    // This node holds the hook's connection, from before the request is in the log (so no sweep
+    // can find it unheld in between): the request stays open while the connection does.
+    const release = approvals.holdHook(id);
     let answered = false;
-    // The hook went away before an answer (the agent was interrupted, or its
-    // own timeout fired): nobody is waiting any more, so close the request.
+    // The hook went away before an answer (the agent was interrupted or killed, or its own
+    // timeout fired): nobody is waiting any more, so the request is withdrawn and the agent
+    // is no longer shown waiting for it. (Closed before the request was even in the log: the
+    // request is then unheld from its first moment, and the sweep withdraws it.)
     res.on('close', () => {
-      if (!answered) void approvals.withdraw(approval.id, 'the agent stopped waiting').catch(() => {});
+      release();
+      if (answered) return;
+      void approvals
+        .withdraw(id, 'the agent stopped waiting (its hook went away)')
+        .then(() => this.appendFloor(floor, [withIdentity(withdrawnEvent(m))]))
+        .catch((e) => console.error('roost: withdrawing an approval failed', e));
     });
+    let approval: Approval;
+    try {
+      ({ approval } = await approvals.request({ ...newToolApproval(tool, payload, m, url), id, holder: approvals.holders.self }));
+    } catch (e) {
+      answered = true;
+      throw e;
+    }
+    if (approval.status !== 'pending') {
+      // The same key again (a hook retrying): answer with what became of it.
+      answered = true;
+      sendJson(res, 200, decisionAnswer(tool, payload, approval.status === 'allowed' ? 'allow' : 'deny', explain(approval).reason));
+      return;
+    }
     const closed = await approvals.wait(approval.id);
     const { allowed, reason } = explain(closed);
     if (res.destroyed) return;
@@ -141,18 +162,61 @@ export class HookService {
     await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason)), ...after]).catch((e) => console.error('roost: floor append failed', e));
     sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
   }
+
+  /**
+   * POST /hooks/:tool/denied?request=KEY: a command hook denied a call on
+   * its own because Roost could not be reached, and says so now that it is
+   * back (bin/roost-hook.js keeps the report until it gets through). The
+   * body is the hook payload it had; the request it asked for (or would
+   * have) is closed as withdrawn with that reason, and a decision that comes
+   * later is refused (409). Answers `{id, status}`.
+   */
+  postDenied = async ({ req, res, url, params, body: payload }: Ctx<object>): Promise<void> => {
+    const tool = params.tool as AgentTool;
+    if (!AGENT_TOOLS.includes(tool)) throw new HttpError(404, 'not_found', `no hook endpoint for "${(params.tool ?? '').slice(0, 40)}"; expected one of ${AGENT_TOOLS.join(', ')}`);
+    const key = requestKeyOf(url);
+    if (!key) throw new HttpError(400, 'bad_request', '"request" (the hook\'s request key, 8 to 64 letters, digits, "-" or "_") is required');
+    const floor = await this.floors.of(req);
+    const m = mapHook(tool, payload, { team: url.searchParams.get('team')?.slice(0, LIMITS.teamName) || undefined, view: floorView(floor.state) });
+    if (!m.agent) throw new HttpError(400, 'bad_request', 'the payload names no agent session');
+    const at = Number(url.searchParams.get('at'));
+    const when = Number.isFinite(at) && at > 0 ? ` at ${new Date(at).toISOString()}` : '';
+    const approvals = await this.approvalsOf.of(req);
+    const a = await approvals.reportOwnDenial(
+      { ...newToolApproval(tool, payload, m, url), id: askedId('ap', callerOf(req), key) },
+      `the agent's hook denied it on its own${when}: Roost could not be reached`,
+    );
+    sendJson(res, 200, { id: a?.id ?? null, status: a?.status ?? 'closed' });
+  };
+}
+
+/** The hook's request key (`request=`), when it sent a usable one. */
+function requestKeyOf(url: URL): string | undefined {
+  const k = url.searchParams.get('request');
+  return k && /^[A-Za-z0-9_-]{8,64}$/.test(k) ? k : undefined;
+}
+
+/** Who the hook's caller is, for the scope of its request keys (local mode: the one local owner). */
+function callerOf(req: IncomingMessage): string {
+  return grantOf(req)?.uid ?? 'local';
+}
+
+/** A tool call's approval request, as the mapped hook payload describes it. */
+function newToolApproval(tool: AgentTool, payload: object, m: ReturnType<typeof mapHook>, url: URL) {
+  return {
+    kind: 'tool' as const,
+    asker: m.agent,
+    askerName: m.agentName,
+    team: m.team,
+    source: tool,
+    scope: m.session ? { session: m.session } : {},
+    tool: m.tool || 'tool',
+    input: m.input || digestInput(m.tool, (payload as Record<string, unknown>).tool_input, APPROVAL_LIMITS.input),
+    window: parseWindow(url.searchParams.get('window')),
+  };
 }
 
 /** Whether a closed approval lets the tool run, and the reason the agent (and its model) reads. */
 export function explain(a: Approval): { allowed: boolean; reason: string } {
-  switch (a.status) {
-    case 'allowed':
-      return { allowed: true, reason: `Allowed in Roost by ${a.decidedBy}${a.reason ? ': ' + a.reason : ''}` };
-    case 'denied':
-      return { allowed: false, reason: `Denied in Roost by ${a.decidedBy}${a.reason ? ': ' + a.reason : ''}` };
-    case 'expired':
-      return { allowed: false, reason: `No decision in Roost within ${formatWindow(a.window)}: denied (unanswered approvals count as a no)` };
-    default:
-      return { allowed: false, reason: 'The approval request was withdrawn: denied' };
-  }
+  return { allowed: a.status === 'allowed', reason: outcomeLine(a) };
 }

@@ -53,7 +53,7 @@ export function InboxView() {
               <li key={a.id} class={`inbox-out inbox-out-${a.status}`}>
                 <span class="inbox-outcome">{OUTCOME[a.status] ?? a.status}</span> <code class="inbox-tool">{a.tool}</code> <span class="inbox-digest">{a.input}</span>
                 <span class="inbox-meta">
-                  {a.agentName}
+                  {a.askerName}
                   {a.decidedBy && <> · by {a.decidedBy}</>}
                   {a.decidedAt !== null && <> · {new Date(a.decidedAt).toLocaleTimeString()}</>}
                 </span>

@@ -26,11 +26,11 @@ export function HookApprovalItem(props: { a: Approval; now: number; compact?: bo
   };
   const left = a.deadline - now;
   return (
-    <li class="inbox-item" data-testid="inbox-item" data-approval={a.id} data-agent={a.agent}>
+    <li class="inbox-item" data-testid="inbox-item" data-approval={a.id} data-agent={a.asker} data-kind={a.kind}>
       <div class="inbox-what">
         {!props.compact && (
           <p class="inbox-who">
-            <strong data-testid="inbox-agent">{a.agentName}</strong>
+            <strong data-testid="inbox-agent">{a.askerName}</strong>
             {a.team && <span class="inbox-team">{a.team}</span>}
             {a.source && <span class="inbox-source">{a.source}</span>}
           </p>
@@ -55,10 +55,10 @@ export function HookApprovalItem(props: { a: Approval; now: number; compact?: bo
         )}
       </div>
       <div class="inbox-answer">
-        <button class="inbox-allow" disabled={sent} onClick={() => answer('allow')} aria-label={`Allow ${a.tool} for ${a.agentName}`} data-testid="allow">
+        <button class="inbox-allow" disabled={sent} onClick={() => answer('allow')} aria-label={`Allow ${a.tool} for ${a.askerName}`} data-testid="allow">
           Allow
         </button>
-        <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`Deny ${a.tool} for ${a.agentName}`} data-testid="deny">
+        <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`Deny ${a.tool} for ${a.askerName}`} data-testid="deny">
           Deny
         </button>
       </div>
