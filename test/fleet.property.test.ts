@@ -35,7 +35,7 @@ function deepFreeze<T>(x: T): T {
 // ---------------------------------------------------------------- generators
 
 /** Events about a small set of sessions and requests, so sequences collide often. */
-function sessionEvent(ids: fc.Arbitrary<string>, rids = fc.constantFrom('a0', 'a1', 'a2', 'a3')): fc.Arbitrary<Record<string, unknown>> {
+function sessionEvent(ids: fc.Arbitrary<string>, rids: fc.Arbitrary<string> = fc.constantFrom('a0', 'a1', 'a2', 'a3')): fc.Arbitrary<Record<string, unknown>> {
   const who = fc.record({ name: fc.constantFrom('Ana', 'Bob', 'Claude', 'Paul'), ts: fc.integer({ min: 1_700_000_000_000, max: 1_700_000_999_999 }) });
   const text = fc.oneof(fc.string({ maxLength: 30 }), fc.constant('fix it'));
   const kinds: fc.Arbitrary<Record<string, unknown>>[] = [
@@ -227,4 +227,28 @@ test('the transport identity always wins over the payload', () => {
     }),
     { numRuns: RUNS },
   );
+});
+
+test('ids and request ids that are Object.prototype keys fold like any other (and the board ships as JSON unchanged)', () => {
+  const protoIds = fc.constantFrom('__proto__', 'constructor', 'toString', 's0');
+  const protoRids = fc.constantFrom('__proto__', 'hasOwnProperty', 'valueOf', 'a0');
+  let seen = 0;
+  fc.assert(
+    fc.property(fc.array(sessionEvent(protoIds, protoRids), { maxLength: 60, size: 'max' }), fc.nat(), (events, cut) => {
+      let s = deepFreeze(emptySessions());
+      for (const e of events) {
+        const next = deepFreeze(reduceSessions(s, e));
+        checkStep(s, e, next);
+        s = next;
+      }
+      seen += s.sessions.filter((x) => x.id !== 's0').length;
+      const k = events.length ? cut % (events.length + 1) : 0;
+      const head = JSON.parse(JSON.stringify(foldSessions(emptySessions(), events.slice(0, k)))) as SessionsState;
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(foldSessions(head, events.slice(k)))), JSON.parse(JSON.stringify(s)));
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(typeof ({} as Record<string, unknown>).constructor, 'function');
+    }),
+    { numRuns: RUNS },
+  );
+  assert.ok(seen > RUNS, `sessions named like prototype keys reach the board (${seen})`);
 });

@@ -27,7 +27,8 @@ const T0 = 1_700_000_000_000;
 
 // ---------------------------------------------------------------- arbitraries
 // A small pool of ids so events collide on the same agents, teams and hints.
-const ids = fc.constantFrom('a', 'b', 'c', 'lead', 'rev', 'x/y', 'Lead', '__proto__', 'constructor', 'a\u0000b');
+// (`'` × 128: a helper's id made from it is the parent's own id, and appending a prime cannot make it unique.)
+const ids = fc.constantFrom('a', 'b', 'c', 'lead', 'rev', 'x/y', 'Lead', '__proto__', 'constructor', 'toString', 'a\u0000b', "'".repeat(128));
 const roles = fc.constantFrom('lead', 'LEAD', 'coder', 'code-reviewer', 'tester', '', 'subagent');
 const teams = fc.oneof(
   fc.constantFrom('T', 'U', 'default', '__proto__', ''),
@@ -117,8 +118,38 @@ function deep(n: number): unknown {
 
 // ---------------------------------------------------------------- checks
 
+/** The fold's index agrees with the state it indexes (src/core/floor.ts, `FloorIndex`). */
+function checkIndex(s: FloorState): void {
+  const { seats, children, hintsByHelper, hintsByPrefix } = s.index;
+  assert.deepEqual([...seats.keys()].sort(), [...s.teams.keys()].sort(), 'one seating per room');
+  for (const [team, st] of seats) {
+    const here = [...s.agents.values()].filter((a) => a.team === team);
+    assert.equal(st.members, here.length, `room ${JSON.stringify(team)} counts its agents`);
+    assert.deepEqual([...st.taken].sort((x, y) => x - y), here.map((a) => a.desk).sort((x, y) => x - y), 'taken desks are the agents’ desks');
+    const free = new Set(st.free);
+    assert.equal(free.size, st.free.length, 'a free desk is listed once');
+    for (let d = 1; d < st.next; d++) assert.equal(free.has(d), !st.taken.has(d), `desk ${d} is free exactly when nobody sits there`);
+    for (const d of st.free) assert.ok(d >= 1 && d < st.next);
+    st.free.forEach((d, i) => i > 0 && assert.ok(st.free[(i - 1) >> 1] <= d, 'the free list is a min-heap'));
+    for (const d of st.taken) assert.ok(d < st.next || d === 0);
+  }
+  const kids = new Map<string, string[]>();
+  for (const a of s.agents.values()) if (a.parent !== null) kids.set(a.parent, [...(kids.get(a.parent) ?? []), a.id]);
+  assert.deepEqual(new Map([...children].map(([p, set]) => [p, [...set].sort()])), new Map([...kids].map(([p, list]) => [p, list.sort()])), 'children index');
+  const byHelper = new Map<string, string[]>();
+  const byPrefix = new Map<string, string[]>();
+  for (const [k, v] of s.hints) {
+    byHelper.set(v, [...(byHelper.get(v) ?? []), k]);
+    for (let i = k.indexOf('\u0000'); i >= 0; i = k.indexOf('\u0000', i + 1)) byPrefix.set(k.slice(0, i), [...(byPrefix.get(k.slice(0, i)) ?? []), k]);
+  }
+  const sorted = (m: Map<string, Set<string> | string[]>) => new Map([...m].map(([x, list]) => [x, [...list].sort()]));
+  assert.deepEqual(sorted(hintsByHelper), sorted(byHelper), 'hints by helper');
+  assert.deepEqual(sorted(hintsByPrefix), sorted(byPrefix), 'hints by the agents they would be forgotten with');
+}
+
 /** The floor's invariants, as stated at the top of src/core/floor.ts. */
 function checkInvariants(s: FloorState): void {
+  checkIndex(s);
   const desks = new Map<string, Set<number>>();
   for (const [id, a] of s.agents) {
     assert.equal(a.id, id, 'an agent is keyed by its id');
@@ -173,6 +204,8 @@ test('folding a prefix, shipping the state as JSON, then folding the rest equals
 
       assert.equal(wire(shipped), wire(whole));
       assert.deepEqual(fxRest, fxWhole.slice(k), 'the rest plays the same effects');
+      checkIndex(shipped); // the index rebuilt from JSON keeps agreeing as the rest is folded
+      checkIndex(whole);
     }),
     { numRuns: RUNS },
   );

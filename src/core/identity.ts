@@ -114,6 +114,15 @@ function str(v: unknown, max: number): string | null {
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : null;
 }
 
+/**
+ * A field that names something (an id, a hash, an author) as a string: a
+ * non-string is '', which names nothing. (Not `String(v)`: that throws on an
+ * object without a prototype, and turns `5` into an id.)
+ */
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
@@ -142,14 +151,14 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       if (!uid || !ID_PATTERN.test(uid) || !login || !LOGIN_PATTERN.test(login) || !hash) return [];
       if (s.users.has(uid) || s.byLogin.has(login)) return [];
       // An account made through an invite exists only if that invite was used by this uid just before.
-      if (e.via !== undefined && s.invites.get(String(e.via))?.usedBy !== uid) return [];
+      if (e.via !== undefined && s.invites.get(text(e.via))?.usedBy !== uid) return [];
       const name = str(e.name, IDENTITY_LIMITS.name) ?? login;
       s.users.set(uid, { uid, login, name, passwordHash: hash, admin: e.admin === true, created: ts });
       s.byLogin.set(login, uid);
       return [{ kind: 'user', uid }];
     }
     case 'user.password': {
-      const u = s.users.get(String(e.uid));
+      const u = s.users.get(text(e.uid));
       const hash = str(e.passwordHash, IDENTITY_LIMITS.hash);
       if (!u || !hash) return [];
       u.passwordHash = hash;
@@ -160,11 +169,11 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       if (!codeHash || s.invites.has(codeHash) || !isRole(e.role)) return [];
       const project = e.project === undefined || e.project === null ? null : str(e.project, 64);
       if (project !== null && !s.projects.has(project)) return [];
-      s.invites.set(codeHash, { codeHash, project, role: e.role, by: String(e.by ?? ''), expires: num(e.expires), usedBy: null });
+      s.invites.set(codeHash, { codeHash, project, role: e.role, by: text(e.by), expires: num(e.expires), usedBy: null });
       return [];
     }
     case 'invite.used': {
-      const inv = s.invites.get(String(e.codeHash));
+      const inv = s.invites.get(text(e.codeHash));
       const uid = str(e.uid, 64);
       if (!inv || !uid || inv.usedBy !== null || ts > inv.expires) return [];
       inv.usedBy = uid;
@@ -173,8 +182,8 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
     case 'token.created': {
       const id = str(e.id, 64);
       const hash = str(e.hash, IDENTITY_LIMITS.hash);
-      const uid = String(e.uid);
-      const project = String(e.project);
+      const uid = text(e.uid);
+      const project = text(e.project);
       if (!id || !hash || s.tokens.has(id) || s.tokenByHash.has(hash) || !isRole(e.role)) return [];
       if (!s.users.has(uid) || !s.projects.has(project)) return [];
       s.tokens.set(id, { id, hash, uid, project, role: e.role, label: str(e.label, IDENTITY_LIMITS.label) ?? '', created: ts, revoked: false });
@@ -182,7 +191,7 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       return [{ kind: 'token', id }];
     }
     case 'token.revoked': {
-      const t = s.tokens.get(String(e.id));
+      const t = s.tokens.get(text(e.id));
       if (!t || t.revoked) return [];
       t.revoked = true;
       s.tokenByHash.delete(t.hash);
@@ -191,14 +200,14 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
     case 'project.created': {
       const id = str(e.id, 64);
       if (!id || !PROJECT_ID_PATTERN.test(id) || s.projects.has(id)) return [];
-      s.projects.set(id, { id, name: str(e.name, IDENTITY_LIMITS.projectName) ?? id, by: String(e.by ?? ''), created: ts });
+      s.projects.set(id, { id, name: str(e.name, IDENTITY_LIMITS.projectName) ?? id, by: text(e.by), created: ts });
       return [{ kind: 'project', project: id }];
     }
     case 'member.set': {
-      const project = String(e.project);
-      const uid = String(e.uid);
+      const project = text(e.project);
+      const uid = text(e.uid);
       if (!s.projects.has(project) || !s.users.has(uid) || !isRole(e.role)) return [];
-      if (e.via !== undefined && s.invites.get(String(e.via))?.usedBy !== uid) return [];
+      if (e.via !== undefined && s.invites.get(text(e.via))?.usedBy !== uid) return [];
       let m = s.members.get(project);
       if (!m) s.members.set(project, (m = new Map()));
       // A project keeps at least one owner: demoting the last one folds to nothing.
@@ -208,8 +217,8 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       return [{ kind: 'member', project, uid }];
     }
     case 'member.removed': {
-      const project = String(e.project);
-      const uid = String(e.uid);
+      const project = text(e.project);
+      const uid = text(e.uid);
       const m = s.members.get(project);
       if (!m || !m.has(uid)) return [];
       if (m.get(uid) === 'owner' && owners(s, project).length === 1) return [];
@@ -218,17 +227,63 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
     }
     case 'login.opened': {
       const sessionHash = str(e.sessionHash, IDENTITY_LIMITS.hash);
-      const uid = String(e.uid);
+      const uid = text(e.uid);
       if (!sessionHash || s.logins.has(sessionHash) || !s.users.has(uid)) return [];
       s.logins.set(sessionHash, { sessionHash, uid, expires: num(e.expires) });
       return [];
     }
     case 'login.closed': {
-      const h = String(e.sessionHash);
+      const h = text(e.sessionHash);
       if (!s.logins.delete(h)) return [];
       return [{ kind: 'login', sessionHash: h }];
     }
     default:
       return [];
   }
+}
+
+// ---------------------------------------------------------------- wire form
+
+/**
+ * The state as plain JSON (a snapshot's body): the lookups `byLogin` and
+ * `tokenByHash` are left out, since they follow from users and tokens.
+ */
+export interface IdentityJSON {
+  users: User[];
+  invites: Invite[];
+  tokens: Token[];
+  projects: Project[];
+  /** project → [uid, role] pairs, in the order they were set. */
+  members: [string, [string, Role][]][];
+  logins: Login[];
+}
+
+export function identityToJSON(s: IdentityState): IdentityJSON {
+  return {
+    users: [...s.users.values()],
+    invites: [...s.invites.values()],
+    tokens: [...s.tokens.values()],
+    projects: [...s.projects.values()],
+    members: [...s.members].map(([p, m]) => [p, [...m]]),
+    logins: [...s.logins.values()],
+  };
+}
+
+/** A state from its JSON form; owns what it holds. */
+export function identityFromJSON(j: IdentityJSON): IdentityState {
+  const s = emptyIdentity();
+  for (const u of j.users ?? []) {
+    s.users.set(u.uid, { ...u });
+    s.byLogin.set(u.login, u.uid);
+  }
+  for (const i of j.invites ?? []) s.invites.set(i.codeHash, { ...i });
+  for (const t of j.tokens ?? []) {
+    s.tokens.set(t.id, { ...t });
+    // A revoked token's hash no longer opens anything (token.revoked took it out).
+    if (!t.revoked) s.tokenByHash.set(t.hash, t.id);
+  }
+  for (const p of j.projects ?? []) s.projects.set(p.id, { ...p });
+  for (const [p, list] of j.members ?? []) s.members.set(p, new Map(list));
+  for (const l of j.logins ?? []) s.logins.set(l.sessionHash, { ...l });
+  return s;
 }
