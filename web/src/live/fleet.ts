@@ -44,6 +44,8 @@ export interface ChatEntry {
 export const HISTORY_EVENTS = 5_000;
 /** Chat lines kept in memory. */
 export const CHAT_KEEP = 1_000;
+/** Characters of a session's growing answer kept for its card (a turn's text is at most 20,000). */
+export const LIVE_TEXT_KEEP = 20_000;
 
 export interface FleetStats {
   snapshots: number;
@@ -69,7 +71,12 @@ export class FleetClient {
    * a page say "waiting for the bridge" or why the bridge refused.
    */
   readonly requests = new Map<string, { session: string; by: string; refused: string }>();
-  /** The latest lossy frame per session (`event: live`: tool output, partial text); never folded, never replayed. */
+  /**
+   * What each session shows live (`event: live`; never folded, never
+   * replayed): the latest tool frame, or the answer so far, the sum of the
+   * `session.stream` frames since its last turn (each frame carries only the
+   * text added since the one before). A turn, a result or the end clears it.
+   */
   readonly live = new Map<string, { type: string; tool: string; text: string; ts: number }>();
   /**
    * How many workstation bridges follow this thread (presence, from the GET,
@@ -265,11 +272,21 @@ export class FleetClient {
       this.noteBridges(f.count);
       return;
     }
-    if (typeof f.id !== 'string' || !this.state.sessions.some((s) => s.id === f.id && s.state !== 'ended')) return;
-    this.live.set(f.id, {
-      type: typeof f.type === 'string' ? f.type : '',
+    const id = f.id;
+    const session = typeof id === 'string' ? this.state.sessions.find((s) => s.id === id) : undefined;
+    if (!session || session.state === 'ended') return;
+    const type = typeof f.type === 'string' ? f.type : '';
+    // Partial text of a session that is idle or dead belongs to a turn already shown whole
+    // (an older bridge could send its last piece late): dropped, never shown as new.
+    if (type === 'session.stream' && (session.state === 'idle' || session.state === 'dead')) return;
+    const text = typeof f.text === 'string' ? f.text : '';
+    const prev = this.live.get(session.id);
+    const sum = type === 'session.stream' && prev?.type === 'session.stream' ? prev.text + text : text;
+    this.live.set(session.id, {
+      type,
       tool: typeof f.tool === 'string' ? f.tool : '',
-      text: typeof f.text === 'string' ? f.text : '',
+      // Bounded like a turn's text: beyond it the newest text is kept.
+      text: sum.length > LIVE_TEXT_KEEP ? '…' + sum.slice(-(LIVE_TEXT_KEEP - 1)) : sum,
       ts: typeof f.ts === 'number' ? f.ts : Date.now(),
     });
     this.changed();

@@ -15,7 +15,7 @@ export const SessionCard = memo(
   (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread,
 );
 
-function SessionCardView(props: { s: Session; thread: string; live?: { tool: string; text: string }; onPrompt: (id: string) => void }) {
+function SessionCardView(props: { s: Session; thread: string; live?: { type: string; tool: string; text: string }; onPrompt: (id: string) => void }) {
   const { s, thread, live } = props;
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
@@ -44,8 +44,9 @@ function SessionCardView(props: { s: Session; thread: string; live?: { tool: str
         {s.activity || (ended ? (s.reason && s.reason !== 'closed' ? `Ended: ${s.reason}` : 'Closed') : '—')}
       </p>
       {live && (live.tool || live.text) && (
-        <p class="live" data-testid="session-live" title="Live output (not kept)">
-          {live.tool && <code>{live.tool}</code>} {live.text}
+        // The growing answer wraps and keeps its newest lines in view; a tool's output stays one line.
+        <p class={live.type === 'session.stream' ? 'live answer' : 'live'} data-testid="session-live" title="Live output (not kept)">
+          {live.tool && <code>{live.tool}</code>} <span>{live.text}</span>
         </p>
       )}
       <dl>
