@@ -61,7 +61,7 @@ describe('POST /events, GET /state, GET /health, POST /reset', () => {
 
   test('POST /reset clears the floor (and is itself logged)', async () => {
     const before = (await state(srv)).position;
-    const r = await fetch(srv.url + '/reset', { method: 'POST' });
+    const r = await fetch(srv.url + '/reset', { method: 'POST', headers: { 'roost-client': 'test' } });
     assert.equal(r.status, 200);
     assert.equal((await r.json()).position, before + 1);
     const st = await state(srv);

@@ -19,6 +19,7 @@ import { HookService } from './hooks.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
+import { Edge } from './edge.js';
 import { Router, sendJson } from './http.js';
 import { mountRoutes, route, type Route } from './route.js';
 
@@ -47,6 +48,12 @@ export interface RoostConfig {
    * has just started waits before it judges (docs/approvals.md).
    */
   holderGraceMs: number;
+  /** A request's headers must arrive within this (slowloris). */
+  headersTimeoutMs: number;
+  /** A whole request (headers and body) must arrive within this; responses (streams, held hooks) may last longer. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection closes after this (above a load balancer's own idle timeout). */
+  keepAliveTimeoutMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -65,6 +72,9 @@ export const DEFAULTS: RoostConfig = {
   streamsPerCaller: 32,
   presenceExpireMs: PRESENCE_EXPIRE_MS,
   holderGraceMs: HOLDER_DEFAULTS.graceMs,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -189,9 +199,28 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   ];
   const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, router.handle);
-  server.on('clientError', (err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  // The edge (src/server/edge.ts) sees every request first: Host, Origin, security headers.
+  const edge = new Edge({ listenHost: cfg.host, origins: cfg.origins });
+  // Slow requests are cut: headers must arrive within headersTimeoutMs, the
+  // whole request (body included) within requestTimeoutMs, and an idle
+  // keep-alive connection closes after keepAliveTimeoutMs. Streams are long
+  // responses, not long requests: none of these apply once a request is in.
+  // The connections are checked every quarter of the headers timeout (at
+  // most every second), so a slow socket is closed within about 1.25 times it.
+  const server = createServer(
+    {
+      headersTimeout: cfg.headersTimeoutMs,
+      requestTimeout: cfg.requestTimeoutMs,
+      keepAliveTimeout: cfg.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(cfg.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      if (edge.admit(req, res)) router.handle(req, res);
+    },
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    if (socket.writable) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     else socket.destroy(err);
   });
   await new Promise<void>((ok, fail) => {
@@ -203,6 +232,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
+  edge.listening(port);
   const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   return {
     server,

@@ -14,6 +14,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'misdirected'
   | 'conflict'
   | 'unprocessable'
   | 'too_many'

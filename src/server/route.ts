@@ -210,6 +210,29 @@ export function describeBodyError(e: ValueError): HttpError {
   }
 }
 
+// ---------------------------------------------------------------- bodiless writes
+
+/**
+ * A write without a body and without an Origin (the edge refused a foreign
+ * one already) must show it is not a cross-site form or an old browser's
+ * form post: `Content-Type: application/json`, or a `Roost-*` header
+ * (`Roost-Client: cli`), or `Authorization`. A page on another site can send
+ * none of these without a CORS preflight, which this server never grants.
+ * (A route with a JSON body has this from its 415 already.)
+ */
+function notAForm(req: IncomingMessage): void {
+  if (req.headers.origin !== undefined) return;
+  const ct = req.headers['content-type'];
+  if (typeof ct === 'string' && /^application\/json\s*(;|$)/i.test(ct)) return;
+  if (req.headers.authorization !== undefined) return;
+  for (const k in req.headers) if (k.startsWith('roost-')) return;
+  throw new HttpError(
+    403,
+    'forbidden',
+    'a write without a body and without an Origin header must say Content-Type: application/json or carry a Roost-* header (e.g. Roost-Client: cli): a cross-site form can do neither',
+  );
+}
+
 // ---------------------------------------------------------------- mounting
 
 /**
@@ -285,7 +308,10 @@ function compile(r: Route, env: RouteEnv): Handler {
     }
     if (!reads) {
       // No body to read here (a GET, a bodiless POST, or `raw`: the handler reads it).
-      if (r.body !== 'raw') req.resume();
+      if (r.body !== 'raw') {
+        req.resume();
+        if (r.method !== 'GET') notAForm(req);
+      }
       return finish(req, res, url, params, principal, undefined);
     }
     return new Promise<void>((ok, fail) =>

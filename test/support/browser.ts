@@ -26,7 +26,12 @@ export const CHROMIUM_ARGS = [
 ];
 
 /** A persistent context on a temp profile (Chromium wants --user-data-dir for that). */
-export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/**
+ * `bypassCSP`: for a test that polls with string predicates (Playwright
+ * evaluates those with eval, which the app's content security policy
+ * forbids); every other test runs the app under its real policy.
+ */
+export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number }; bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const exe = chromiumPath();
   if (!exe) throw new Error('chromium not found');
   const profile = tempDir('roost-chromium-');
@@ -36,6 +41,7 @@ export async function launch(opts: { reducedMotion?: boolean; viewport?: { width
     args: CHROMIUM_ARGS,
     viewport: opts.viewport ?? { width: 1440, height: 900 },
     reducedMotion: opts.reducedMotion ? 'reduce' : 'no-preference',
+    bypassCSP: opts.bypassCSP ?? false,
   });
   return {
     context,
