@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 type Config =
   | { mode: 'post'; posts: string[]; rate: number; seconds: number }
   | { mode: 'http'; url: string; body: string; connections: number; seconds: number }
-  | { mode: 'fanout'; streams: string[]; posts: string[]; subscribers: number; measured: number; rate: number; seconds: number }
+  | { mode: 'fanout'; streams: string[]; posts: string[]; subscribers: number; measured: number; rate: number; seconds: number; path?: string }
   | { mode: 'idle'; streams: string[]; subscribers: number }
   | { mode: 'storm'; streams: string[]; posts: string[]; subscribers: number; rate: number };
 
@@ -62,12 +62,12 @@ interface Sub {
 const ID_RE = /^id: ([^:\n]+):(\d+)$/gm;
 
 /** Opens one SSE stream; `onFrames` gets complete frames' text. */
-function openStream(base: string, lastId: string | null, sub: Sub, onText: ((s: Sub, text: string) => void) | null): Promise<void> {
+function openStream(base: string, lastId: string | null, sub: Sub, onText: ((s: Sub, text: string) => void) | null, path = '/stream'): Promise<void> {
   return new Promise((ok, fail) => {
-    const u = new URL('/stream', base);
+    const u = new URL(path, base);
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastId) headers['last-event-id'] = lastId;
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers, agent: false }, (res) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, headers, agent: false }, (res) => {
       res.setEncoding('utf8');
       let first = true;
       res.on('data', (chunk: string) => {
@@ -119,10 +119,10 @@ function newSub(): Sub {
 }
 
 /** A stream that only drains its bytes (raw socket: no HTTP parsing, no decoding). */
-function openDrain(base: string): Promise<Sub> {
+function openDrain(base: string, path = '/stream'): Promise<Sub> {
   return new Promise((ok, fail) => {
-    const u = new URL('/stream', base);
-    const sock = connect(Number(u.port), u.hostname, () => sock.write(`GET /stream HTTP/1.1\r\nHost: ${u.host}\r\nAccept: text/event-stream\r\n\r\n`));
+    const u = new URL(path, base);
+    const sock = connect(Number(u.port), u.hostname, () => sock.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: text/event-stream\r\n\r\n`));
     const sub = newSub();
     sock.once('data', () => ok(sub));
     sock.on('data', () => {});
@@ -131,24 +131,24 @@ function openDrain(base: string): Promise<Sub> {
   });
 }
 
-async function openDrained(n: number, streams: string[]): Promise<Sub[]> {
+async function openDrained(n: number, streams: string[], path?: string): Promise<Sub[]> {
   const subs: Sub[] = [];
   for (let i = 0; i < n; i += 200) {
     const chunk: Promise<Sub>[] = [];
-    for (let j = i; j < Math.min(n, i + 200); j++) chunk.push(openDrain(streams[j % streams.length]));
+    for (let j = i; j < Math.min(n, i + 200); j++) chunk.push(openDrain(streams[j % streams.length], path));
     subs.push(...(await Promise.all(chunk)));
   }
   return subs;
 }
 
-async function openMany(n: number, streams: string[], onText: ((s: Sub, text: string) => void) | null): Promise<Sub[]> {
+async function openMany(n: number, streams: string[], onText: ((s: Sub, text: string) => void) | null, path?: string): Promise<Sub[]> {
   const subs: Sub[] = [];
   for (let i = 0; i < n; i += 200) {
     const chunk: Promise<void>[] = [];
     for (let j = i; j < Math.min(n, i + 200); j++) {
       const s = newSub();
       subs.push(s);
-      chunk.push(openStream(streams[j % streams.length], null, s, onText));
+      chunk.push(openStream(streams[j % streams.length], null, s, onText, path));
     }
     await Promise.all(chunk);
   }
@@ -228,8 +228,9 @@ async function main(): Promise<unknown> {
           at = chunk.indexOf('"activity":"bench:', end);
         }
       };
-      const measured = await openMany(cfg.measured, cfg.streams.slice().reverse(), onMeasured);
-      const drained = await openDrained(cfg.subscribers - cfg.measured, cfg.streams);
+      // `path`: another stream than the floor's /stream (the mux workload: `/live?s=...`, four scopes per connection).
+      const measured = await openMany(cfg.measured, cfg.streams.slice().reverse(), onMeasured, cfg.path);
+      const drained = await openDrained(cfg.subscribers - cfg.measured, cfg.streams, cfg.path);
       await sleep(500);
       lat.length = 0;
       received = 0;

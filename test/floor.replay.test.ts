@@ -336,7 +336,7 @@ describe('in-process server', { timeout: 30_000 }, () => {
     try {
       await until('the normal snapshot', () => got.length >= 1);
       await slowConnected;
-      slow.write('GET /stream HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\n\r\n');
+      slow.write(`GET /stream HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\n\r\n`);
       slow.pause(); // and never read
       await until('two subscribers', () => srv.floor.channel.subscriberCount === 2);
       const activity = 'x'.repeat(4000);
@@ -366,8 +366,9 @@ describe('in-process server', { timeout: 30_000 }, () => {
     }
   });
 
-  test('a slow subscriber cut during a replay from the log is cut once, and the server keeps serving', async () => {
-    const srv = await inProcess({ maxBufferedBytes: 32 * 1024, ringSize: 5 });
+  test('a subscriber that reads nothing during a paced replay from the log is cut once, after the stall limit, and the server keeps serving', async () => {
+    // A replay is written at the reader's pace (test/live.pace.test.ts); a reader that takes nothing at all for `stallMs` is gone, not slow.
+    const srv = await inProcess({ maxBufferedBytes: 32 * 1024, ringSize: 5, stallMs: 300 });
     const port = Number(new URL(srv.url).port);
     const slow = connect(port, '127.0.0.1');
     const slowConnected = new Promise<void>((ok) => slow.once('connect', () => ok()));
@@ -378,7 +379,7 @@ describe('in-process server', { timeout: 30_000 }, () => {
         assert.equal(r.status, 200);
       }
       await slowConnected;
-      slow.write(`GET /stream HTTP/1.1\r\nhost: x\r\naccept: text/event-stream\r\nlast-event-id: ${srv.store.epoch}:1\r\n\r\n`);
+      slow.write(`GET /stream HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\nlast-event-id: ${srv.store.epoch}:1\r\n\r\n`);
       slow.pause();
       await until('the slow replay to be cut', () => srv.floor.channel.stats.slowDisconnects > 0);
       await new Promise((r) => setTimeout(r, 200));

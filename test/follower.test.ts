@@ -180,10 +180,10 @@ test('a restored snapshot is the starting position, snapshots are stored every N
 
   const frames = await rebuildFrames(store, 's', { state: 0, position: 3 }, 5, 9, (sum, e) => ({
     state: sum + e.position,
-    bytes: Buffer.from(`${e.position}:${sum + e.position}`),
+    frame: { position: e.position, text: `${e.position}:${sum + e.position}` },
   }));
   assert.deepEqual(
-    frames.map((fr) => [fr.position, fr.bytes.toString()]),
+    frames.map((fr) => [fr.position, fr.text]),
     [
       [6, '6:15'],
       [7, '7:22'],

@@ -10,8 +10,12 @@
 //   from a payload field;
 // - `require` throws HttpError 401 (nobody) or 403 (not enough role) with a
 //   message a person can act on;
-// - when a member's role in a project changes or they are removed, `onChange`
-//   listeners hear it at once, so services can re-check or close open streams.
+// - when a member's role in a project changes or they are removed, a token is
+//   revoked or a sign-in ends, `onChange` listeners hear it at once, so the
+//   live mechanism can re-check or close open streams (src/server/live.ts);
+// - `roleIn` and `lost` answer for a principal found earlier (a stream's
+//   holder) as a fresh request would: a revoked token or an ended sign-in has
+//   no role anywhere.
 
 import type { IncomingMessage } from 'node:http';
 import { roleAtLeast, type Role } from '../core/identity.js';
@@ -48,15 +52,26 @@ export interface Access {
    * ingest path pays for every microtask (docs/architecture.md).
    */
   principal(req: IncomingMessage): Principal | null;
-  /** The role of a principal in a project (a token's scope caps it), or null. */
+  /** The role of a principal in a project (a token's scope caps it), or null (also when `lost`). */
   roleIn(p: Principal, project: string): Role | null;
+  /** Why a principal found earlier no longer stands (its token revoked, its sign-in ended or expired), or null while it does. */
+  lost(p: Principal): string | null;
   /** The caller with at least `min` in `project`; throws 401/403 otherwise. */
   require(req: IncomingMessage, project: string, min: Role): Grant;
   /** Whether a principal administers this server (accounts, projects). Local mode: the owner does. */
   isAdmin(p: Principal): boolean;
-  /** Hears role changes and removals: (project, uid). */
-  onChange(listener: (project: string, uid: string) => void): () => void;
+  /** Hears role changes and removals, token changes and ended sign-ins. */
+  onChange(listener: (change: AccessChange) => void): () => void;
 }
+
+/** What changed in who may do what (`Access.onChange`). */
+export type AccessChange =
+  /** A member's role in a project changed, or they were removed from it. */
+  | { kind: 'member'; project: string; uid: string }
+  /** A token changed (revoked, or made). */
+  | { kind: 'token'; token: string }
+  /** A sign-in ended (signed out, or a password change ended the others). */
+  | { kind: 'login'; session: string };
 
 // A request's grant rides on the request itself, under a symbol: a WeakMap
 // entry per request cost about 3 µs of CPU on the ingest path with the
@@ -102,6 +117,10 @@ export class LocalAccess implements Access {
     return 'owner';
   }
 
+  lost(): null {
+    return null;
+  }
+
   require(req: IncomingMessage, project: string): Grant {
     return rememberGrant(req, localGrant(project));
   }
@@ -116,7 +135,7 @@ export class LocalAccess implements Access {
 }
 
 export const DEFAULT_PROJECT = 'default';
-const PROJECT_PARAM = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const PROJECT_PARAM = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /**
  * The project a request is about, decided once for every app: a token names

@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
-import { FloorService, floorRoutes, floorStream } from './floor.js';
-import { ApprovalService, approvalsRoutes, approvalsStream } from './approvals.js';
+import { FloorService, floorRoutes, floorScope } from './floor.js';
+import { ApprovalService, approvalsRoutes, approvalsScope } from './approvals.js';
 import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
+import { Live } from './live.js';
 import { IdentityService } from './identity/service.js';
 import { SharedAccess } from './identity/access.js';
 import { IdentityRoutes } from './identity/routes.js';
@@ -31,6 +32,8 @@ export interface RoostConfig {
   snapshotEvery: number;
   ringSize: number;
   maxBufferedBytes: number;
+  /** A paced catch-up (a replay, a large snapshot) whose reader takes nothing for this long is cut, ms. */
+  stallMs: number;
   maxReplay: number;
   minFlushIntervalMs: number;
   /** Shared mode even before any account exists (docs/security.md). */
@@ -64,6 +67,7 @@ export const DEFAULTS: RoostConfig = {
   snapshotEvery: 10_000,
   ringSize: 10_000,
   maxBufferedBytes: 4 * 1024 * 1024,
+  stallMs: 60_000,
   maxReplay: 200_000,
   minFlushIntervalMs: 5,
   shared: false,
@@ -95,6 +99,8 @@ export interface Roost {
   approvalsByProject: PerProject<ApprovalService>;
   identity: IdentityService;
   access: Access;
+  /** Every live connection and the scopes the apps declare (src/server/live.ts). */
+  live: Live;
   work: WorkService;
   store: EventStore;
   url: string;
@@ -102,8 +108,17 @@ export interface Roost {
 }
 
 /** The server's own routes: health and the shared-mode sign-in pages. */
-function serverRoutes(access: Access, floor: FloorService, store: EventStore): Route[] {
+function serverRoutes(access: Access, floor: FloorService, store: EventStore, live: Live): Route[] {
   return [
+    // Many scopes on one connection, each authorized on its own (src/core/live-wire.ts, docs/architecture.md).
+    route({
+      method: 'GET',
+      path: '/live',
+      auth: 'principal',
+      stream: true,
+      doc: 'each scope is checked on its own, as on its single-scope stream',
+      handler: ({ req, res, url, principal }) => live.serveMux(req, res, url, principal!),
+    }),
     route({
       method: 'GET',
       path: '/health',
@@ -129,18 +144,21 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     forced: cfg.shared,
     origins: cfg.origins,
     requestsPerMinute: cfg.requestsPerMinute,
-    streamsPerCaller: cfg.streamsPerCaller,
   });
+  // The one live mechanism: every stream of every app, single-scope or multiplexed, keeps its rules.
+  const live = new Live(access, { epoch: store.epoch, heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, stallMs: cfg.stallMs, perCaller: cfg.streamsPerCaller });
+  const channel = (ringSize: number) => ({ ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs });
   // Every project has its own floor and approvals; the default project's are started now.
   const floors = new PerProject(
     (project) =>
       new FloorService(store, {
-        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: cfg.ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        live,
+        channel: channel(cfg.ringSize),
+        project,
         sweepEveryMs: cfg.sweepEveryMs,
         snapshotEvery: cfg.snapshotEvery,
         maxReplay: cfg.maxReplay,
         version: VERSION,
-        stream: floorStream(project),
       }),
   );
   const floor = await floors.get('default');
@@ -152,9 +170,10 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const approvalsByProject = new PerProject(
     (project) =>
       new ApprovalService(store, {
-        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        live,
+        channel: channel(1000),
         maxReplay: cfg.maxReplay,
-        stream: approvalsStream(project),
+        project,
         access,
         holders,
       }),
@@ -168,14 +187,16 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const ids = new IdentityRoutes(identity, access);
   // The fleet boards: one stream per thread (docs/fleet.md).
   const fleet = new FleetService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    live,
+    channel: channel(1000),
     snapshotEvery: Math.min(cfg.snapshotEvery, 1000),
     maxReplay: cfg.maxReplay,
   });
   fleet.start();
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
-    live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+    live,
+    channel: channel(1000),
     maxReplay: cfg.maxReplay,
     access,
     // A blocked execution's approval pointer is checked against the board it names.
@@ -185,13 +206,16 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
   });
   await work.start();
+  // The live scopes of every app (docs/architecture.md, "Live streams").
+  live.declare('floor', floorScope(floors)).declare('approvals', approvalsScope(approvalsByProject)).declare('fleet', fleet.scope);
+  for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
 
   // One route table per app, every one mounted the same way (src/server/route.ts);
   // GET requests no route claims are files (the web app, /lib/*.js).
   const routes: Route[] = [
-    ...serverRoutes(access, floor, store),
-    ...floorRoutes(floors),
-    ...approvalsRoutes(approvalsByProject),
+    ...serverRoutes(access, floor, store, live),
+    ...floorRoutes(floors, live),
+    ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),
     ...ids.routes(),
@@ -244,10 +268,12 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     approvalsByProject,
     identity,
     access,
+    live,
     work,
     store,
     url: `http://${host}:${port}`,
     async close() {
+      live.stop();
       await floors.stopAll();
       await approvalsByProject.stopAll();
       holders.stop();

@@ -49,8 +49,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
-import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
-import { StreamFollower, rebuildFrames } from './follower.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import { FoldedStream } from './folded.js';
+import { projectKey } from './floor.js';
 import { LOCAL_OWNER, LocalAccess, type Access } from './access.js';
 import { Holders } from './holders.js';
 
@@ -65,15 +66,24 @@ export function approvalsStream(project: string): string {
 const SWEEP_MS = 250;
 
 export interface ApprovalOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
   /** Replays longer than this get a reset snapshot instead. */
   maxReplay: number;
   /** Who is calling (defaults to local mode: the person at the machine). */
   access?: Access;
-  /** The log stream (default: the default project's, `approvals`). */
-  stream?: string;
+  /** The project (its stream is `approvalsStream(project)`, its live scope `approvals:<project>`). */
+  project: string;
   /** Who holds askers' waits on this node and the others (one per process; a private one when absent). */
   holders?: Holders;
+}
+
+/** The live scope `approvals:<project>`: a viewer of the project reads it. */
+export function approvalsScope(approvals: PerProject<ApprovalService>): ScopeSpec {
+  return {
+    need: (project) => ({ project: projectKey(project), min: 'viewer' }),
+    open: async (project) => (await approvals.get(project)).channel,
+  };
 }
 
 export interface NewApproval {
@@ -116,12 +126,11 @@ function fold(state: ApprovalsState, entry: LogEntry): string {
 type Held = 'yes' | 'no' | 'unknown';
 
 export class ApprovalService {
-  state: ApprovalsState = emptyApprovals();
+  private host: FoldedStream<ApprovalsState>;
   private waiters = new Map<string, Set<(a: Approval) => void>>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt: number | null = null;
   private sweeper: NodeJS.Timeout | null = null;
-  private follower: StreamFollower;
   private stopped = false;
   /** Requests whose hook connection this node holds now (holder `holders.self`). */
   private hookHolds = new Set<string>();
@@ -130,7 +139,6 @@ export class ApprovalService {
   /** Called with each entry's folded approval once closed (after the waiters): projections (the fleet board). */
   private closedListeners = new Set<(a: Approval) => void>();
   private requestedListeners = new Set<(a: Approval) => void>();
-  channel!: LiveChannel;
   readonly stream: string;
   readonly holders: Holders;
 
@@ -138,32 +146,47 @@ export class ApprovalService {
     private store: EventStore,
     private opts: ApprovalOptions,
   ) {
-    this.stream = opts.stream ?? APPROVALS_STREAM;
+    this.stream = approvalsStream(opts.project);
     this.holders = opts.holders ?? new Holders(store);
-    // After every run of folded entries the follower wakes position waiters; then the expiry timer is re-armed.
-    this.follower = new StreamFollower(store, this.stream, { apply: (e) => this.applyEntry(e), afterFold: () => this.arm() });
+    // No stored snapshots: the stream is small (a few events per approval), a replay folds it from the start.
+    this.host = new FoldedStream<ApprovalsState>(
+      store,
+      {
+        stream: this.stream,
+        scope: `approvals:${opts.project}`,
+        empty: emptyApprovals,
+        step: (state, entry) => ({ state, events: [{ name: 'event', data: fold(state, entry) }] }),
+        snapshot: (state, position, reset) => JSON.stringify({ protocol: APPROVALS_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: approvalsToJSON(state) }),
+        applied: (entry) => this.applied(entry),
+        // After every run of folded entries the position waiters are woken; then the expiry timer is re-armed.
+        afterFold: () => this.arm(),
+      },
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
+    );
+  }
+
+  /** The folded approvals (the live state: read it, never change it). */
+  get state(): ApprovalsState {
+    return this.host.state;
   }
 
   get position(): number {
-    return this.follower.position;
+    return this.host.position;
   }
 
   private get pos(): number {
-    return this.follower.position;
+    return this.host.position;
+  }
+
+  /** The live channel of `approvals:<project>`. */
+  get channel(): LiveChannel {
+    return this.host.channel;
   }
 
   async start(): Promise<void> {
-    this.channel = new LiveChannel(
-      {
-        position: () => this.pos,
-        snapshot: (reset) => this.snapshotFrame(reset),
-        replay: (after, upTo) => this.replay(after, upTo),
-      },
-      { ...this.opts.live, epoch: this.store.epoch },
-    );
     if (!this.opts.holders) this.holders.start();
-    this.follower.listen();
-    await this.follower.catchUp();
+    this.host.listen();
+    await this.host.start();
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -173,9 +196,7 @@ export class ApprovalService {
     if (this.timer) clearTimeout(this.timer);
     if (this.sweeper) clearInterval(this.sweeper);
     if (!this.opts.holders) this.holders.stop();
-    const done = this.follower.stop(); // stops hearing commits now
-    this.channel?.stop();
-    await done;
+    await this.host.stop(); // stops hearing commits now
   }
 
   /** Hears every request as it is folded, and every closed one (projections: the fleet board). */
@@ -189,10 +210,8 @@ export class ApprovalService {
     return () => this.closedListeners.delete(f);
   }
 
-  /** Folds one entry (the follower calls it in position order), publishes its frame, wakes its approval's waiters. */
-  private applyEntry(entry: LogEntry): void {
-    const data = fold(this.state, entry);
-    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
+  /** After the host folded an entry (in position order) and published its frame: wake its approval's waiters, tell the listeners. */
+  private applied(entry: LogEntry): void {
     const id = (JSON.parse(entry.body) as { id?: unknown }).id;
     if (typeof id !== 'string') return;
     const a = this.state.byId.get(id);
@@ -250,7 +269,7 @@ export class ApprovalService {
 
   /** Resolves once this node has folded the stream up to `position`. */
   private folded(position: number): Promise<void> {
-    return this.follower.folded(position);
+    return this.host.folded(position);
   }
 
   // ------------------------------------------------------------ holders
@@ -416,29 +435,6 @@ export class ApprovalService {
 
   // ------------------------------------------------------------ endpoints
 
-  private snapshotBody(reset: boolean): string {
-    return JSON.stringify({
-      protocol: APPROVALS_PROTOCOL_VERSION,
-      epoch: this.store.epoch,
-      position: this.pos,
-      reset,
-      state: approvalsToJSON(this.state),
-    });
-  }
-
-  private snapshotFrame(reset: boolean): Frame {
-    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', this.snapshotBody(reset)) };
-  }
-
-  /** Rebuilds frames (after, upTo] by folding the stream from its start (it is small: a few events per approval). */
-  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
-    if (upTo > this.opts.maxReplay) return null;
-    return rebuildFrames(this.store, this.stream, { state: emptyApprovals(), position: 0 }, after, upTo, (state, e) => ({
-      state,
-      bytes: sseFrame(this.store.epoch, e.position, 'event', fold(state, e)),
-    }));
-  }
-
   getApprovals = (_req: IncomingMessage, res: ServerResponse, url: URL): void => {
     const limit = Math.min(100, Math.max(0, Number(url.searchParams.get('recent') ?? 20) || 0));
     sendJson(res, 200, {
@@ -457,9 +453,6 @@ export class ApprovalService {
     sendJson(res, 200, a);
   };
 
-  getStream = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
-    this.channel.subscribe(req, res, url);
-  };
 
   postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
     const key = idempotencyKeyOf(req);
@@ -483,10 +476,10 @@ const Decision = Type.Object({
 });
 
 /** The approvals routes, each served by the request's project's service. */
-export function approvalsRoutes(of: PerProject<ApprovalService>): Route[] {
+export function approvalsRoutes(of: PerProject<ApprovalService>, live: Live): Route[] {
   return [
     route({ method: 'GET', path: '/approvals', auth: 'viewer', handler: async ({ req, res, url }) => (await of.of(req)).getApprovals(req, res, url) }),
-    route({ method: 'GET', path: '/approvals/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await of.of(req)).getStream(req, res, url) }),
+    route({ method: 'GET', path: '/approvals/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`approvals:${grant!.project}`])) }),
     route({ method: 'GET', path: '/approvals/:id', auth: 'viewer', handler: async ({ req, res, params }) => (await of.of(req)).getApproval(res, params.id) }),
     route({
       method: 'POST',

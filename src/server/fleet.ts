@@ -37,8 +37,9 @@ import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, with
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
-import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
-import { StreamFollower, rebuildFrames } from './follower.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import { FoldedStream } from './folded.js';
+import { projectKey } from './floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
 import { randomBytes } from 'node:crypto';
 
@@ -57,7 +58,8 @@ export interface Caller {
 }
 
 export interface FleetOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
   /** A snapshot of a board is stored every this many events. */
   snapshotEvery: number;
   /** Replays longer than this get a reset snapshot instead. */
@@ -103,113 +105,82 @@ function fold(state: SessionsState, entry: LogEntry): { state: SessionsState; da
   return { state: r.state, data: `{"event":${entry.body},"chat":${JSON.stringify(r.chat)}}` };
 }
 
-/** One thread's board: its fold, its position in the log and its live channel. */
+/** One thread's board: its fold, its position in the log and its live channel (`fleet:<project>/<thread>`). */
 class Board {
-  state: SessionsState = emptySessions();
-  private follower: StreamFollower;
-  channel: LiveChannel;
+  private host: FoldedStream<SessionsState>;
+  /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
+  bridges = 0;
 
   constructor(
     readonly thread: string,
     readonly stream: string,
-    private store: EventStore,
-    private opts: FleetOptions,
+    scope: string,
+    store: EventStore,
+    opts: FleetOptions,
   ) {
-    this.channel = new LiveChannel(
+    this.host = new FoldedStream<SessionsState>(
+      store,
       {
-        position: () => this.pos,
-        snapshot: (reset) => this.snapshotFrame(reset),
-        replay: (after, upTo) => this.replay(after, upTo),
+        stream,
+        scope,
+        empty: emptySessions,
+        step: (state, entry) => {
+          const r = fold(state, entry);
+          return { state: r.state, events: [{ name: 'event', data: r.data }] };
+        },
+        snapshot: (state, position, reset) =>
+          JSON.stringify({ protocol: FLEET_PROTOCOL_VERSION, epoch: store.epoch, thread: this.thread, position, reset, state, bridges: this.bridges }),
+        stored: {
+          every: opts.snapshotEvery,
+          body: (state, position) => JSON.stringify({ position, state } satisfies SnapshotBody),
+          load: (text) => JSON.parse(text) as SnapshotBody,
+          label: 'fleet snapshot',
+        },
       },
-      { ...opts.live, epoch: store.epoch },
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
-    this.follower = new StreamFollower(store, stream, {
-      apply: (e) => this.applyEntry(e),
-      snapshots: {
-        every: opts.snapshotEvery,
-        body: (position) => JSON.stringify({ position, state: this.state } satisfies SnapshotBody),
-        label: 'sessions snapshot',
-      },
-    });
+  }
+
+  /** The folded board (the live state: read it, never change it). */
+  get state(): SessionsState {
+    return this.host.state;
   }
 
   get pos(): number {
-    return this.follower.position;
+    return this.host.position;
   }
 
-  /** Loads the newest snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
+  get channel(): LiveChannel {
+    return this.host.channel;
+  }
+
+  /** Loads a stored snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
   start(): Promise<void> {
-    return this.follower.start(async () => {
-      const snap = await this.store.getSnapshot(this.stream);
-      if (!snap) return 0;
-      const body = JSON.parse(snap.state) as SnapshotBody;
-      this.state = body.state;
-      return body.position;
-    });
+    return this.host.start();
+  }
+
+  stop(): Promise<void> {
+    return this.host.stop();
   }
 
   /** A commit of this board's stream (the service routes them: one listener for every board). */
   onCommit(head: number, entries: LogEntry[] | null): void {
-    this.follower.onCommit(head, entries);
+    this.host.onCommit(head, entries);
   }
 
   /** Resolves once this node has folded the stream up to `position`. */
   folded(position: number): Promise<void> {
-    return this.follower.folded(position);
+    return this.host.folded(position);
   }
 
   /** Catches up with the log's head (commits of other nodes not yet announced). */
   fresh(): Promise<void> {
-    return this.follower.fresh();
+    return this.host.fresh();
   }
-
-  /** Folds one entry (the follower calls it in position order) and publishes its frame. */
-  private applyEntry(entry: LogEntry): void {
-    const r = fold(this.state, entry);
-    this.state = r.state;
-    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', r.data) });
-  }
-
-  snapshotBody(reset: boolean): string {
-    return JSON.stringify({
-      protocol: FLEET_PROTOCOL_VERSION,
-      epoch: this.store.epoch,
-      thread: this.thread,
-      position: this.pos,
-      reset,
-      state: this.state,
-      bridges: this.bridges,
-    });
-  }
-
-  /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
-  bridges = 0;
 
   /** Tells live readers how many bridges follow the board now (a lossy frame). */
   announceBridges(): void {
-    this.channel.broadcast(Buffer.from(`event: live\ndata: ${JSON.stringify({ type: 'bridges', count: this.bridges })}\n\n`));
-  }
-
-  private snapshotFrame(reset: boolean): Frame {
-    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', this.snapshotBody(reset)) };
-  }
-
-  /** Rebuilds frames (after, upTo] from the nearest snapshot at or before `after`. */
-  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
-    if (upTo - after > this.opts.maxReplay) return null;
-    const snap = await this.store.getSnapshot(this.stream, after);
-    let state = emptySessions();
-    let pos = 0;
-    if (snap) {
-      const body = JSON.parse(snap.state) as SnapshotBody;
-      state = body.state;
-      pos = body.position;
-    }
-    if (after - pos > this.opts.maxReplay) return null;
-    return rebuildFrames(this.store, this.stream, { state, position: pos }, after, upTo, (st, e) => {
-      const r = fold(st, e);
-      return { state: r.state, bytes: sseFrame(this.store.epoch, e.position, 'event', r.data) };
-    });
+    this.channel.broadcast('live', JSON.stringify({ type: 'bridges', count: this.bridges }));
   }
 }
 
@@ -235,9 +206,23 @@ export class FleetService {
 
   async stop(): Promise<void> {
     this.unlisten?.();
-    for (const b of this.loaded.values()) b.channel.stop();
+    await Promise.allSettled([...this.loaded.values()].map((b) => b.stop()));
     await Promise.allSettled([...this.boards.values()]);
   }
+
+  /**
+   * The live scope `fleet:<project>/<thread>`: a viewer of the project reads
+   * it (the board's durable frames, and its lossy `live` frames).
+   */
+  readonly scope: ScopeSpec = {
+    need: (key) => ({ project: projectKey(key.slice(0, Math.max(0, key.indexOf('/')))), min: 'viewer' }),
+    open: async (key) => {
+      const i = key.indexOf('/');
+      const thread = key.slice(i + 1);
+      if (!THREAD_PATTERN.test(thread)) throw new HttpError(400, 'bad_request', 'a thread id is 1 to 64 letters, digits, "-" or "_"');
+      return (await this.board(thread, key.slice(0, i))).channel;
+    },
+  };
 
   /**
    * The board of a thread of a project, loaded from the log on first use.
@@ -248,7 +233,7 @@ export class FleetService {
     const key = project === DEFAULT_PROJECT ? thread : `${project}:${thread}`;
     let p = this.boards.get(key);
     if (!p) {
-      const b = new Board(thread, FLEET_STREAM_PREFIX + key, this.store, this.opts);
+      const b = new Board(thread, FLEET_STREAM_PREFIX + key, `fleet:${project}/${thread}`, this.store, this.opts);
       // Registered before it reads, so no commit falls between its read and its first wake-up.
       this.loaded.set(key, b);
       p = b.start().then(
@@ -256,7 +241,7 @@ export class FleetService {
         (e) => {
           this.loaded.delete(key);
           this.boards.delete(key);
-          b.channel.stop();
+          void b.stop();
           throw e;
         },
       );
@@ -400,8 +385,8 @@ export class FleetService {
     if (!s) throw new HttpError(404, 'not_found', `no session "${live.id}" on this board`);
     if (s.state === 'ended') throw new HttpError(409, 'conflict', `session "${s.name}" has ended`);
     const frame = withSessionIdentity(live, { name: who.name, uid: who.uid, ts: Date.now() });
-    board.channel.broadcast(Buffer.from(`event: live\ndata: ${JSON.stringify(frame)}\n\n`));
-    sendJson(res, 200, { ok: true, relayed: board.channel.subscriberCount });
+    const relayed = board.channel.broadcast('live', JSON.stringify(frame));
+    sendJson(res, 200, { ok: true, relayed });
   };
 
   getState = async ({ req, res, params }: Ctx): Promise<void> => {
@@ -414,15 +399,20 @@ export class FleetService {
     const board = await this.board(params.thread, projectFor(req));
     // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their sessions.
     const bridge = req.headers['roost-client'] === 'bridge';
-    if (bridge) {
-      board.bridges++;
-      res.on('close', () => {
-        board.bridges--;
-        board.announceBridges();
-      });
+    if (bridge) board.bridges++;
+    let conn;
+    try {
+      conn = await this.opts.live.serve(req, res, url, grantOf(req) ?? LOCAL_OWNER, [board.channel.scope]);
+    } catch (e) {
+      if (bridge) board.bridges--;
+      throw e;
     }
-    board.channel.subscribe(req, res, url);
-    if (bridge) board.announceBridges();
+    if (!bridge) return;
+    conn.onEnd(() => {
+      board.bridges--;
+      board.announceBridges();
+    });
+    board.announceBridges();
   };
 }
 

@@ -26,8 +26,9 @@ import {
 import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
-import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
-import { StreamFollower, rebuildFrames } from './follower.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import { FoldedStream } from './folded.js';
+import { PROJECT_PARAM } from './access.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 
@@ -38,10 +39,10 @@ export const FLOOR_STREAM = 'floor';
  * /events` reads its own body with the hand-written, measured check (the
  * ingest path: no promise per request when the floor is started).
  */
-export function floorRoutes(floors: PerProject<FloorService>): Route[] {
+export function floorRoutes(floors: PerProject<FloorService>, live: Live): Route[] {
   return [
     route({ method: 'POST', path: '/events', auth: 'editor', body: 'raw', doc: 'one event or a batch of up to 200', handler: ({ req, res }) => floors.with(req, (f) => f.postEvents(req, res)) }),
-    route({ method: 'GET', path: '/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await floors.of(req)).getStream(req, res, url) }),
+    route({ method: 'GET', path: '/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`floor:${grant!.project}`])) }),
     route({ method: 'GET', path: '/state', auth: 'viewer', handler: async ({ req, res }) => (await floors.of(req)).getState(req, res) }),
     route({ method: 'POST', path: '/reset', auth: 'owner', handler: async ({ req, res }) => (await floors.of(req)).postReset(req, res) }),
   ];
@@ -53,7 +54,10 @@ export function floorStream(project: string): string {
 }
 
 export interface FloorOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
+  /** The project whose floor this is (its live scope is `floor:<project>`). */
+  project: string;
   /** How often lifetimes are checked, ms. */
   sweepEveryMs: number;
   /** A snapshot of the fold is stored every this many events. */
@@ -61,8 +65,20 @@ export interface FloorOptions {
   /** Replays from the log longer than this get a reset snapshot instead. */
   maxReplay: number;
   version: string;
-  /** The log stream of this floor (default: the default project's, `floor`). */
-  stream?: string;
+}
+
+/** The live scope `floor:<project>`: a viewer of the project reads it. */
+export function floorScope(floors: PerProject<FloorService>): ScopeSpec {
+  return {
+    need: (project) => ({ project: projectKey(project), min: 'viewer' }),
+    open: async (project) => (await floors.get(project)).channel,
+  };
+}
+
+/** A scope key that must be a project id (the floor's, approvals'). */
+export function projectKey(key: string): string {
+  if (!PROJECT_PARAM.test(key)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
+  return key;
 }
 
 interface SnapshotBody {
@@ -82,103 +98,70 @@ function fold(state: FloorState, entry: LogEntry): { name: string; data: string 
 }
 
 export class FloorService {
-  state: FloorState = emptyFloor();
+  private host: FoldedStream<FloorState>;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping = false;
-  private follower: StreamFollower;
-  channel!: LiveChannel;
   readonly stream: string;
 
   constructor(
     private store: EventStore,
     private opts: FloorOptions,
   ) {
-    this.stream = opts.stream ?? FLOOR_STREAM;
-    this.follower = new StreamFollower(store, this.stream, {
-      apply: (e) => this.applyEntry(e),
-      snapshots: {
-        every: opts.snapshotEvery,
-        body: (position) => JSON.stringify({ position, floor: floorToJSON(this.state) } satisfies SnapshotBody),
-        label: 'snapshot',
+    this.stream = floorStream(opts.project);
+    this.host = new FoldedStream<FloorState>(
+      store,
+      {
+        stream: this.stream,
+        scope: `floor:${opts.project}`,
+        empty: emptyFloor,
+        step: (state, entry) => {
+          const { name, data } = fold(state, entry);
+          return { state, events: [{ name, data }] };
+        },
+        snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: floorToJSON(state) }),
+        stored: {
+          every: opts.snapshotEvery,
+          body: (state, position) => JSON.stringify({ position, floor: floorToJSON(state) } satisfies SnapshotBody),
+          load: (text) => {
+            const body = JSON.parse(text) as SnapshotBody;
+            return { state: floorFromJSON(body.floor), position: body.position };
+          },
+          label: 'snapshot',
+        },
       },
-    });
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
+    );
+  }
+
+  /** The folded floor (the live state: read it, never change it). */
+  get state(): FloorState {
+    return this.host.state;
   }
 
   get position(): number {
-    return this.follower.position;
+    return this.host.position;
   }
 
   private get pos(): number {
-    return this.follower.position;
+    return this.host.position;
+  }
+
+  /** The live channel of `floor:<project>`. */
+  get channel(): LiveChannel {
+    return this.host.channel;
   }
 
   /** Loads the newest useful snapshot and folds the rest of the log; fills the replay ring. */
   async start(): Promise<void> {
-    const epoch = this.store.epoch;
-    this.channel = new LiveChannel(
-      {
-        position: () => this.pos,
-        snapshot: (reset) => this.snapshotFrame(reset),
-        replay: (after, upTo) => this.replay(after, upTo),
-      },
-      { ...this.opts.live, epoch },
-    );
-    this.follower.listen();
-    await this.follower.start(async () => {
-      const head = await this.store.head(this.stream);
-      // Prefer a snapshot old enough that the ring can be refilled behind it.
-      const snap =
-        (await this.store.getSnapshot(this.stream, Math.max(0, head - this.opts.live.ringSize))) ??
-        (head > this.opts.live.ringSize * 4 ? await this.store.getSnapshot(this.stream) : null);
-      if (!snap) return 0;
-      const body = JSON.parse(snap.state) as SnapshotBody;
-      this.state = floorFromJSON(body.floor);
-      return body.position;
-    });
+    this.host.listen();
+    await this.host.start();
     this.sweepTimer = setInterval(() => void this.sweepIfDue(), this.opts.sweepEveryMs);
     this.sweepTimer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    const done = this.follower.stop(); // stops hearing commits now
-    this.channel?.stop();
-    await done;
-  }
-
-  /** Folds one entry (the follower calls it in position order) and publishes its frame. */
-  private applyEntry(entry: LogEntry): void {
-    const { name, data } = fold(this.state, entry);
-    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, name, data) });
-  }
-
-  private snapshotFrame(reset: boolean): Frame {
-    const data = JSON.stringify({
-      protocol: FLOOR_PROTOCOL_VERSION,
-      epoch: this.store.epoch,
-      position: this.pos,
-      reset,
-      state: floorToJSON(this.state),
-    });
-    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', data) };
-  }
-
-  /** Rebuilds frames (after, upTo] from the nearest snapshot at or before `after`. */
-  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
-    if (upTo - after > this.opts.maxReplay) return null;
-    const snap = await this.store.getSnapshot(this.stream, after);
-    let state = emptyFloor();
-    let pos = 0;
-    if (snap) {
-      const body = JSON.parse(snap.state) as SnapshotBody;
-      state = floorFromJSON(body.floor);
-      pos = body.position;
-    }
-    if (after - pos > this.opts.maxReplay) return null;
-    return rebuildFrames(this.store, this.stream, { state, position: pos }, after, upTo, (s, e) => {
-      const { name, data } = fold(s, e);
-      return { state: s, bytes: sseFrame(this.store.epoch, e.position, name, data) };
-    });
+    await this.host.stop(); // stops hearing commits now
   }
 
   private async sweepIfDue(): Promise<void> {
@@ -266,14 +249,5 @@ export class FloorService {
       position: this.pos,
       subscribers: this.channel.subscriberCount,
     });
-  };
-
-  getStream = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    // With several nodes, a client may resume here with an id this node has not
-    // folded yet (another node acknowledged it a moment ago). Read the log up to
-    // it first, so the client is resumed, not reset.
-    const id = LiveChannel.parseId((req.headers['last-event-id'] as string | undefined) ?? url.searchParams.get('lastEventId'));
-    if (id && id !== 'invalid' && id.epoch === this.store.epoch && id.position > this.pos) await this.follower.catchUp();
-    this.channel.subscribe(req, res, url);
   };
 }

@@ -1,6 +1,6 @@
 // One log stream followed in position order: the mechanism every service of
-// the server shares (floor, approvals, sessions' boards, Work's books,
-// identity). The service gives `apply(entry)` (its fold, its frames, its
+// the server shares (through the fold host, src/server/folded.ts: floor,
+// approvals, fleet boards, Work's books; and identity directly). The service gives `apply(entry)` (its fold, its frames, its
 // listeners); the follower owns the position, the commit wake-up, the
 // catch-up reads, the position waiters and the periodic snapshots.
 //
@@ -21,7 +21,6 @@
 // - waiters of `folded(p)` are woken after the entries up to p are applied.
 
 import type { EventStore, LogEntry } from '../storage/types.js';
-import type { Frame } from './live.js';
 
 /** Entries read per round trip to the store. */
 const READ_BATCH = 5000;
@@ -185,26 +184,27 @@ export class StreamFollower {
  * Rebuilds the frames (after, upTo] of a stream for a replay: folds from
  * `from` (a snapshot's state and position, or the empty fold at 0) on a
  * private state, never the live one. `step` folds one entry and returns the
- * next state and that entry's frame bytes.
+ * next state and that entry's frame.
  */
-export async function rebuildFrames<S>(
+export async function rebuildFrames<S, F>(
   store: EventStore,
   stream: string,
   from: { state: S; position: number },
   after: number,
   upTo: number,
-  step: (state: S, entry: LogEntry) => { state: S; bytes: Buffer },
-): Promise<Frame[]> {
+  step: (state: S, entry: LogEntry) => { state: S; frame: F },
+): Promise<F[]> {
   let { state, position: pos } = from;
-  const frames: Frame[] = [];
+  const frames: F[] = [];
   while (pos < upTo) {
     const batch = await store.read(stream, pos, Math.min(READ_BATCH, upTo - pos));
     if (batch.length === 0) break;
     for (const e of batch) {
+      if (e.position > upTo) break;
       const r = step(state, e);
       state = r.state;
       pos = e.position;
-      if (pos > after) frames.push({ position: pos, bytes: r.bytes });
+      if (pos > after) frames.push(r.frame);
     }
   }
   return frames;

@@ -1,10 +1,11 @@
 // The server layer's public surface.
 export { startRoost, DEFAULTS, VERSION, PACKAGE_ROOT, type Roost, type RoostConfig } from './app.js';
 export { HttpError, type ErrorKind } from './http.js';
-export { LiveChannel, type Frame, type LiveSource } from './live.js';
+export { Live, LiveChannel, LossyChannel, Frame, type LiveSource, type ScopeSpec, type Need } from './live.js';
+export { FoldedStream, type FoldSpec } from './folded.js';
 export { FloorService, FLOOR_STREAM } from './floor.js';
 export { FleetService, FLEET_STREAM_PREFIX, localCaller, type Caller, type FleetOptions } from './fleet.js';
-export { LocalAccess, projectOf, grantOf, DEFAULT_PROJECT, type Access, type Principal, type Grant, type Role } from './access.js';
+export { LocalAccess, projectOf, grantOf, DEFAULT_PROJECT, type Access, type AccessChange, type Principal, type Grant, type Role } from './access.js';
 export { SharedAccess } from './identity/access.js';
 export { IdentityService } from './identity/service.js';
 export { hashPassword, verifyPassword } from './identity/secrets.js';

@@ -9,14 +9,15 @@ import { Router } from '../../src/server/http.js';
 import { mountRoutes } from '../../src/server/route.js';
 import { WorkService } from '../../src/server/work/service.js';
 import { FleetService } from '../../src/server/fleet.js';
-import { decide, type Access, type Grant, type Principal, type Role } from '../../src/server/access.js';
+import { decide, type Access, type AccessChange, type Grant, type Principal, type Role } from '../../src/server/access.js';
+import { Live } from '../../src/server/live.js';
 import { answer, tempDir } from './server.js';
 
 export class TestAccess implements Access {
   readonly mode = 'shared' as const;
   roles = new Map<string, Map<string, Role>>();
   names = new Map<string, string>();
-  private listeners = new Set<(project: string, uid: string) => void>();
+  private listeners = new Set<(c: AccessChange) => void>();
 
   person(uid: string, name: string): this {
     this.names.set(uid, name);
@@ -27,7 +28,7 @@ export class TestAccess implements Access {
     if (!m) this.roles.set(project, (m = new Map()));
     if (role) m.set(uid, role);
     else m.delete(uid);
-    for (const l of this.listeners) l(project, uid);
+    for (const l of this.listeners) l({ kind: 'member', project, uid });
   }
   principal(req: IncomingMessage): Principal | null {
     const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
@@ -37,6 +38,9 @@ export class TestAccess implements Access {
   roleIn(p: Principal, project: string): Role | null {
     return this.roles.get(project)?.get(p.uid) ?? null;
   }
+  lost(): null {
+    return null;
+  }
   require(req: IncomingMessage, project: string, min: Role): Grant {
     const p = this.principal(req);
     return decide(p, p ? this.roleIn(p, project) : null, project, min);
@@ -44,7 +48,7 @@ export class TestAccess implements Access {
   isAdmin(): boolean {
     return false;
   }
-  onChange(l: (project: string, uid: string) => void): () => void {
+  onChange(l: (c: AccessChange) => void): () => void {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
@@ -62,17 +66,21 @@ export interface WorkServer {
 
 export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir()): Promise<WorkServer> {
   const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
-  const live = { heartbeatMs: 15_000, maxBufferedBytes: 4 << 20, ringSize: 1000, minFlushIntervalMs: 1 };
-  const fleet = new FleetService(store, { live, snapshotEvery: 1000, maxReplay: 100_000 });
+  const live = new Live(access, { epoch: store.epoch });
+  const channel = { ringSize: 1000, minFlushIntervalMs: 1 };
+  const fleet = new FleetService(store, { live, channel, snapshotEvery: 1000, maxReplay: 100_000 });
   fleet.start();
   const work = new WorkService(store, {
     live,
+    channel,
     maxReplay: 100_000,
     access,
     boards: fleet,
     projects: () => projects.map((id) => ({ id, name: id.toUpperCase() })),
   });
   await work.start();
+  live.declare('fleet', fleet.scope);
+  for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
   const router = mountRoutes(new Router(), work.routes(), { access, space: (id, p) => work.needSpace(id, p) });
   const server: Server = createServer(router.handle);
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
@@ -84,6 +92,7 @@ export async function workServer(access: Access, projects = ['alpha', 'beta'], d
     store,
     dataDir,
     async close() {
+      live.stop();
       await work.stop();
       await fleet.stop();
       server.closeAllConnections();

@@ -8,13 +8,16 @@
 //   the owner of everything, exactly as before accounts existed;
 // - one place decides who the caller is (`principal`), and it is also where
 //   the Origin of a cookie-authenticated write and the per-caller request
-//   budget are checked, so no app can forget them.
+//   budget are checked, so no app can forget them;
+// - every change of access (a role, a removal, a revoked token, a sign-out)
+//   is told to the listeners; the live mechanism (src/server/live.ts) closes
+//   what a change takes away, on every stream of every app, and counts the
+//   open streams per caller.
 
 import type { IncomingMessage } from 'node:http';
 import { lowerRole, memberRole, type IdentityChange, type Role } from '../../core/identity.js';
-import { LOCAL_OWNER, decide, localGrant, rememberGrant, type Access, type Grant, type Principal } from '../access.js';
+import { LOCAL_OWNER, decide, localGrant, rememberGrant, type Access, type AccessChange, type Grant, type Principal } from '../access.js';
 import { HttpError } from '../http.js';
-import { StreamHub, claimStream, type StreamOwner } from '../live.js';
 import { sha256 } from './secrets.js';
 import type { IdentityService } from './service.js';
 
@@ -48,7 +51,6 @@ export interface SharedOptions {
   /** Origins besides the server's own that may write with a cookie (e.g. behind a TLS proxy). */
   origins: string[];
   requestsPerMinute: number;
-  streamsPerCaller: number;
 }
 
 export const SESSION_COOKIE = 'roost_session';
@@ -85,31 +87,20 @@ function callerKey(p: Principal | null, req: IncomingMessage): string {
  * forced) it answers exactly like `LocalAccess`.
  */
 export class SharedAccess implements Access {
-  readonly hub: StreamHub;
   /** Each request's principal, once found, rides on the request under this instance's symbol (no WeakMap: see access.ts). */
   private seen = Symbol('roost.principal');
   private limiter: RateLimiter;
-  private listeners = new Set<(project: string, uid: string) => void>();
-  private expiry: NodeJS.Timeout;
+  private listeners = new Set<(c: AccessChange) => void>();
 
   constructor(
     readonly identity: IdentityService,
     private opts: SharedOptions,
   ) {
-    this.hub = new StreamHub(opts.streamsPerCaller);
     this.limiter = new RateLimiter(opts.requestsPerMinute);
     identity.onChange((c) => this.changed(c));
-    // A sign-in that expires ends its streams too (requests are refused at once; streams within a minute).
-    this.expiry = setInterval(() => {
-      const now = Date.now();
-      this.hub.closeWhere((o) => !!o.session && (this.identity.state.logins.get(o.session)?.expires ?? 0) <= now, 'your sign-in has expired; sign in again');
-    }, 60_000);
-    this.expiry.unref();
   }
 
-  stop(): void {
-    clearInterval(this.expiry);
-  }
+  stop(): void {}
 
   get mode(): 'local' | 'shared' {
     return this.opts.forced || this.identity.state.users.size > 0 ? 'shared' : 'local';
@@ -171,55 +162,56 @@ export class SharedAccess implements Access {
 
   roleIn(p: Principal, project: string): Role | null {
     if (p.kind === 'local') return 'owner';
-    if (!this.identity.state.users.has(p.uid)) return null;
+    if (this.lost(p) !== null) return null;
     const r = memberRole(this.identity.state, project, p.uid);
     if (!r) return null;
     if (p.scope) return p.scope.project === project ? lowerRole(r, p.scope.role) : null;
     return r;
   }
 
+  /**
+   * Why a principal found earlier no longer stands, as `principal` would
+   * decide for a fresh request: its token revoked, its sign-in ended or
+   * expired, its account gone. A stream holds its principal for hours.
+   */
+  lost(p: Principal): string | null {
+    if (p.kind === 'local') return null;
+    const s = this.identity.state;
+    if (!s.users.has(p.uid)) return 'your account is gone';
+    if (p.token !== undefined) {
+      const t = s.tokens.get(p.token);
+      return !t || t.revoked ? 'the token was revoked' : null;
+    }
+    if (p.session !== undefined) {
+      const l = s.logins.get(p.session);
+      if (!l) return 'signed out';
+      if (l.expires <= Date.now()) return 'your sign-in has expired; sign in again';
+    }
+    return null;
+  }
+
   require(req: IncomingMessage, project: string, min: Role): Grant {
     if (this.mode === 'local') return rememberGrant(req, localGrant(project));
     const p = this.principal(req);
-    const g = rememberGrant(req, decide(p, p ? this.roleIn(p, project) : null, project, min));
-    if (g.kind !== 'local') {
-      claimStream(req, this.hub, { caller: callerKey(g, req), uid: g.uid, project, token: g.token, session: g.session });
-    }
-    return g;
+    return rememberGrant(req, decide(p, p ? this.roleIn(p, project) : null, project, min));
   }
 
   isAdmin(p: Principal): boolean {
     return p.kind === 'local' || (p.kind === 'person' && !!this.identity.state.users.get(p.uid)?.admin);
   }
 
-  onChange(listener: (project: string, uid: string) => void): () => void {
+  onChange(listener: (c: AccessChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** The role a stream's holder has now, as `roleIn` would answer a fresh request. */
-  private roleNow(o: StreamOwner): Role | null {
-    const s = this.identity.state;
-    if (o.token) {
-      const t = s.tokens.get(o.token);
-      if (!t || t.revoked) return null;
-      return this.roleIn({ kind: 'token', uid: o.uid, name: '', scope: { project: t.project, role: t.role } }, o.project);
-    }
-    if (o.session && !s.logins.has(o.session)) return null;
-    return this.roleIn({ kind: 'person', uid: o.uid, name: '' }, o.project);
-  }
-
+  /** The identity fold's changes, told to the listeners (the live mechanism closes what they take away). */
   private changed(c: IdentityChange): void {
-    if (c.kind === 'member') {
-      for (const l of this.listeners) l(c.project, c.uid);
-      this.hub.closeWhere(
-        (o) => o.uid === c.uid && o.project === c.project && this.roleNow(o) === null,
-        `you are no longer a member of project "${c.project}"`,
-      );
-    } else if (c.kind === 'token') {
-      this.hub.closeWhere((o) => o.token === c.id && this.roleNow(o) === null, 'the token was revoked');
-    } else if (c.kind === 'login') {
-      this.hub.closeWhere((o) => o.session === c.sessionHash, 'signed out');
-    }
+    let a: AccessChange;
+    if (c.kind === 'member') a = { kind: 'member', project: c.project, uid: c.uid };
+    else if (c.kind === 'token') a = { kind: 'token', token: c.id };
+    else if (c.kind === 'login') a = { kind: 'login', session: c.sessionHash };
+    else return;
+    for (const l of this.listeners) l(a);
   }
 }

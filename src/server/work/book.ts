@@ -1,20 +1,28 @@
-// One Work stream folded in memory, with its live channel: a project's
-// `work:<project>` or a person's private `work:private:<uid>` (General Chat).
+// One Work stream folded in memory and served live (the fold host,
+// src/server/folded.ts): a project's `work:<project>` (live scope
+// `work:<project>`) or a person's private `work:private:<uid>` (General Chat;
+// live scope `work.private`, the caller's own).
 //
-// Each log entry becomes one SSE frame per aggregate it changed
-// (`conversation.changed`, `agent.changed`, ...), all with the entry's id and
-// carrying only `{id, rev}`; a reader fetches the aggregate it cares about.
+// Each log entry becomes one frame. On the single-scope `/api/v2/events` it
+// is one SSE event per aggregate it changed (`conversation.changed`,
+// `agent.changed`, ...: the contract's families, spec/live-work.md), all with
+// the entry's id and carrying only `{id, rev}`; an entry that changes nothing
+// sends nothing there (its position is still consumed). On the mux form it is
+// one `event` frame `{event, changes}` carrying the stored event itself, so a
+// browser folds Work with the shared fold (src/core/work.ts) instead of
+// refetching what changed.
 
 import {
   WORK_PROTOCOL_VERSION,
   applyWork,
   emptyWork,
+  workToJSON,
   type WorkChange,
   type WorkState,
 } from '../../core/work.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
-import { LiveChannel, sseFrame, type Frame, type LiveOptions } from '../live.js';
-import { StreamFollower, rebuildFrames } from '../follower.js';
+import type { ChannelOptions, Ev, Live, LiveChannel } from '../live.js';
+import { FoldedStream, type Folded } from '../folded.js';
 
 export const WORK_PREFIX = 'work:';
 export const SPACES_STREAM = 'work:spaces';
@@ -30,9 +38,9 @@ export function parse(body: string): Record<string, unknown> {
   }
 }
 
-function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffer {
-  if (changes.length === 0) return Buffer.alloc(0);
-  return Buffer.concat(changes.map((c) => sseFrame(epoch, position, `${c.family}.changed`, `{"id":${JSON.stringify(c.id)},"rev":${position}}`)));
+/** The single-scope frame of an entry: one `<family>.changed {id, rev}` per aggregate it changed. */
+function changedEvents(position: number, changes: WorkChange[]): Ev[] {
+  return changes.map((c) => ({ name: `${c.family}.changed`, data: `{"id":${JSON.stringify(c.id)},"rev":${position}}` }));
 }
 
 
@@ -40,87 +48,104 @@ function framesOf(epoch: string, position: number, changes: WorkChange[]): Buffe
 export type BookScope = { project: string } | { private: string };
 
 export interface BookOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
   maxReplay: number;
 }
 
 /** One Work stream folded in memory, with its live channel. */
 export class Book {
-  state: WorkState = emptyWork();
-  private follower: StreamFollower;
-  readonly channel: LiveChannel;
-  /** Hears every folded entry (the Space command feeds use it). */
+  private host: FoldedStream<WorkState>;
+  /** Hears every entry that changed something (the Space command feeds use it). */
   listeners = new Set<(changes: WorkChange[]) => void>();
 
   constructor(
     readonly stream: string,
     readonly scope: BookScope,
     private store: EventStore,
-    private opts: BookOptions,
+    opts: BookOptions,
   ) {
-    this.channel = new LiveChannel(
-      { position: () => this.pos, snapshot: (reset) => this.snapshotFrame(reset), replay: (a, u) => this.replay(a, u) },
-      { ...opts.live, epoch: store.epoch },
+    // No stored snapshots: a replay folds the stream from its start (Work streams are small).
+    this.host = new FoldedStream<WorkState>(
+      store,
+      {
+        stream,
+        scope: 'project' in scope ? `work:${scope.project}` : 'work.private',
+        empty: emptyWork,
+        step: (state, entry) => step(state, entry),
+        snapshot: (state, position, reset) => JSON.stringify(this.snapshotOf(state, position, reset)),
+        applied: (_entry, out) => {
+          const changes = (out as WorkFolded).changes;
+          if (changes.length) for (const l of this.listeners) l(changes);
+        },
+      },
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
-    this.follower = new StreamFollower(store, stream, { apply: (e) => this.apply(e) });
+  }
+
+  /** The folded state (the live state: read it, never change it). */
+  get state(): WorkState {
+    return this.host.state;
   }
 
   get pos(): number {
-    return this.follower.position;
+    return this.host.position;
+  }
+
+  get channel(): LiveChannel {
+    return this.host.channel;
   }
 
   start(): Promise<void> {
-    return this.follower.catchUp();
+    return this.host.start();
+  }
+
+  stop(): Promise<void> {
+    return this.host.stop();
   }
 
   /** A commit of this book's stream (the service routes them: one listener for every book). */
   onCommit(head: number, entries: LogEntry[] | null): void {
-    this.follower.onCommit(head, entries);
+    this.host.onCommit(head, entries);
   }
 
   folded(position: number): Promise<void> {
-    return this.follower.folded(position);
+    return this.host.folded(position);
   }
 
   fresh(): Promise<void> {
-    return this.follower.fresh();
+    return this.host.fresh();
   }
 
-  /** Folds one entry (the follower calls it in position order; `pos` is already the entry's, which listeners read). */
-  private apply(entry: LogEntry): void {
-    const changes = applyWork(this.state, parse(entry.body), entry.position);
-    this.channel.publish({ position: entry.position, bytes: framesOf(this.store.epoch, entry.position, changes) });
-    if (changes.length) for (const l of this.listeners) l(changes);
-  }
-
+  /** The snapshot of the state folded now (GET /api/v2/snapshot, and the first frame of a stream). */
   snapshot(reset: boolean): Record<string, unknown> {
-    const s = this.state;
+    return this.snapshotOf(this.state, this.pos, reset);
+  }
+
+  private snapshotOf(s: WorkState, position: number, reset: boolean): Record<string, unknown> {
     return {
       protocol: WORK_PROTOCOL_VERSION,
       epoch: this.store.epoch,
       ...('project' in this.scope ? { scope: 'project', project: this.scope.project } : { scope: 'private' }),
-      position: this.pos,
-      lastEventId: `${this.store.epoch}:${this.pos}`,
+      position,
+      lastEventId: `${this.store.epoch}:${position}`,
       reset,
-      spaces: [...s.spaces.values()],
-      conversations: [...s.conversations.values()],
-      agents: [...s.agents.values()],
-      commands: [...s.commands.values()],
-      executions: [...s.executions.values()],
-      results: [...s.results.values()],
+      // The fold's wire form (rev and the families as lists): a browser folds on from `workFromJSON` of this.
+      ...workToJSON(s),
     };
   }
+}
 
-  private snapshotFrame(reset: boolean): Frame {
-    return { position: this.pos, bytes: sseFrame(this.store.epoch, this.pos, 'snapshot', JSON.stringify(this.snapshot(reset))) };
-  }
+type WorkFolded = Folded<WorkState> & { changes: WorkChange[] };
 
-  /** Frames (after, upTo], rebuilt by folding the log from the start (Work streams are small). */
-  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
-    if (upTo - after > this.opts.maxReplay || upTo > this.opts.maxReplay * 4) return null;
-    return rebuildFrames(this.store, this.stream, { state: emptyWork(), position: 0 }, after, upTo, (state, e) => {
-      const changes = applyWork(state, parse(e.body), e.position);
-      return { state, bytes: framesOf(this.store.epoch, e.position, changes) };
-    });
-  }
+/** One entry folded: the `*.changed` events of the single-scope form, and the event itself for the mux form. */
+function step(state: WorkState, entry: LogEntry): WorkFolded {
+  // The fold changes `state` in place (the host hands a replay its own copy).
+  const changes = applyWork(state, parse(entry.body), entry.position);
+  return {
+    state,
+    changes,
+    events: changedEvents(entry.position, changes),
+    mux: [{ name: 'event', data: `{"event":${entry.body},"changes":${JSON.stringify(changes)}}` }],
+  };
 }

@@ -1,53 +1,51 @@
-// The Space command feeds: `GET /api/v2/spaces/:id/commands`, what a
-// member's bridge should run now.
+// The Space command feeds: the live scope `space:<id>` (the single-scope
+// endpoint `GET /api/v2/spaces/:id/commands`), what a member's bridge should
+// run now. A lossy channel of the one live mechanism (src/server/live.ts), so
+// it keeps every stream's rules: the per-caller limit, the slow-consumer cut,
+// and the end of the connection when its token is revoked or its sign-in ends.
 //
 // For each idle agent of the Space in every project it is contributed to, the
 // head of the queue. The whole due set is sent on connect and whenever it
-// changes (never the same set twice in a row), so a reconnect replays exactly
-// what has not been started (`execution.started` acknowledges a command). Each
-// frame also names the projects the Space acts in now, so a bridge hears of a
-// contribution (or a revocation) made in a browser and reconciles at once.
+// changes (never the same set twice in a row to one subscription), so a
+// reconnect replays exactly what has not been started (`execution.started`
+// acknowledges a command). Each frame also names the projects the Space acts
+// in now, so a bridge hears of a contribution (or a revocation) made in a
+// browser and reconciles at once. What a subscription sees depends on its
+// holder (a Space acts in a project only while its owner is a member there,
+// a token only in its own project), so each frame is made per subscription.
 
-import type { ServerResponse } from 'node:http';
 import { dueCommands } from '../../core/work.js';
 import type { Principal } from '../access.js';
+import { LossyChannel, type Subscription } from '../live.js';
 import type { Book } from './book.js';
 
-interface Feed {
-  space: string;
-  res: ServerResponse;
-  /** The last frame's data, so an unchanged due set is not sent again. */
-  last: string;
-  p: Principal;
-}
-
 export class SpaceFeeds {
-  private feeds = new Set<Feed>();
+  private channels = new Map<string, LossyChannel>();
 
   /** `contributions(space, p)`: the project books a Space acts in for its owner now. */
-  constructor(private contributions: (space: string, p: Principal) => Book[]) {}
+  constructor(
+    private epoch: string,
+    private contributions: (space: string, p: Principal) => Book[],
+  ) {}
 
-  /** Serves one feed on `res` (the caller checked that `p` owns the Space). */
-  open(res: ServerResponse, space: string, p: Principal): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
-    res.write('retry: 1000\n\n');
-    const f: Feed = { space, res, last: '', p };
-    this.feeds.add(f);
-    res.on('close', () => this.feeds.delete(f));
-    this.push(f);
+  /** The channel of a Space's feed (the caller checked that the subscriber owns the Space). */
+  channel(space: string): LossyChannel {
+    let ch = this.channels.get(space);
+    if (!ch) {
+      ch = new LossyChannel(`space:${space}`, this.epoch);
+      ch.opened = (sub) => this.push(space, sub);
+      this.channels.set(space, ch);
+    }
+    return ch;
   }
 
   /** Something a feed may show changed (a Work entry folded, a member's role changed). */
   pushAll(): void {
-    for (const f of this.feeds) this.push(f);
-  }
-
-  heartbeat(): void {
-    for (const f of this.feeds) f.res.write(':\n\n');
+    for (const [space, ch] of this.channels) for (const sub of ch.subs) this.push(space, sub);
   }
 
   stop(): void {
-    for (const f of this.feeds) f.res.end();
+    for (const ch of this.channels.values()) ch.stop();
   }
 
   private dueFor(space: string, p: Principal): unknown[] {
@@ -62,11 +60,11 @@ export class SpaceFeeds {
     return out;
   }
 
-  private push(f: Feed): void {
-    const projects = this.contributions(f.space, f.p).map((b) => (b.scope as { project: string }).project);
-    const data = JSON.stringify({ commands: this.dueFor(f.space, f.p), projects });
-    if (data === f.last) return;
-    f.last = data;
-    f.res.write(`event: commands\ndata: ${data}\n\n`);
+  private push(space: string, sub: Subscription): void {
+    const projects = this.contributions(space, sub.who).map((b) => (b.scope as { project: string }).project);
+    const data = JSON.stringify({ commands: this.dueFor(space, sub.who), projects });
+    if (data === sub.memo) return;
+    sub.memo = data;
+    sub.channel.send(sub, 'commands', data);
   }
 }

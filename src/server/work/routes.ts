@@ -21,8 +21,8 @@ import { HttpError, sendJson } from '../http.js';
 import { projectOf, type Principal } from '../access.js';
 import { route, type Asking, type Auth, type Ctx, type Route } from '../route.js';
 import { ID, TEXT } from '../schemas.js';
-import { SPACES_STREAM, WORK_PREFIX, parse, type Book } from './book.js';
-import { PROJECT_ID, lossy, type WorkService, type Watcher } from './service.js';
+import { SPACES_STREAM, parse, type Book } from './book.js';
+import { PROJECT_ID, liveScope, type WorkService } from './service.js';
 
 const MAX_BODY = 256 * 1024;
 
@@ -170,30 +170,26 @@ export class WorkRoutes {
     sendJson(c.res, 200, { ...book.snapshot(false), role: c.grant?.role ?? null });
   };
 
+  /**
+   * One connection per tab: the book's durable frames (`work:<project>`, or
+   * `work.private`), and for a project the lossy ones on the same connection
+   * (`work.live:<project>[/<agent>]`: presence, my role, my Spaces, my General
+   * Chat's changes, the terminal of `?agent=`).
+   */
   getEvents = async (c: Ctx): Promise<void> => {
     const { req, res, url } = c;
     const book = await this.readable(c);
-    const p = c.grant ?? c.principal!;
-    const project = c.grant?.project ?? null;
-    // One connection per tab: the project's durable frames, and on the same
-    // socket the lossy ones (presence, my role, my Spaces, the terminal of
-    // `?agent=`, and `private.changed` for my General Chat).
-    const sock = req.socket;
-    const write = (frame: string) => {
-      if (!sock.destroyed && sock.writable) sock.write(frame);
-    };
-    const w: Watcher = { res, p, project, agent: url.searchParams.get('agent'), present: true, write };
-    this.w.watchers.add(w);
-    res.on('close', () => {
-      this.w.watchers.delete(w);
-      if (project) this.w.presence.changed(project);
-    });
-    book.channel.subscribe(req, res, url);
-    if (project) {
-      write(lossy('role', { project, role: c.grant!.role }));
-      this.w.presence.changed(project);
-    }
+    const scopes = [book.channel.scope];
+    if ('project' in book.scope) scopes.push(this.lossyScope(book, url));
+    await this.w.live.serve(req, res, url, c.grant ?? c.principal!, scopes);
   };
+
+  /** The lossy scope of a project's reader: the terminal of `?agent=` when the project has that agent. */
+  private lossyScope(book: Book, url: URL): string {
+    const agent = url.searchParams.get('agent');
+    const project = (book.scope as { project: string }).project;
+    return liveScope(project, agent && book.state.agents.has(agent) ? agent : null);
+  }
 
   private aggregate(family: 'conversations' | 'agents' | 'executions' | 'results') {
     return async (c: Ctx): Promise<void> => {
@@ -332,7 +328,7 @@ export class WorkRoutes {
     await this.w.readSpaces();
     const stored = r.duplicate ? parse((await this.w.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
     // The owner's open Work views list their Spaces: tell them (lossy; they refetch).
-    for (const w of this.w.watchers) if (w.p.uid === p.uid && w.project) w.write(lossy('spaces', { space: stored.id }));
+    this.w.toPerson(p.uid, 'spaces', { space: stored.id });
     sendJson(res, 200, { id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate });
   };
 
@@ -508,39 +504,20 @@ export class WorkRoutes {
 
   /** Lossy terminal output of one agent, relayed to whoever watches it; never stored. */
   postTerminal = ({ res, params, body }: Ctx<Static<typeof Terminal>>): void => {
-    const agent = agentIdOf(params.id, body.session);
-    const frame = lossy('terminal', { agent, data: body.data });
-    let sent = 0;
-    for (const w of this.w.watchers) {
-      if (w.agent !== agent || !w.project) continue;
-      const book = this.w.loaded.get(WORK_PREFIX + w.project);
-      if (!book || !book.state.agents.get(agent)) continue;
-      w.write(frame);
-      sent++;
-    }
-    sendJson(res, 200, { delivered: sent });
+    sendJson(res, 200, { delivered: this.w.terminal(agentIdOf(params.id, body.session), body.data) });
   };
 
-  /** A Space's command feed (feed.ts): its owner's bridge only. */
-  getFeed = ({ res, params, principal }: Ctx): void => {
-    this.w.feeds.open(res, params.id, principal!);
+  /** A Space's command feed (feed.ts, the live scope `space:<id>`): its owner's bridge only. */
+  getFeed = async ({ req, res, url, params, principal }: Ctx): Promise<void> => {
+    await this.w.live.serve(req, res, url, principal!, [`space:${params.id}`]);
   };
 
   /**
    * The lossy stream of a project: presence now and on every change, role
    * changes of the caller (`role`), and the terminal of `?agent=` when given.
    */
-  getLive = async ({ res, url, grant }: Ctx): Promise<void> => {
-    const g = grant!;
-    const project = g.project;
-    await this.w.projectBook(project);
-    const agent = url.searchParams.get('agent');
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
-    res.write('retry: 1000\n\n');
-    const w: Watcher = { res, p: g, project, agent, present: false, write: (f) => void res.write(f) };
-    this.w.watchers.add(w);
-    res.on('close', () => this.w.watchers.delete(w));
-    res.write(lossy('presence', { project, people: this.w.people(project) }));
-    res.write(lossy('role', { project, role: g.role }));
+  getLive = async ({ req, res, url, grant }: Ctx): Promise<void> => {
+    const book = await this.w.projectBook(grant!.project);
+    await this.w.live.serve(req, res, url, grant!, [this.lossyScope(book, url)]);
   };
 }

@@ -12,18 +12,24 @@
 // the same result, even a refusal (a refused keyed request stores a small
 // `request.refused` marker for that reason).
 //
-// Live: `GET /api/v2/events` is a LiveChannel per stream (book.ts). Presence,
-// role changes and terminal output are observation, not history: they ride
-// the lossy `GET /api/v2/live` stream (and the events stream's socket) and are
-// never stored. Presence across nodes is the generic src/server/presence.ts.
+// Live, through the one live mechanism (src/server/live.ts), as scopes:
+// - `work:<project>` and `work.private` (the caller's General Chat): a book's
+//   durable frames (book.ts); the single-scope `GET /api/v2/events`;
+// - `work.live:<project>[/<agent>]`: lossy frames, observation, not history,
+//   never stored: presence, my role as it changes, my Spaces, my General
+//   Chat's changes, and the terminal of the agent named; the single-scope
+//   `GET /api/v2/live`, and the events stream carries it too;
+// - `space:<id>`: a Space's command feed (feed.ts).
+// Presence is who holds a `work:<project>` scope now; across nodes it is the
+// generic src/server/presence.ts.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { applySpaceRegistry, type SpaceRecord, type WorkState } from '../../core/work.js';
 import type { EventStore, NewEvent } from '../../storage/types.js';
 import { HttpError, idempotencyKeyOf } from '../http.js';
 import type { Route } from '../route.js';
-import type { LiveOptions } from '../live.js';
-import { LocalAccess, type Access, type Principal } from '../access.js';
+import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live.js';
+import { LocalAccess, type Access, type AccessChange, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
 import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';
 import { SpaceFeeds } from './feed.js';
@@ -49,7 +55,8 @@ export interface BoardReader {
 }
 
 export interface WorkOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
   maxReplay: number;
   access?: Access;
   /** The fleet board, to check a blocked execution's approval pointer against (without it, pointers are refused). */
@@ -65,21 +72,9 @@ export interface WorkOptions {
 
 const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
 
-// ------------------------------------------------------------ lossy observers
-
-export interface Watcher {
-  res: ServerResponse;
-  p: Principal;
-  project: string | null;
-  agent: string | null;
-  /** Counts toward presence (an events stream), or only watches (the live stream). */
-  present: boolean;
-  /** Writes a lossy frame (events streams write to the socket, as their LiveChannel does). */
-  write: (frame: string) => void;
-}
-
-export function lossy(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/** The lossy scope of a project, or of one agent's terminal in it. */
+export function liveScope(project: string, agent: string | null): string {
+  return agent ? `work.live:${project}/${agent}` : `work.live:${project}`;
 }
 
 /** The topic of Work presence on the store's broadcast (src/server/presence.ts). */
@@ -91,21 +86,22 @@ export class WorkService {
   readonly loaded = new Map<string, Book>();
   spaces = new Map<string, SpaceRecord>();
   private spacesPos = 0;
-  /** The lossy observers: events streams (present) and live streams. */
-  readonly watchers = new Set<Watcher>();
+  /** The lossy channels (`work.live:<project>[/<agent>]`), by project, then agent ("" for the project's own). */
+  private lossy = new Map<string, Map<string, LossyChannel>>();
   readonly feeds: SpaceFeeds;
   readonly presence: Presence;
   private unlisten: (() => void) | null = null;
   private unaccess: (() => void) | null = null;
   readonly access: Access;
-  private heartbeat: NodeJS.Timeout | null = null;
+  readonly live: Live;
 
   constructor(
     readonly store: EventStore,
     readonly opts: WorkOptions,
   ) {
     this.access = opts.access ?? new LocalAccess();
-    this.feeds = new SpaceFeeds((space, p) => this.contributions(space, p));
+    this.live = opts.live;
+    this.feeds = new SpaceFeeds(store.epoch, (space, p) => this.contributions(space, p));
     this.presence = new Presence(store, {
       topic: PRESENCE_TOPIC,
       expireMs: opts.presenceExpireMs ?? PRESENCE_EXPIRE_MS,
@@ -135,12 +131,7 @@ export class WorkService {
     });
     await this.readSpaces();
     for (const p of this.projectList()) await this.book(p.id);
-    this.unaccess = this.access.onChange((project, uid) => this.roleChanged(project, uid));
-    this.heartbeat = setInterval(() => {
-      for (const w of this.watchers) if (!w.present) w.write(':\n\n');
-      this.feeds.heartbeat();
-    }, this.opts.live.heartbeatMs);
-    this.heartbeat.unref();
+    this.unaccess = this.access.onChange((c) => this.accessChanged(c));
     this.presence.start();
   }
 
@@ -148,9 +139,8 @@ export class WorkService {
     this.presence.stop();
     this.unlisten?.();
     this.unaccess?.();
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    for (const b of this.loaded.values()) b.channel.stop();
-    for (const w of this.watchers) w.res.end();
+    await Promise.allSettled([...this.loaded.values()].map((b) => b.stop()));
+    for (const m of this.lossy.values()) for (const ch of m.values()) ch.stop();
     this.feeds.stop();
     await Promise.allSettled([...this.books.values()]);
   }
@@ -189,12 +179,16 @@ export class WorkService {
     if (!p) {
       const b = new Book(stream, scope, this.store, this.opts);
       this.loaded.set(stream, b);
-      if ('project' in scope) b.listeners.add(() => this.feeds.pushAll());
-      else {
+      if ('project' in scope) {
+        const project = scope.project;
+        b.listeners.add(() => this.feeds.pushAll());
+        // Presence: who holds the project's durable scope now.
+        b.channel.opened = b.channel.closed = () => this.presence.changed(project);
+      } else {
+        // My General Chat changed: my Work views (their lossy scopes) hear it.
         const uid = scope.private;
         b.listeners.add((changes) => {
-          const frames = changes.map((c) => lossy('private.changed', { id: c.id, rev: b.pos })).join('');
-          for (const w of this.watchers) if (w.p.uid === uid && w.project) w.write(frames);
+          for (const c of changes) this.toPerson(uid, 'private.changed', { id: c.id, rev: b.pos });
         });
       }
       p = b.start().then(
@@ -202,7 +196,7 @@ export class WorkService {
         (e) => {
           this.loaded.delete(stream);
           this.books.delete(stream);
-          b.channel.stop();
+          void b.stop();
           throw e;
         },
       );
@@ -287,33 +281,112 @@ export class WorkService {
     return this.presence.people(project);
   }
 
-  /** Who has an open events stream on the project on this node. */
+  /** Who holds the project's durable scope (`work:<project>`: an events stream, a mux scope) on this node. */
   private localPresence(project: string): Map<string, string> {
     const seen = new Map<string, string>();
-    for (const w of this.watchers) if (w.present && w.project === project) seen.set(w.p.uid, w.p.name);
+    const b = this.loaded.get(WORK_PREFIX + project);
+    if (b) for (const sub of b.channel.subs) seen.set(sub.who.uid, sub.who.name);
     return seen;
   }
 
   private pushPresence(project: string): void {
-    const frame = lossy('presence', { project, people: this.people(project) });
-    for (const w of this.watchers) if (w.project === project) w.write(frame);
+    const data = JSON.stringify({ project, people: this.people(project) });
+    for (const ch of this.lossy.get(project)?.values() ?? []) ch.broadcast('presence', data);
   }
 
-  /** A member's role changed or they were removed: close what they may no longer read, tell the rest. */
-  private roleChanged(project: string, uid: string): void {
-    for (const w of [...this.watchers]) {
-      if (w.project !== project || w.p.uid !== uid) continue;
-      const role = this.access.roleIn(w.p, project);
-      if (role === null) {
-        this.watchers.delete(w);
-        const sock = w.res.socket;
-        if (!sock || sock.destroyed || !sock.writable) continue;
-        sock.end(`event: error\ndata: ${JSON.stringify({ reason: `you are no longer a member of project "${project}"` })}\n\n`);
-        setTimeout(() => sock.destroy(), 200).unref();
-      } else w.write(lossy('role', { project, role }));
+  /**
+   * A member's role changed or they were removed. The live mechanism has
+   * closed what they may no longer read; the rest hears the new role, and
+   * presence and the Space feeds are told.
+   */
+  private accessChanged(c: AccessChange): void {
+    if (c.kind !== 'member') return;
+    const { project, uid } = c;
+    for (const ch of this.lossy.get(project)?.values() ?? []) {
+      for (const sub of ch.subs) {
+        if (sub.who.uid !== uid) continue;
+        const role = this.access.roleIn(sub.who, project);
+        if (role !== null) ch.send(sub, 'role', JSON.stringify({ project, role }));
+      }
     }
     this.presence.changed(project);
     this.feeds.pushAll();
   }
 
+  /** A lossy frame to every Work view of one person (their `work.live` scopes, in any project). */
+  toPerson(uid: string, name: string, data: unknown): void {
+    const text = JSON.stringify(data);
+    for (const m of this.lossy.values()) for (const ch of m.values()) ch.broadcast(name, text, (sub) => sub.who.uid === uid);
+  }
+
+  /** Terminal bytes of an agent, to whoever watches it (in every project where it is); returns how many got them. */
+  terminal(agent: string, data: string): number {
+    const text = JSON.stringify({ agent, data });
+    let n = 0;
+    for (const [project, m] of this.lossy) {
+      const ch = m.get(agent);
+      const book = this.loaded.get(WORK_PREFIX + project);
+      if (ch && book?.state.agents.has(agent)) n += ch.broadcast('terminal', text);
+    }
+    return n;
+  }
+
+  /** The lossy channel of a project (`agent` null) or of one of its agents' terminal. */
+  private lossyChannel(project: string, agent: string | null): LossyChannel {
+    let m = this.lossy.get(project);
+    if (!m) this.lossy.set(project, (m = new Map()));
+    let ch = m.get(agent ?? '');
+    if (!ch) {
+      const made = new LossyChannel(liveScope(project, agent), this.store.epoch);
+      // A new reader hears who is here and its own role at once.
+      made.opened = (sub: Subscription) => {
+        made.send(sub, 'presence', JSON.stringify({ project, people: this.people(project) }));
+        made.send(sub, 'role', JSON.stringify({ project, role: this.access.roleIn(sub.who, project) }));
+      };
+      m.set(agent ?? '', (ch = made));
+    }
+    return ch;
+  }
+
+  /**
+   * Work's live scopes (docs/work.md): `work:<project>` and
+   * `work.live:<project>[/<agent>]` for a viewer of the project,
+   * `work.private` for the caller's own General Chat, `space:<id>` for the
+   * Space's owner (its bridge). A project that does not exist is a 404, asked
+   * after the caller's role there.
+   */
+  scopes(): Record<string, ScopeSpec> {
+    const projectIn = (key: string) => {
+      const project = key.split('/')[0];
+      if (!PROJECT_ID.test(project)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 letters, digits, "-" or "_"');
+      return project;
+    };
+    return {
+      work: {
+        need: (key) => ({ project: projectIn(key.includes('/') ? '' : key), min: 'viewer' }),
+        open: async (key) => (await this.projectBook(key)).channel,
+      },
+      'work.private': {
+        need: (key) => {
+          if (key !== '') throw new HttpError(400, 'bad_request', '"work.private" is the caller\'s own General Chat: it takes no key');
+          return null;
+        },
+        open: async (_key, who) => (await this.privateBook(who.uid)).channel,
+      },
+      'work.live': {
+        need: (key) => ({ project: projectIn(key), min: 'viewer' }),
+        open: async (key) => {
+          const project = projectIn(key);
+          const agent = key.length > project.length ? key.slice(project.length + 1) : null;
+          const book = await this.projectBook(project);
+          if (agent !== null && !book.state.agents.has(agent)) throw new HttpError(404, 'not_found', `no such agent: ${agent.slice(0, 200)}`);
+          return this.lossyChannel(project, agent);
+        },
+      },
+      space: {
+        need: () => null,
+        open: async (key, who) => this.feeds.channel((await this.needSpace(key, who)).id),
+      },
+    };
+  }
 }
