@@ -27,6 +27,7 @@ import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
 import { claudeMatcher } from '../core/approval-rules.js';
 import { PACKAGE_ROOT } from '../server/index.js';
 import { formatWindow, parseWindow } from '../core/window.js';
+import { addClaudeTelemetry, addCodexTelemetry, addGeminiTelemetry, codexConfigPath, readText, removeClaudeTelemetry, removeCodexTelemetry, removeGeminiTelemetry } from './telemetry.js';
 
 export interface HookOptions {
   tool: AgentTool;
@@ -232,9 +233,13 @@ function readSettings(path: string): Json {
 }
 
 function writeSettings(path: string, settings: Json): void {
+  writeText(path, JSON.stringify(settings, null, 2) + '\n');
+}
+
+function writeText(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.roost-${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(settings, null, 2) + '\n');
+  writeFileSync(tmp, text);
   renameSync(tmp, path);
 }
 
@@ -243,6 +248,7 @@ const USAGE = `usage:
                         [--server URL] [--approvals all|RULES] [--window 10m] [--team NAME]
                         [--token-env NAME]   (shared mode: the variable holding the agent's token)
                         [--command-only]     (Claude Code before 2.1.63, which has no http hooks)
+                        [--no-telemetry]     (leave the tool's OpenTelemetry export as it is)
   roost hooks uninstall [--tool T] [--user | --project DIR]
   roost hooks status    [--tool T] [--user | --project DIR]
 
@@ -264,6 +270,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       team: { type: 'string' },
       'token-env': { type: 'string' },
       'command-only': { type: 'boolean' },
+      'no-telemetry': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -310,8 +317,26 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
         node: env.ROOST_HOOK_NODE ?? process.execPath,
         script: join(PACKAGE_ROOT, 'bin', 'roost-hook.js'),
       });
+      // Telemetry (tokens and cost) toward the same server, unless asked not to.
+      let telemetry = 'telemetry: off (--no-telemetry)';
+      if (!values['no-telemetry'] && tool !== 'cursor') {
+        if (tool === 'claude-code') telemetry = addClaudeTelemetry(settings, server);
+        else if (tool === 'gemini-cli') telemetry = addGeminiTelemetry(settings, server);
+        else {
+          const cfg = codexConfigPath(path);
+          const r = addCodexTelemetry(readText(cfg), server);
+          if (r.text !== readText(cfg)) writeText(cfg, r.text);
+          telemetry = `${r.said} in ${cfg}`;
+        }
+      } else if (tool === 'cursor') telemetry = 'telemetry: Cursor exports none';
       writeSettings(path, settings);
       say(`roost hooks installed for ${tool} in ${path}`);
+      say(`  ${telemetry}`);
+      if (tool === 'codex') {
+        say('  codex:     runs a project\'s .codex/ hooks and config only in a trusted project, and each new or');
+        say('             changed hook only once you trust it: open /hooks in Codex (automation that vets its');
+        say('             hooks itself may pass --dangerously-bypass-hook-trust)');
+      }
       say(`  server:    ${server}`);
       say(`  approvals: ${approvals ? `${approvals} (window ${formatWindow(window)}; unanswered means deny)` : 'off (observe only)'}`);
       if (values.team) say(`  team:      ${values.team}`);
@@ -325,8 +350,17 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       }
       const settings = readSettings(path);
       const n = removeRoostHooks(tool, settings);
-      if (n > 0) writeSettings(path, settings);
+      const telemetryOff = tool === 'claude-code' ? removeClaudeTelemetry(settings) : tool === 'gemini-cli' ? removeGeminiTelemetry(settings) : false;
+      if (n > 0 || telemetryOff) writeSettings(path, settings);
       say(n > 0 ? `removed ${n} roost hook${n === 1 ? '' : 's'} from ${path}` : `no roost hooks in ${path}`);
+      if (tool === 'codex') {
+        const cfg = codexConfigPath(path);
+        const r = removeCodexTelemetry(readText(cfg));
+        if (r.removed) {
+          writeText(cfg, r.text);
+          say(`telemetry: off (Roost's [otel] block removed from ${cfg})`);
+        }
+      } else if (telemetryOff) say('telemetry: off');
       break;
     }
     case 'status': {

@@ -2,3 +2,4 @@
 // onto the floor. Pure; imports only src/core.
 export * from './claude-code.js';
 export * from './others.js';
+export * from './otlp.js';

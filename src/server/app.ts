@@ -17,6 +17,7 @@ import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
 import { FleetService } from './fleet.js';
 import { HookService } from './hooks.js';
+import { UsageService, usageRoutes, usageStream } from './usage.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
@@ -97,6 +98,9 @@ export interface Roost {
   /** Every project's floor and approvals (`floor` and `approvals` above are the default project's). */
   floors: PerProject<FloorService>;
   approvalsByProject: PerProject<ApprovalService>;
+  /** The default project's tokens and cost; `usageByProject` has every project's. */
+  usage: UsageService;
+  usageByProject: PerProject<UsageService>;
   identity: IdentityService;
   access: Access;
   /** Every live connection and the scopes the apps declare (src/server/live.ts). */
@@ -183,7 +187,17 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   // pending by a restart is withdrawn when its asker is gone, whether or not
   // anyone opens that project.
   for (const p of identity.state.projects.keys()) if (p !== 'default') void approvalsByProject.get(p).catch((e) => console.error(`roost: approvals of project ${p} did not start`, e));
-  const hooks = new HookService(store, floors, approvalsByProject);
+  // Tokens and cost: the OTLP receiver and the usage roll-up (docs/integrations.md).
+  const usageByProject = new PerProject(
+    (project) =>
+      new UsageService(store, {
+        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        maxReplay: cfg.maxReplay,
+        stream: usageStream(project),
+      }),
+  );
+  const usage = await usageByProject.get('default');
+  const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
   const ids = new IdentityRoutes(identity, access);
   // The fleet boards: one stream per thread (docs/fleet.md).
   const fleet = new FleetService(store, {
@@ -218,6 +232,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),
+    ...usageRoutes(usageByProject, floors),
     ...ids.routes(),
     ...work.routes(),
   ];
@@ -266,6 +281,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     fleet,
     floors,
     approvalsByProject,
+    usage,
+    usageByProject,
     identity,
     access,
     live,
@@ -277,6 +294,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       await floors.stopAll();
       await approvalsByProject.stopAll();
       holders.stop();
+      await usageByProject.stopAll();
       access.stop();
       await identity.stop();
       await fleet.stop();

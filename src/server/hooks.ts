@@ -40,6 +40,7 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, MAX_BODY_BYTES, sendJson } from './http.js';
 import { route, type Ctx, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
+import type { UsageService } from './usage.js';
 
 export function floorView(s: FloorState): FloorView {
   return {
@@ -65,7 +66,19 @@ export class HookService {
     private store: EventStore,
     private floors: PerProject<FloorService>,
     private approvalsOf: PerProject<ApprovalService>,
+    private usageOf?: PerProject<UsageService>,
   ) {}
+
+  /** Tells the usage roll-up who this payload was about (its OTLP records may come after the agent left the floor). */
+  private async remember(req: IncomingMessage, tool: string, m: ReturnType<typeof mapHook>): Promise<void> {
+    if (!this.usageOf || !m.agent) return;
+    let role = '';
+    for (const e of m.events) {
+      const a = e.agent as { id?: unknown; role?: unknown } | string | null | undefined;
+      if (a && typeof a === 'object' && a.id === m.agent && typeof a.role === 'string') role = a.role;
+    }
+    (await this.usageOf.of(req)).remember(m.agent, { session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team, role }, tool);
+  }
 
   private async appendFloor(floor: FloorService, events: FloorEvent[]): Promise<void> {
     if (events.length === 0) return;
@@ -93,6 +106,7 @@ export class HookService {
     const team = url.searchParams.get('team')?.slice(0, LIMITS.teamName) || undefined;
     const floor = await this.floors.of(req);
     const m = mapHook(tool, payload, { team, view: floorView(floor.state) });
+    await this.remember(req, tool, m);
     const rules = url.searchParams.get('approvals');
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http

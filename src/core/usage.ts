@@ -1,0 +1,359 @@
+// The usage fold: tokens and cost, rolled up per agent → subagent → session →
+// team → project, per model and per day, and the project's budget.
+//
+// Pure and shared (server and browser fold the same events): no imports, no
+// clock, no I/O. Time arrives on the event (`day`, `ts`).
+//
+// Events (the `usage` stream of a project):
+//   usage            { id, agent, parent?, session, team, source, model, day,
+//                      input, output, cacheRead, cacheWrite, costMicros,
+//                      costFrom, requests?, accepted?, rejected?, ts }
+//                    one model request (or a batch of them) an agent made;
+//                    `input` is the uncached input (cache reads and writes
+//                    are counted apart, as every vendor bills them apart)
+//   budget.set       { limitMicros, by, ts }      0 clears it
+//   budget.crossed   { threshold: 80|100, version, costMicros, limitMicros, ts }
+//                    the durable notification: written once per threshold of
+//                    each budget version (the server's idempotency key)
+//
+// Money is integer micro-dollars (1 USD = 1,000,000): sums are exact, so the
+// roll-up is the same in any order and after any split of the log.
+//
+// Invariants:
+// - an agent's own tally counts only its own requests; a session's tally is
+//   its own plus its helpers'; team and project tallies are the sums of their
+//   sessions; per-model and per-day tallies sum to the project's;
+// - hostile input (wrong types, negative or huge numbers, long strings) is
+//   clamped or ignored; nothing here throws;
+// - the fold keeps at most LIMITS.agents agents, LIMITS.models models and
+//   LIMITS.days days (the oldest day is dropped from the breakdown, never
+//   from the totals), so state stays bounded whatever is sent.
+
+export const USAGE_PROTOCOL_VERSION = 1;
+
+export const USAGE_LIMITS = {
+  id: 160,
+  agent: 128,
+  team: 80,
+  model: 120,
+  source: 40,
+  /** One event's tokens: at most a billion of each (a request is far below). */
+  tokens: 1_000_000_000,
+  /** One event's cost: at most $100,000. */
+  costMicros: 100_000_000_000,
+  agents: 20_000,
+  models: 200,
+  days: 400,
+  /** A budget: at most $10,000,000. */
+  budgetMicros: 10_000_000_000_000,
+} as const;
+
+export interface Tally {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  costMicros: number;
+  /** Model requests counted. */
+  requests: number;
+  /** Of those requests' tokens, how many had no known price (their cost is not in costMicros). */
+  unpricedTokens: number;
+  /** Tool calls the agent's tool accepted or rejected (from the vendors' tool-decision records). */
+  accepted: number;
+  rejected: number;
+}
+
+export interface AgentUsage {
+  id: string;
+  parent: string | null;
+  session: string;
+  team: string;
+  /** Its own requests only. */
+  own: Tally;
+  models: Map<string, Tally>;
+}
+
+export interface Budget {
+  limitMicros: number;
+  /** Counts budget.set events: a new budget re-arms its notifications. */
+  version: number;
+  setBy: string;
+  /** Thresholds (80, 100) already notified for this version. */
+  notified: number[];
+}
+
+export interface UsageState {
+  agents: Map<string, AgentUsage>;
+  /** Session totals (the session's own requests and its helpers'). */
+  sessions: Map<string, Tally>;
+  teams: Map<string, Tally>;
+  models: Map<string, Tally>;
+  days: Map<string, Tally>;
+  project: Tally;
+  budget: Budget | null;
+  /** The events folded (not positions: the server keeps those). */
+  count: number;
+}
+
+export type UsageEffect = { kind: 'usage'; agent: string; session: string } | { kind: 'budget'; threshold: number; costMicros: number; limitMicros: number };
+
+export function emptyTally(): Tally {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costMicros: 0, requests: 0, unpricedTokens: 0, accepted: 0, rejected: 0 };
+}
+
+export function emptyUsage(): UsageState {
+  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, count: 0 };
+}
+
+function str(v: unknown, max: number): string {
+  return typeof v === 'string' ? v.slice(0, max) : '';
+}
+
+/** A count: a finite number, floored, within [0, cap]; anything else is 0. */
+function count(v: unknown, cap: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return 0;
+  return Math.min(Math.floor(v), cap);
+}
+
+function add(t: Tally, d: Tally): void {
+  t.input += d.input;
+  t.output += d.output;
+  t.cacheRead += d.cacheRead;
+  t.cacheWrite += d.cacheWrite;
+  t.costMicros += d.costMicros;
+  t.requests += d.requests;
+  t.unpricedTokens += d.unpricedTokens;
+  t.accepted += d.accepted;
+  t.rejected += d.rejected;
+}
+
+function into<K>(m: Map<K, Tally>, k: K, d: Tally): void {
+  let t = m.get(k);
+  if (!t) m.set(k, (t = emptyTally()));
+  add(t, d);
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Folds one event; returns its effects. Unknown or malformed events fold to nothing. */
+export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return [];
+  const o = e as Record<string, unknown>;
+  switch (o.type) {
+    case 'usage':
+      return applyReport(s, o);
+    case 'budget.set': {
+      const limit = count(o.limitMicros, USAGE_LIMITS.budgetMicros);
+      s.count++;
+      s.budget = limit > 0 ? { limitMicros: limit, version: (s.budget?.version ?? 0) + 1, setBy: str(o.by, 120), notified: [] } : null;
+      return [];
+    }
+    case 'budget.crossed': {
+      const b = s.budget;
+      const th = o.threshold;
+      if (!b || (th !== 80 && th !== 100) || o.version !== b.version || b.notified.includes(th)) return [];
+      s.count++;
+      b.notified.push(th);
+      b.notified.sort((x, y) => x - y);
+      return [{ kind: 'budget', threshold: th, costMicros: count(o.costMicros, Number.MAX_SAFE_INTEGER), limitMicros: b.limitMicros }];
+    }
+    default:
+      return [];
+  }
+}
+
+function applyReport(s: UsageState, o: Record<string, unknown>): UsageEffect[] {
+  const agent = str(o.agent, USAGE_LIMITS.agent);
+  if (!agent) return [];
+  const session = str(o.session, USAGE_LIMITS.agent) || agent;
+  const parentRaw = str(o.parent, USAGE_LIMITS.agent);
+  const parent = parentRaw && parentRaw !== agent ? parentRaw : null;
+  const team = str(o.team, USAGE_LIMITS.team) || 'default';
+  // '' for records that are not model requests (tool decisions): no model row.
+  const model = str(o.model, USAGE_LIMITS.model);
+  const dayRaw = str(o.day, 10);
+  const day = DAY.test(dayRaw) ? dayRaw : 'unknown';
+  const d: Tally = {
+    input: count(o.input, USAGE_LIMITS.tokens),
+    output: count(o.output, USAGE_LIMITS.tokens),
+    cacheRead: count(o.cacheRead, USAGE_LIMITS.tokens),
+    cacheWrite: count(o.cacheWrite, USAGE_LIMITS.tokens),
+    costMicros: count(o.costMicros, USAGE_LIMITS.costMicros),
+    requests: o.requests === undefined ? 1 : count(o.requests, 1_000_000),
+    unpricedTokens: 0,
+    accepted: count(o.accepted, 1_000_000),
+    rejected: count(o.rejected, 1_000_000),
+  };
+  if (o.costFrom === 'unknown') d.unpricedTokens = d.input + d.output + d.cacheRead + d.cacheWrite;
+
+  let a = s.agents.get(agent);
+  if (!a) {
+    if (s.agents.size >= USAGE_LIMITS.agents) return [];
+    a = { id: agent, parent, session, team, own: emptyTally(), models: new Map() };
+    s.agents.set(agent, a);
+  }
+  // An agent keeps the session, parent and team it was first seen with: the
+  // roll-up of a helper never moves to another session.
+  s.count++;
+  add(a.own, d);
+  if (model && (a.models.has(model) || a.models.size < USAGE_LIMITS.models)) into(a.models, model, d);
+  into(s.sessions, a.session, d);
+  into(s.teams, a.team, d);
+  if (model && (s.models.has(model) || s.models.size < USAGE_LIMITS.models)) into(s.models, model, d);
+  into(s.days, day, d);
+  if (s.days.size > USAGE_LIMITS.days) {
+    // Drop the oldest day from the breakdown (ISO dates sort as strings).
+    let oldest: string | null = null;
+    for (const k of s.days.keys()) if (oldest === null || k < oldest) oldest = k;
+    if (oldest !== null) s.days.delete(oldest);
+  }
+  add(s.project, d);
+  return [{ kind: 'usage', agent: a.id, session: a.session }];
+}
+
+/** The budget thresholds the project has reached and not yet been notified of (the server writes budget.crossed for each). */
+export function dueBudgetNotices(s: UsageState): number[] {
+  const b = s.budget;
+  if (!b) return [];
+  const out: number[] = [];
+  for (const th of [80, 100]) {
+    // cost ≥ th% of the limit, in integers: cost·100 ≥ limit·th.
+    if (!b.notified.includes(th) && s.project.costMicros * 100 >= b.limitMicros * th) out.push(th);
+  }
+  return out;
+}
+
+/** A session's helpers (agents whose session it is, other than itself). */
+export function helpersOf(s: UsageState, session: string): AgentUsage[] {
+  const out: AgentUsage[] = [];
+  for (const a of s.agents.values()) if (a.session === session && a.id !== session) out.push(a);
+  return out;
+}
+
+// ---------------------------------------------------------------- JSON
+
+function tallyOf(v: unknown): Tally {
+  const o = v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+  const t = emptyTally();
+  for (const k of Object.keys(t) as (keyof Tally)[]) t[k] = count(o[k], Number.MAX_SAFE_INTEGER);
+  return t;
+}
+
+export interface UsageJSON {
+  agents: { id: string; parent: string | null; session: string; team: string; own: Tally; models: [string, Tally][] }[];
+  sessions: [string, Tally][];
+  teams: [string, Tally][];
+  models: [string, Tally][];
+  days: [string, Tally][];
+  project: Tally;
+  budget: Budget | null;
+  count: number;
+}
+
+export function usageToJSON(s: UsageState): UsageJSON {
+  return {
+    agents: [...s.agents.values()].map((a) => ({ id: a.id, parent: a.parent, session: a.session, team: a.team, own: a.own, models: [...a.models] })),
+    sessions: [...s.sessions],
+    teams: [...s.teams],
+    models: [...s.models],
+    days: [...s.days].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)),
+    project: s.project,
+    budget: s.budget,
+    count: s.count,
+  };
+}
+
+/** A snapshot back into a state (a browser's starting point); malformed parts are dropped. */
+export function usageFromJSON(j: unknown): UsageState {
+  const s = emptyUsage();
+  const o = j && typeof j === 'object' ? (j as Record<string, unknown>) : {};
+  const pairs = (v: unknown): [string, Tally][] => (Array.isArray(v) ? v.filter((p) => Array.isArray(p) && typeof p[0] === 'string').map((p) => [p[0] as string, tallyOf(p[1])]) : []);
+  for (const a of Array.isArray(o.agents) ? o.agents : []) {
+    if (!a || typeof a !== 'object' || typeof a.id !== 'string') continue;
+    s.agents.set(a.id, { id: a.id, parent: typeof a.parent === 'string' ? a.parent : null, session: str(a.session, USAGE_LIMITS.agent) || a.id, team: str(a.team, USAGE_LIMITS.team), own: tallyOf(a.own), models: new Map(pairs(a.models)) });
+  }
+  s.sessions = new Map(pairs(o.sessions));
+  s.teams = new Map(pairs(o.teams));
+  s.models = new Map(pairs(o.models));
+  s.days = new Map(pairs(o.days));
+  s.project = tallyOf(o.project);
+  const b = o.budget as Record<string, unknown> | null;
+  if (b && typeof b === 'object' && count(b.limitMicros, USAGE_LIMITS.budgetMicros) > 0) {
+    s.budget = {
+      limitMicros: count(b.limitMicros, USAGE_LIMITS.budgetMicros),
+      version: count(b.version, Number.MAX_SAFE_INTEGER),
+      setBy: str(b.setBy, 120),
+      notified: Array.isArray(b.notified) ? b.notified.filter((x): x is number => x === 80 || x === 100) : [],
+    };
+  }
+  s.count = count(o.count, Number.MAX_SAFE_INTEGER);
+  return s;
+}
+
+// ---------------------------------------------------------------- prices
+
+/**
+ * List prices in USD per million tokens, as published by each vendor on the
+ * date of the table. Used only when the vendor's own figure is missing (Claude
+ * Code reports its cost; Codex and Gemini CLI report tokens only). A model is
+ * matched by the longest prefix; a model with no row is counted as unpriced,
+ * never guessed. Update the date with the rows.
+ */
+export const PRICE_TABLE_DATE = '2026-11-01';
+
+export interface Price {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export const PRICES: readonly (readonly [string, Price])[] = [
+  ['claude-opus-4', { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }],
+  ['claude-sonnet-4', { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }],
+  ['claude-haiku-4', { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 }],
+  ['claude-3-5-haiku', { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 }],
+  ['gpt-5-mini', { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 }],
+  ['gpt-5-nano', { input: 0.05, output: 0.4, cacheRead: 0.005, cacheWrite: 0 }],
+  ['gpt-5', { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 }],
+  ['gpt-4.1-mini', { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 }],
+  ['gpt-4.1', { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 }],
+  ['o4-mini', { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 }],
+  ['gemini-2.5-pro', { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 }],
+  ['gemini-2.5-flash-lite', { input: 0.1, output: 0.4, cacheRead: 0.025, cacheWrite: 0 }],
+  ['gemini-2.5-flash', { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 }],
+];
+
+/** The table's row for a model (longest matching prefix; a `[1m]`-style suffix is ignored), or null. */
+export function priceOf(model: string): Price | null {
+  const m = model.toLowerCase().replace(/\[[^\]]*\]$/, '');
+  let best: Price | null = null;
+  let len = -1;
+  for (const [prefix, p] of PRICES) if (m.startsWith(prefix) && prefix.length > len) ((best = p), (len = prefix.length));
+  return best;
+}
+
+/**
+ * The cost of one request in micro-dollars: the vendor's own figure when it
+ * reported one, else the price table's, else unknown (0, and the tokens are
+ * counted as unpriced).
+ */
+export function costOf(model: string, t: { input: number; output: number; cacheRead: number; cacheWrite: number }, vendorUsd?: number): { costMicros: number; costFrom: string } {
+  if (typeof vendorUsd === 'number' && Number.isFinite(vendorUsd) && vendorUsd >= 0) return { costMicros: Math.round(vendorUsd * 1_000_000), costFrom: 'vendor' };
+  const p = priceOf(model);
+  if (!p) return { costMicros: 0, costFrom: 'unknown' };
+  // USD per million tokens × tokens = micro-dollars.
+  return { costMicros: Math.round(p.input * t.input + p.output * t.output + p.cacheRead * t.cacheRead + p.cacheWrite * t.cacheWrite), costFrom: `table:${PRICE_TABLE_DATE}` };
+}
+
+/** '$1.23' (or '$0.0042' below a cent, '$0' for nothing). */
+export function formatUsd(micros: number): string {
+  if (!micros) return '$0';
+  const usd = micros / 1_000_000;
+  return usd >= 0.01 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(2)}`;
+}
+
+/** Total tokens of a tally (input, output and both cache figures). */
+export function tokensOf(t: Tally): number {
+  return t.input + t.output + t.cacheRead + t.cacheWrite;
+}

@@ -1,0 +1,321 @@
+// Tokens and cost on the server: the OTLP/HTTP receiver (POST /v1/logs and
+// /v1/metrics, JSON or protobuf), the project's `usage` stream folded by the
+// shared usage fold (src/core/usage.ts), GET /usage and its live stream, and
+// the project's budget with its 80% and 100% notifications.
+//
+// The order for one OTLP request (nothing is stored unless every step passes):
+//   1. Content-Type (415), the body read up to OTLP_MAX_BYTES (413), gzip
+//      inflated under the same cap (413);
+//   2. decoded against the OTLP schema (400 with what is wrong; 413 past
+//      OTLP_LIMITS.records records);
+//   3. mapped (src/integrations/otlp.ts); each report's floor agent found
+//      (the session, or the helper of the subagent the record names);
+//   4. one append of every new `usage` event (a record already counted, such
+//      as an exporter's retry, is skipped by its key), then the budget check.
+//
+// Who a report belongs to: the session agent the hooks created
+// (`claude-code:<session>`, `codex:<thread>`, `gemini:<session>`). A subagent
+// is found by what the record says: Codex's subagent has its own thread id
+// (its agent id on the floor); Claude Code and Gemini CLI name only its type,
+// so it goes to the session's helper of that type (the busy one, else the
+// latest). The hooks tell this service who they saw (`remember`), so a
+// session that already left the floor (it is forgotten 6 s after
+// SessionEnd, and exporters flush at exit) keeps its team.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { applyUsage, costOf, dueBudgetNotices, emptyUsage, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { mapOtlpLogs, sessionAgentId, helperAgentId, GEMINI_PREFIX, toolOfService, type AgentTool, type DecisionReport, type UsageReport } from '../integrations/index.js';
+import type { FloorState } from '../core/floor.js';
+import type { EventStore, LogEntry } from '../storage/types.js';
+import { HttpError, sendJson } from './http.js';
+import { route, type Route } from './route.js';
+import type { PerProject } from './scoped.js';
+import type { FloorService } from './floor.js';
+import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
+import { StreamFollower, rebuildFrames } from './follower.js';
+import { decodeLogs, decodeMetrics, encodingOf, inflate, OTLP_MAX_BYTES, type OtlpEncoding } from './otlp-decode.js';
+
+export const USAGE_STREAM = 'usage';
+
+export function usageStream(project: string): string {
+  return project === 'default' ? USAGE_STREAM : `${USAGE_STREAM}:${project}`;
+}
+
+export interface UsageOptions {
+  live: Omit<LiveOptions, 'epoch'>;
+  maxReplay: number;
+  stream?: string;
+}
+
+interface Identity {
+  session: string;
+  parent: string | null;
+  team: string;
+  role: string;
+}
+
+/** A bounded map that forgets its oldest entries (insertion order). */
+class Recent<V> {
+  private m = new Map<string, V>();
+  constructor(private cap: number) {}
+  get(k: string): V | undefined {
+    return this.m.get(k);
+  }
+  has(k: string): boolean {
+    return this.m.has(k);
+  }
+  set(k: string, v: V): void {
+    this.m.delete(k);
+    this.m.set(k, v);
+    if (this.m.size > this.cap) this.m.delete(this.m.keys().next().value as string);
+  }
+}
+
+function fold(state: UsageState, entry: LogEntry): string {
+  const effects = applyUsage(state, JSON.parse(entry.body));
+  return `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`;
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((ok, fail) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      fail(new HttpError(413, 'too_large', `an OTLP body may be at most ${limit} bytes`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        fail(new HttpError(413, 'too_large', `an OTLP body may be at most ${limit} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => ok(Buffer.concat(chunks)));
+    req.on('error', fail);
+  });
+}
+
+export class UsageService {
+  state: UsageState = emptyUsage();
+  channel!: LiveChannel;
+  readonly stream: string;
+  private follower: StreamFollower;
+  /** Keys of records already appended (an exporter's retry is skipped). */
+  private seen = new Recent<true>(100_000);
+  /** Who the hooks saw: agent id, and `<session>#<role>` / `codex#<thread>` for helpers. */
+  private identities = new Recent<{ agent: string } & Identity>(20_000);
+  /** Metric points received (checked, not added: log records are the usage source). */
+  metricPoints = 0;
+
+  constructor(
+    private store: EventStore,
+    private opts: UsageOptions,
+  ) {
+    this.stream = opts.stream ?? USAGE_STREAM;
+    this.follower = new StreamFollower(store, this.stream, { apply: (e) => this.applyEntry(e) });
+  }
+
+  get position(): number {
+    return this.follower.position;
+  }
+
+  async start(): Promise<void> {
+    this.channel = new LiveChannel(
+      { position: () => this.position, snapshot: (reset) => this.snapshotFrame(reset), replay: (after, upTo) => this.replay(after, upTo) },
+      { ...this.opts.live, epoch: this.store.epoch },
+    );
+    this.follower.listen();
+    await this.follower.catchUp();
+  }
+
+  async stop(): Promise<void> {
+    const done = this.follower.stop();
+    this.channel?.stop();
+    await done;
+  }
+
+  private applyEntry(entry: LogEntry): void {
+    const data = fold(this.state, entry);
+    const id = (JSON.parse(entry.body) as { id?: unknown }).id;
+    if (typeof id === 'string') this.seen.set(id, true);
+    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
+  }
+
+  /** The hooks saw this agent (its session, parent, team and role): usage that names it later lands on it. */
+  remember(agent: string, id: Identity, tool: string): void {
+    if (!agent) return;
+    const v = { agent, ...id };
+    this.identities.set(agent, v);
+    if (id.parent && id.role) this.identities.set(`${id.session}#${id.role}`, v);
+    if (tool === 'codex' && id.parent) this.identities.set(`codex#${agent.slice(agent.lastIndexOf('/') + 1)}`, v);
+  }
+
+  /** The floor agent a report belongs to, with its session, parent and team. */
+  private resolve(tool: AgentTool, sessionId: string, subType: string, floor: FloorState): { agent: string } & Identity {
+    const teamOf = (agentId: string): string | undefined => {
+      const a = floor.agents.get(agentId);
+      if (a) return floor.teams.get(a.team)?.name ?? a.team;
+      return this.state.agents.get(agentId)?.team ?? this.identities.get(agentId)?.team;
+    };
+    if (tool === 'codex') {
+      const own = sessionAgentId(sessionId, 'codex');
+      const known = floor.agents.get(own) ?? this.state.agents.get(own) ?? this.identities.get(own);
+      const helper = known ? undefined : this.identities.get(`codex#${own.slice('codex:'.length)}`);
+      if (helper) return { agent: helper.agent, session: helper.session, parent: helper.parent, team: teamOf(helper.agent) ?? helper.team, role: helper.role };
+      return { agent: own, session: own, parent: null, team: teamOf(own) ?? 'unknown', role: '' };
+    }
+    const session = sessionAgentId(sessionId, tool === 'gemini-cli' ? GEMINI_PREFIX : tool);
+    const team = teamOf(session) ?? 'unknown';
+    if (!subType) return { agent: session, session, parent: null, team, role: '' };
+    // The helper of that type: the busy one, else the latest (the floor's per-parent index).
+    let pick: string | undefined;
+    for (const kid of floor.index.children.get(session) ?? []) {
+      const h = floor.agents.get(kid);
+      if (!h || h.role !== subType) continue;
+      const busy = h.leftAt === null && h.status !== 'done' && h.status !== 'offline' && h.status !== 'error';
+      if (pick === undefined || busy || (floor.agents.get(pick)?.seq ?? 0) < h.seq) pick = kid;
+      if (busy) break;
+    }
+    pick ??= this.identities.get(`${session}#${subType}`)?.agent ?? helperAgentId(session, subType);
+    return { agent: pick, session, parent: session, team, role: subType };
+  }
+
+  private usageEvent(r: UsageReport, who: { agent: string } & Identity): Record<string, unknown> {
+    const c = costOf(r.model, r, r.vendorUsd);
+    return {
+      type: 'usage',
+      id: `${r.tool}:${r.key}`.slice(0, USAGE_LIMITS.id),
+      agent: who.agent,
+      parent: who.parent ?? undefined,
+      session: who.session,
+      team: who.team,
+      source: r.tool,
+      model: r.model,
+      day: r.day,
+      input: r.input,
+      output: r.output,
+      cacheRead: r.cacheRead,
+      cacheWrite: r.cacheWrite,
+      costMicros: c.costMicros,
+      costFrom: c.costFrom,
+      ts: r.ts,
+    };
+  }
+
+  private decisionEvent(d: DecisionReport, who: { agent: string } & Identity): Record<string, unknown> {
+    return { type: 'usage', id: `${d.tool}:${d.key}`.slice(0, USAGE_LIMITS.id), agent: who.agent, parent: who.parent ?? undefined, session: who.session, team: who.team, source: d.tool, model: '', day: d.day, requests: 0, accepted: d.accepted ? 1 : 0, rejected: d.accepted ? 0 : 1, ts: d.ts };
+  }
+
+  /** Appends what a logs request reports; resolves with how many records were new. */
+  async ingestLogs(body: Buffer, enc: OtlpEncoding, floor: FloorState): Promise<{ accepted: number; skipped: number }> {
+    const { usage, decisions } = mapOtlpLogs(decodeLogs(body, enc));
+    const events: Record<string, unknown>[] = [];
+    const inRequest = new Set<string>();
+    let skipped = 0;
+    const push = (e: Record<string, unknown>) => {
+      const id = e.id as string;
+      if (this.seen.has(id) || inRequest.has(id)) return void skipped++;
+      inRequest.add(id);
+      events.push(e);
+    };
+    for (const r of usage) push(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
+    for (const d of decisions) push(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
+    if (events.length) {
+      const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
+      await this.follower.folded(r.last);
+      await this.notifyBudget();
+    }
+    return { accepted: events.length, skipped };
+  }
+
+  /** Writes the durable budget notices now due (once each: the key is per budget version and threshold). */
+  private async notifyBudget(): Promise<void> {
+    const b = this.state.budget;
+    if (!b) return;
+    for (const th of dueBudgetNotices(this.state)) {
+      const body = { type: 'budget.crossed', threshold: th, version: b.version, costMicros: this.state.project.costMicros, limitMicros: b.limitMicros, ts: Date.now() };
+      const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget:${b.version}:${th}` });
+      await this.follower.folded(r.last);
+    }
+  }
+
+  async setBudget(usd: number, by: string): Promise<void> {
+    const body = { type: 'budget.set', limitMicros: Math.round(usd * 1_000_000), by, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
+    await this.follower.folded(r.last);
+    await this.notifyBudget();
+  }
+
+  private snapshotBody(reset: boolean): string {
+    return JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.position, reset, state: usageToJSON(this.state) });
+  }
+
+  private snapshotFrame(reset: boolean): Frame {
+    return { position: this.position, bytes: sseFrame(this.store.epoch, this.position, 'snapshot', this.snapshotBody(reset)) };
+  }
+
+  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
+    // Rebuilt from the start (like approvals): past maxReplay positions a client gets a fresh snapshot.
+    if (upTo > this.opts.maxReplay) return null;
+    return rebuildFrames(this.store, this.stream, { state: emptyUsage(), position: 0 }, after, upTo, (state, e) => ({ state, bytes: sseFrame(this.store.epoch, e.position, 'event', fold(state, e)) }));
+  }
+
+  getUsage = (res: ServerResponse): void => {
+    res.setHeader('content-type', 'application/json');
+    res.end(this.snapshotBody(false));
+  };
+}
+
+const Budget = Type.Object({ usd: Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 }) });
+
+/** The answer an OTLP exporter expects: an empty Export*ServiceResponse in the request's encoding. */
+function otlpOk(res: ServerResponse, enc: OtlpEncoding): void {
+  if (enc === 'json') return sendJson(res, 200, {});
+  res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
+  res.end();
+}
+
+export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<FloorService>): Route[] {
+  const otlp = (kind: 'logs' | 'metrics') =>
+    route({
+      method: 'POST',
+      path: `/v1/${kind}`,
+      auth: 'editor',
+      body: 'raw',
+      doc: `OTLP/HTTP ${kind}, JSON or protobuf (a token, normally)`,
+      handler: async ({ req, res }) => {
+        const enc = encodingOf(req.headers['content-type']);
+        const body = inflate(await readBody(req, OTLP_MAX_BYTES), req.headers['content-encoding'] as string | undefined);
+        const svc = await of.of(req);
+        if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state);
+        else svc.metricPoints += decodeMetrics(body, enc).filter((p) => toolOfService(p.service) !== null).length;
+        otlpOk(res, enc);
+      },
+    });
+  return [
+    otlp('logs'),
+    otlp('metrics'),
+    route({ method: 'GET', path: '/usage', auth: 'viewer', handler: async ({ req, res }) => (await of.of(req)).getUsage(res) }),
+    route({ method: 'GET', path: '/usage/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await of.of(req)).channel.subscribe(req, res, url) }),
+    route({
+      method: 'PUT',
+      path: '/usage/budget',
+      auth: 'owner',
+      body: Budget,
+      doc: 'the project budget in USD (0 clears it)',
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await of.of(req);
+        await svc.setBudget(body.usd, principal?.name ?? 'local owner');
+        sendJson(res, 200, { budget: svc.state.budget, project: svc.state.project });
+      },
+    }),
+  ];
+}
+
