@@ -1,0 +1,92 @@
+// The real Claude Code CLI exporting OpenTelemetry to a real `roost serve`:
+// `roost hooks install` writes the hooks and the telemetry variables, Claude
+// Code runs a session with a subagent against the model stand-in, and the
+// tokens and cost on the floor's roll-up equal what the stand-in reported, to
+// the token, for the main agent and for the subagent separately.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../src/server/index.js';
+import { need } from './support/env.js';
+import { child } from './support/server.js';
+import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
+import { until } from './support/until.js';
+import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, type Usage } from './support/model-standin.js';
+
+const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
+const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js'));
+
+test('Claude Code’s OTLP export: the session’s and its subagent’s tokens and cost, each to the token', async (t) => {
+  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
+  if (!need(t, built, 'a build (npm run build)')) return;
+  const server = await child();
+  const sub = firstUserIncludes('SUBTASK');
+  const usages: Partial<Usage>[] = [
+    { input_tokens: 120, output_tokens: 12, cache_read_input_tokens: 0, cache_creation_input_tokens: 40 },
+    { input_tokens: 300, output_tokens: 30, cache_read_input_tokens: 50, cache_creation_input_tokens: 5 },
+    { input_tokens: 400, output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 200, cache_creation_input_tokens: 0 },
+  ];
+  const model = await modelStandin([
+    step({ ...toolUse('Agent', { description: 'check', prompt: 'SUBTASK: run a check', subagent_type: 'general-purpose' }, 'toolu_agent'), usage: usages[0] }, not(sub)),
+    step({ ...toolUse('Bash', { command: 'echo sub', description: 'sub' }, 'toolu_sub'), usage: usages[1] }, and(sub, not(hasResult('toolu_sub')))),
+    step({ ...text('sub done'), usage: usages[2] }, hasResult('toolu_sub')),
+    step({ ...text('All done.'), usage: usages[3] }, hasResult('toolu_agent')),
+  ]);
+  try {
+    const setup = claudeSetup('shop');
+    const said = execFileSync(process.execPath, [ROOST, 'hooks', 'install', '--project', setup.project, '--server', server.url], { encoding: 'utf8' });
+    assert.match(said, /telemetry: on/);
+    const settings = JSON.parse(readFileSync(join(setup.project, '.claude', 'settings.json'), 'utf8'));
+    assert.equal(settings.env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, `${server.url}/v1/logs`);
+    const run = await runClaude(setup, model.url, 'check it', { timeoutMs: 120_000 });
+    assert.equal(run.code, 0, run.stderr);
+    const sid = run.messages.find((m) => m.type === 'system' && m.subtype === 'init')?.session_id;
+    assert.ok(sid);
+    const result = run.messages.find((m) => m.type === 'result');
+
+    // What the stand-in reported, request by request, split by whose conversation it was.
+    const expected = { main: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 }, sub: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 } };
+    for (const r of model.requests) {
+      const u = { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(r.step >= 0 ? usages[r.step] : {}) };
+      const who = sub(r) ? expected.sub : expected.main;
+      who.input += u.input_tokens;
+      who.output += u.output_tokens;
+      who.cacheRead += u.cache_read_input_tokens;
+      who.cacheWrite += u.cache_creation_input_tokens;
+      who.requests++;
+    }
+    const session = `claude-code:${sid}`;
+    const state = await until(
+      'the exported usage of every request',
+      async () => {
+        const s = (await (await fetch(server.url + '/usage')).json()).state;
+        return s.project.requests === model.requests.length ? s : undefined;
+      },
+      30_000,
+      200,
+    );
+    const agents = new Map<string, any>(state.agents.map((a: any) => [a.id, a]));
+    const lead = agents.get(session);
+    assert.ok(lead, 'the session has its usage');
+    const helpers = state.agents.filter((a: any) => a.parent === session);
+    assert.equal(helpers.length, 1, 'the subagent has its own');
+    const helper = helpers[0];
+    const pick = (x: any) => ({ input: x.input, output: x.output, cacheRead: x.cacheRead, cacheWrite: x.cacheWrite, requests: x.requests });
+    assert.deepEqual(pick(lead.own), expected.main, 'the main agent’s tokens, to the token');
+    assert.deepEqual(pick(helper.own), expected.sub, 'the subagent’s tokens, to the token');
+    assert.equal(lead.team, 'shop');
+    // The helper is the one the hooks put on the floor (its agent id), not a guess.
+    assert.match(helper.id, new RegExp(`^${session}/[0-9a-f]+$`));
+    // Cost: Claude Code's own per-request figures; their sum is its result's total (rounded per request to a micro-dollar).
+    const total = lead.own.costMicros + helper.own.costMicros;
+    assert.ok(Math.abs(total - Math.round(result.total_cost_usd * 1_000_000)) <= model.requests.length, `${total} µ$ vs ${result.total_cost_usd} USD`);
+    assert.ok(helper.own.costMicros > 0 && lead.own.costMicros > 0);
+    t.diagnostic(`claude run ${run.ms} ms; ${model.requests.length} requests; cost ${total} µ$`);
+  } finally {
+    await model.close();
+    await server.stop();
+  }
+});
