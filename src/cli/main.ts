@@ -1,4 +1,4 @@
-// The `roost` command. Verbs: serve (the default), admin, demo, emit, bridge, hooks.
+// The `roost` command. Verbs: serve (the default), admin, demo, emit, bridge, hooks, mcp.
 
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
@@ -8,6 +8,7 @@ import { loadIdentity } from './owner.js';
 import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
+import { mcpCommand } from './mcp.js';
 import { bridgeCommand } from '../bridge/index.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
@@ -17,6 +18,7 @@ usage:
               [--shared] [--origin https://roost.example.com]   (shared mode: docs/security.md)
   roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin]   (the first account)
   roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
+  roost mcp   [--server URL] [--agent ID] [--team T]   (an MCP server on stdio: status, messages, task, ask a person)
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
               [--subagent TYPE[:KEY]] [--json '{...extra fields}'] [--server http://127.0.0.1:4319]
@@ -188,6 +190,8 @@ export async function main(argv: string[]): Promise<void> {
       return emit(rest);
     case 'demo':
       return demoVerb(rest);
+    case 'mcp':
+      return mcpCommand(rest);
     case 'hooks':
       await hooksCommand(rest);
       return;

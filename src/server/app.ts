@@ -18,6 +18,7 @@ import { invitePage, signInPage } from './signin.js';
 import { FleetService } from './fleet.js';
 import { HookService } from './hooks.js';
 import { UsageService, usageRoutes, usageStream } from './usage.js';
+import { askRoutes } from './ask.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
@@ -233,6 +234,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...fleet.routes(),
     ...hooks.routes(),
     ...usageRoutes(usageByProject, floors),
+    ...askRoutes(store, floors, approvalsByProject),
     ...ids.routes(),
     ...work.routes(),
   ];

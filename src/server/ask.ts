@@ -1,0 +1,80 @@
+// `POST /ask`: an agent asks a person a yes-or-no question and waits (what
+// `roost mcp`'s ask_person tool calls). The question is an approval in the one
+// approvals model (kind `tool`, tool `ask_person`, asked by the agent's floor
+// desk), so it waits in the same inbox, is decided the same way, and fails
+// safe the same way: no answer within the window is a no, and a caller that
+// hangs up withdraws it. The agent is shown waiting on the floor meanwhile.
+//
+// The answer: `{ answer: 'yes'|'no', status, by?, reason }` where `reason`
+// carries what the person typed with their decision, if anything.
+
+import { Type } from '@sinclair/typebox';
+import { APPROVAL_LIMITS, outcomeLine } from '../core/approvals.js';
+import { LIMITS, type FloorEvent } from '../core/floor.js';
+import { normalizeFloorEvent } from '../core/floor-wire.js';
+import type { EventStore } from '../storage/types.js';
+import { newApprovalId, type ApprovalService } from './approvals.js';
+import type { FloorService } from './floor.js';
+import { sendJson } from './http.js';
+import { route, type Route } from './route.js';
+import type { PerProject } from './scoped.js';
+
+const Ask = Type.Object({
+  question: Type.String({ minLength: 1, maxLength: APPROVAL_LIMITS.input }),
+  agent: Type.String({ minLength: 1, maxLength: LIMITS.id, pattern: '^[A-Za-z0-9._:/@-]+$' }),
+  name: Type.Optional(Type.String({ maxLength: LIMITS.name })),
+  team: Type.Optional(Type.String({ maxLength: LIMITS.teamName })),
+  source: Type.Optional(Type.String({ maxLength: 40 })),
+  /** Milliseconds (clamped by the approvals fold to 1 s .. 24 h). */
+  window: Type.Optional(Type.Integer({ minimum: 1000 })),
+});
+
+export function askRoutes(store: EventStore, floors: PerProject<FloorService>, approvalsOf: PerProject<ApprovalService>): Route[] {
+  const show = async (floor: FloorService, e: FloorEvent) => {
+    const n = normalizeFloorEvent(e as unknown as Record<string, unknown>, Date.now());
+    await store.append(floor.stream, [{ type: n.type, body: JSON.stringify(n) }]);
+  };
+  return [
+    route({
+      method: 'POST',
+      path: '/ask',
+      auth: 'editor',
+      body: Ask,
+      doc: 'an agent asks a person; the answer comes when they decide (a token, normally)',
+      handler: async ({ req, res, body }) => {
+        const floor = await floors.of(req);
+        const approvals = await approvalsOf.of(req);
+        const source = body.source || 'mcp';
+        const agent = { id: body.agent, name: body.name || body.agent, source };
+        const oneLine = body.question.replace(/\s+/g, ' ').trim();
+        await show(floor, { type: 'status', agent, ...(body.team ? { team: body.team } : {}), source, status: 'waiting', activity: `Asks: ${oneLine}`.slice(0, LIMITS.activity) });
+        const id = newApprovalId();
+        const release = approvals.holdHook(id);
+        let answered = false;
+        res.on('close', () => {
+          release();
+          if (!answered) void approvals.withdraw(id, 'the agent stopped waiting for the answer').catch((e) => console.error('roost: withdrawing a question failed', e));
+        });
+        await approvals.request({
+          id,
+          kind: 'tool',
+          asker: body.agent,
+          askerName: body.name || body.agent,
+          team: body.team,
+          source,
+          scope: { session: body.agent },
+          tool: 'ask_person',
+          input: body.question,
+          window: body.window,
+          holder: approvals.holders.self,
+        });
+        const closed = await approvals.wait(id);
+        if (res.destroyed) return;
+        answered = true;
+        const yes = closed.status === 'allowed';
+        await show(floor, { type: 'status', agent: body.agent, status: 'thinking', activity: `${yes ? 'Yes' : 'No'}: ${oneLine}`.slice(0, LIMITS.activity) }).catch(() => {});
+        sendJson(res, 200, { answer: yes ? 'yes' : 'no', status: closed.status, by: closed.decidedBy || undefined, reason: closed.reason || undefined, line: outcomeLine(closed) });
+      },
+    }),
+  ];
+}
