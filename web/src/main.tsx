@@ -9,6 +9,7 @@ import { FloorView } from './floor/FloorView.js';
 import { FleetView } from './fleet/FleetView.js';
 import { InboxView } from './approvals/InboxView.js';
 import { WorkView } from './work/WorkView.js';
+import { CostView } from './cost/CostView.js';
 import { useFleetPendingCount } from './shared/approvals/FleetApprovals.js';
 import { useHookPendingCount } from './shared/approvals/HookApprovals.js';
 import { followLink, navigate } from './shared/navigate.js';
@@ -30,6 +31,7 @@ const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
   '/work': () => <WorkView />,
   '/flock': () => <Soon what="Flock" issue="a later issue" />,
   '/inbox': () => <InboxView />,
+  '/cost': () => <CostView />,
 };
 
 /** How many approvals wait, on the nav link (live: hook approvals, and the fleet board's of the thread looked at last). */

@@ -9,6 +9,7 @@ export const PAGES = [
   { path: '/work', label: 'Work' },
   { path: '/flock', label: 'Flock' },
   { path: '/inbox', label: 'Approvals' },
+  { path: '/cost', label: 'Cost' },
 ] as const;
 
 export type Page = (typeof PAGES)[number];

@@ -4,6 +4,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { Agent, FloorState } from '../../../../src/core/floor.js';
 import { AgentApprovals } from '../../shared/approvals/HookApprovals.js';
 import { ago } from '../../shared/time.js';
+import { AgentCost } from '../../shared/cost.js';
 import { STATUS_COLOR, STATUS_LABEL } from '../look.js';
 
 export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () => void; onPick: (id: string) => void }) {
@@ -55,6 +56,7 @@ export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () 
           ),
           'helpers',
         )}
+        <AgentCost id={a.id} />
         {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(Date.now() - a.lastSeen)}</time>, 'last-seen')}
         {row('Id', <code>{a.id}</code>, 'id')}
       </dl>

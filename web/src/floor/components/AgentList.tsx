@@ -4,6 +4,7 @@
 import { memo } from 'preact/compat';
 import type { Agent, FloorState, Status } from '../../../../src/core/floor.js';
 import { POSE_TEXT, STATUS_COLOR, STATUS_LABEL, byAttention } from '../look.js';
+import { TeamCost } from '../../shared/cost.js';
 
 const AgentRow = memo(
   function AgentRow(props: { a: Agent; rev: number; status: Status; selected: boolean; onPick: (id: string) => void }) {
@@ -55,6 +56,7 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; selected:
           <section key={t.id} class="team" data-testid={`team-${t.id}`} aria-label={`Room ${t.name}`}>
             <h2>
               {t.name} <span class="n">{members.length}</span>
+              <TeamCost team={t.name} />
             </h2>
             <p class="task" data-testid={`whiteboard-${t.id}`}>
               <span class="k">Whiteboard:</span> {t.task || '—'}

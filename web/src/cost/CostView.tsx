@@ -1,0 +1,189 @@
+// The project's cost panel: what the project's agents spent, per day (a
+// chart), per room, per session with its helpers, per model, and the budget
+// with its 80% and 100% notices. Driven only by the usage stream through the
+// shared usage fold.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type UsageState } from '../../../src/core/usage.js';
+import { ConnectionBadge } from '../shared/ConnectionBadge.js';
+import { count, line } from '../shared/cost.js';
+import { useUsage } from '../live/usage.js';
+import './cost.css';
+
+/** Cost per day as a bar chart (uPlot); days without spend in between show as zero. */
+function DailyChart(props: { days: [string, Tally][] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const days = props.days.filter(([d]) => d !== 'unknown');
+  // One point per day, every day from the first to the last (at least a week), so one day
+  // alone does not stretch the axis and quiet days show as zero.
+  const spend = new Map(days.map(([d, t]) => [Date.parse(d + 'T00:00:00Z') / 1000, t.costMicros / 1_000_000]));
+  const last = days.length ? Math.max(...spend.keys()) : Math.floor(Date.now() / 86_400_000) * 86400;
+  const first = Math.min(days.length ? Math.min(...spend.keys()) : last, last - 6 * 86400);
+  const xs: number[] = [];
+  for (let x = first; x <= last && xs.length < 400; x += 86400) xs.push(x);
+  const ys = xs.map((x) => spend.get(x) ?? 0);
+  useEffect(() => {
+    if (!box.current) return;
+    const width = Math.max(280, box.current.clientWidth || 600);
+    const data: uPlot.AlignedData = [xs, ys];
+    if (!plot.current) {
+      plot.current = new uPlot(
+        {
+          width,
+          height: 220,
+          scales: { x: { time: true } },
+          axes: [
+            { space: 60, values: (_u, v) => v.map((x) => new Date(x * 1000).toISOString().slice(5, 10)) },
+            { values: (_u, v) => v.map((x) => `$${x >= 1 ? x.toFixed(0) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3)}`) },
+          ],
+          series: [{}, { label: 'Cost (USD)', stroke: '#c46d1b', fill: 'rgba(196,109,27,0.35)', paths: uPlot.paths.bars!({ size: [0.6, 60] }), points: { show: false } }],
+          legend: { show: false },
+        },
+        data,
+        box.current,
+      );
+    } else plot.current.setData(data);
+  }, [xs.join(','), ys.join(',')]);
+  useEffect(() => () => plot.current?.destroy(), []);
+  return (
+    <figure class="chart" data-testid="cost-chart" aria-label={`Cost per day: ${days.map(([d, t]) => `${d} ${formatUsd(t.costMicros)}`).join(', ') || 'nothing yet'}`}>
+      <div ref={box} />
+      <figcaption>Cost per day (UTC)</figcaption>
+    </figure>
+  );
+}
+
+function Budget(props: { s: UsageState }) {
+  const b = props.s.budget;
+  const [usd, setUsd] = useState('');
+  const [err, setErr] = useState('');
+  const spent = props.s.project.costMicros;
+  const pct = b ? Math.min(999, Math.floor((spent * 100) / b.limitMicros)) : 0;
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setErr('');
+    const r = await fetch('/usage/budget', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ usd: Number(usd) }) });
+    if (!r.ok) setErr(((await r.json().catch(() => ({}))) as { message?: string }).message ?? `failed (${r.status})`);
+    else setUsd('');
+  };
+  return (
+    <section class="budget" aria-label="Budget" data-testid="cost-budget">
+      <h2>Budget</h2>
+      {b ? (
+        <>
+          <p>
+            <strong data-testid="budget-used">{pct}%</strong> of {formatUsd(b.limitMicros)} used ({formatUsd(spent)})
+          </p>
+          <meter min={0} max={100} low={80} high={99} optimum={0} value={Math.min(pct, 100)} />
+          {b.notified.length > 0 && (
+            <ul class="notices" data-testid="budget-notices">
+              {b.notified.map((th) => (
+                <li key={th} class={th >= 100 ? 'over' : 'near'}>
+                  {th >= 100 ? 'Budget reached' : `${th}% of the budget reached`}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      ) : (
+        <p>No budget set for this project.</p>
+      )}
+      <form onSubmit={save}>
+        <label>
+          Budget (USD){' '}
+          <input type="number" min="0" step="any" value={usd} onInput={(e) => setUsd((e.target as HTMLInputElement).value)} data-testid="budget-input" />
+        </label>{' '}
+        <button type="submit" disabled={usd === ''}>
+          Set
+        </button>
+        {err && <span class="err">{err}</span>}
+      </form>
+    </section>
+  );
+}
+
+function Rows(props: { rows: [string, Tally][]; label: string; testid: string }) {
+  const rows = [...props.rows].sort((a, b) => b[1].costMicros - a[1].costMicros || tokensOf(b[1]) - tokensOf(a[1]));
+  return (
+    <table data-testid={props.testid}>
+      <thead>
+        <tr>
+          <th scope="col">{props.label}</th>
+          <th scope="col">Cost</th>
+          <th scope="col">Input</th>
+          <th scope="col">Output</th>
+          <th scope="col">Cache read</th>
+          <th scope="col">Cache write</th>
+          <th scope="col">Requests</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(([k, t]) => (
+          <tr key={k}>
+            <th scope="row">{k}</th>
+            <td>{formatUsd(t.costMicros)}{t.unpricedTokens ? ' *' : ''}</td>
+            <td>{count(t.input)}</td>
+            <td>{count(t.output)}</td>
+            <td>{count(t.cacheRead)}</td>
+            <td>{count(t.cacheWrite)}</td>
+            <td>{t.requests}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function CostView() {
+  const client = useUsage();
+  const s = client.state;
+  const sessions = [...s.sessions].map(([id, t]) => {
+    const helpers = [...s.agents.values()].filter((a) => a.session === id && a.id !== id);
+    return { id, t, helpers };
+  });
+  return (
+    <div class="cost" data-testid="cost-view">
+      <header class="cost-head">
+        <h1>Cost</h1>
+        <ConnectionBadge state={client.connection} testid="cost-connection" />
+      </header>
+      <p class="total" data-testid="cost-total">
+        <strong>{formatUsd(s.project.costMicros)}</strong> · {count(tokensOf(s.project))} tokens · {s.project.requests} requests
+      </p>
+      <DailyChart days={[...s.days].sort((a, b) => (a[0] < b[0] ? -1 : 1))} />
+      <Budget s={s} />
+      <section aria-label="By room">
+        <h2>By room</h2>
+        <Rows rows={[...s.teams]} label="Room" testid="cost-teams" />
+      </section>
+      <section aria-label="By session">
+        <h2>By session</h2>
+        <ul class="sessions" data-testid="cost-sessions">
+          {sessions.map(({ id, t, helpers }) => (
+            <li key={id} data-testid={`cost-session-${id}`}>
+              <code>{id}</code> {line(t)}
+              {helpers.length > 0 && (
+                <ul>
+                  {helpers.map((h) => (
+                    <li key={h.id} data-testid={`cost-agent-${h.id}`}>
+                      helper <code>{h.id.slice(id.length + 1)}</code> {line(h.own)}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-label="By model">
+        <h2>By model</h2>
+        <Rows rows={[...s.models]} label="Model" testid="cost-models" />
+        <p class="note">
+          Cost is each vendor’s own figure where it reports one (Claude Code), else the price table of {PRICE_TABLE_DATE}. * some tokens of a model with no price.
+        </p>
+      </section>
+    </div>
+  );
+}
