@@ -27,7 +27,7 @@ after(async () => {
 });
 
 async function post(path: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const r = await fetch(roost.url + path, { method: 'POST', headers, body });
+  const r = await fetch(roost.url + path, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
   return { status: r.status, text: await r.text() };
 }
 
@@ -74,7 +74,7 @@ test('the same records as protobuf (and gzip) count the same as JSON', async () 
     for (const b of CODEX) assert.equal((await fetch(codexJson.url + '/v1/logs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) })).status, 200);
     for (const b of CODEX) {
       const body = gzipSync(encodeLogsProtobuf(b));
-      const r = await fetch(codexProto.url + '/v1/logs', { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' }, body });
+      const r = await fetch(codexProto.url + '/v1/logs', { method: 'POST', headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' }, body: new Uint8Array(body) });
       assert.equal(r.status, 200);
       assert.equal(r.headers.get('content-type'), 'application/x-protobuf');
     }

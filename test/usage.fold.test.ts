@@ -22,7 +22,9 @@ const report = fc.record({
   costMicros: fc.nat(1_000_000),
 });
 
-function event(r: fc.Infer<typeof report>, i: number) {
+type Report = typeof report extends fc.Arbitrary<infer T> ? T : never;
+
+function event(r: Report, i: number) {
   const session = SESSIONS[r.s];
   return {
     type: 'usage',
