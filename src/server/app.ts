@@ -17,7 +17,7 @@ import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
 import { FleetService } from './fleet.js';
 import { HookService } from './hooks.js';
-import { UsageService, usageRoutes, usageStream } from './usage.js';
+import { UsageService, usageRoutes, usageScope } from './usage.js';
 import { askRoutes } from './ask.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
@@ -192,9 +192,10 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const usageByProject = new PerProject(
     (project) =>
       new UsageService(store, {
-        live: { heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, ringSize: 1000, minFlushIntervalMs: cfg.minFlushIntervalMs },
+        live,
+        channel: channel(1000),
         maxReplay: cfg.maxReplay,
-        stream: usageStream(project),
+        project,
       }),
   );
   const usage = await usageByProject.get('default');
@@ -222,7 +223,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   await work.start();
   // The live scopes of every app (docs/architecture.md, "Live streams").
-  live.declare('floor', floorScope(floors)).declare('approvals', approvalsScope(approvalsByProject)).declare('fleet', fleet.scope);
+  live.declare('floor', floorScope(floors)).declare('approvals', approvalsScope(approvalsByProject)).declare('usage', usageScope(usageByProject)).declare('fleet', fleet.scope);
   for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
 
   // One route table per app, every one mounted the same way (src/server/route.ts);
@@ -233,7 +234,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),
-    ...usageRoutes(usageByProject, floors),
+    ...usageRoutes(usageByProject, floors, live),
     ...askRoutes(store, floors, approvalsByProject),
     ...ids.routes(),
     ...work.routes(),

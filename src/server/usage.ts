@@ -32,8 +32,9 @@ import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 import type { FloorService } from './floor.js';
-import { LiveChannel, sseFrame, type Frame, type LiveOptions } from './live.js';
-import { StreamFollower, rebuildFrames } from './follower.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import { FoldedStream } from './folded.js';
+import { projectKey } from './floor.js';
 import { decodeLogs, decodeMetrics, encodingOf, inflate, OTLP_MAX_BYTES, type OtlpEncoding } from './otlp-decode.js';
 
 export const USAGE_STREAM = 'usage';
@@ -43,9 +44,19 @@ export function usageStream(project: string): string {
 }
 
 export interface UsageOptions {
-  live: Omit<LiveOptions, 'epoch'>;
+  live: Live;
+  channel: ChannelOptions;
   maxReplay: number;
-  stream?: string;
+  /** The project (its stream is `usageStream(project)`, its live scope `usage:<project>`). */
+  project: string;
+}
+
+/** The live scope `usage:<project>`: a viewer of the project reads it. */
+export function usageScope(usage: PerProject<UsageService>): ScopeSpec {
+  return {
+    need: (project) => ({ project: projectKey(project), min: 'viewer' }),
+    open: async (project) => (await usage.get(project)).channel,
+  };
 }
 
 interface Identity {
@@ -103,10 +114,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 export class UsageService {
-  state: UsageState = emptyUsage();
-  channel!: LiveChannel;
+  private host: FoldedStream<UsageState>;
   readonly stream: string;
-  private follower: StreamFollower;
   /** Keys of records already appended (an exporter's retry is skipped). */
   private seen = new Recent<true>(100_000);
   /** Who the hooks saw: agent id, and `<session>#<role>` / `codex#<thread>` for helpers. */
@@ -116,36 +125,47 @@ export class UsageService {
 
   constructor(
     private store: EventStore,
-    private opts: UsageOptions,
+    opts: UsageOptions,
   ) {
-    this.stream = opts.stream ?? USAGE_STREAM;
-    this.follower = new StreamFollower(store, this.stream, { apply: (e) => this.applyEntry(e) });
+    this.stream = usageStream(opts.project);
+    // No stored snapshots yet: a replay folds the stream from the start (one event per model request).
+    this.host = new FoldedStream<UsageState>(
+      store,
+      {
+        stream: this.stream,
+        scope: `usage:${opts.project}`,
+        empty: emptyUsage,
+        step: (state, entry) => ({ state, events: [{ name: 'event', data: fold(state, entry) }] }),
+        snapshot: (state, position, reset) => JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: usageToJSON(state) }),
+        applied: (entry) => {
+          const id = (JSON.parse(entry.body) as { id?: unknown }).id;
+          if (typeof id === 'string') this.seen.set(id, true);
+        },
+      },
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
+    );
+  }
+
+  /** The folded usage (the live state: read it, never change it). */
+  get state(): UsageState {
+    return this.host.state;
   }
 
   get position(): number {
-    return this.follower.position;
+    return this.host.position;
+  }
+
+  get channel(): LiveChannel {
+    return this.host.channel;
   }
 
   async start(): Promise<void> {
-    this.channel = new LiveChannel(
-      { position: () => this.position, snapshot: (reset) => this.snapshotFrame(reset), replay: (after, upTo) => this.replay(after, upTo) },
-      { ...this.opts.live, epoch: this.store.epoch },
-    );
-    this.follower.listen();
-    await this.follower.catchUp();
+    this.host.listen();
+    await this.host.start();
   }
 
   async stop(): Promise<void> {
-    const done = this.follower.stop();
-    this.channel?.stop();
-    await done;
-  }
-
-  private applyEntry(entry: LogEntry): void {
-    const data = fold(this.state, entry);
-    const id = (JSON.parse(entry.body) as { id?: unknown }).id;
-    if (typeof id === 'string') this.seen.set(id, true);
-    this.channel.publish({ position: entry.position, bytes: sseFrame(this.store.epoch, entry.position, 'event', data) });
+    await this.host.stop();
   }
 
   /** The hooks saw this agent (its session, parent, team and role): usage that names it later lands on it. */
@@ -229,7 +249,7 @@ export class UsageService {
     for (const d of decisions) push(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
     if (events.length) {
       const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
-      await this.follower.folded(r.last);
+      await this.host.folded(r.last);
       await this.notifyBudget();
     }
     return { accepted: events.length, skipped };
@@ -242,34 +262,20 @@ export class UsageService {
     for (const th of dueBudgetNotices(this.state)) {
       const body = { type: 'budget.crossed', threshold: th, version: b.version, costMicros: this.state.project.costMicros, limitMicros: b.limitMicros, ts: Date.now() };
       const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget:${b.version}:${th}` });
-      await this.follower.folded(r.last);
+      await this.host.folded(r.last);
     }
   }
 
   async setBudget(usd: number, by: string): Promise<void> {
     const body = { type: 'budget.set', limitMicros: Math.round(usd * 1_000_000), by, ts: Date.now() };
     const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
-    await this.follower.folded(r.last);
+    await this.host.folded(r.last);
     await this.notifyBudget();
-  }
-
-  private snapshotBody(reset: boolean): string {
-    return JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.position, reset, state: usageToJSON(this.state) });
-  }
-
-  private snapshotFrame(reset: boolean): Frame {
-    return { position: this.position, bytes: sseFrame(this.store.epoch, this.position, 'snapshot', this.snapshotBody(reset)) };
-  }
-
-  private async replay(after: number, upTo: number): Promise<Frame[] | null> {
-    // Rebuilt from the start (like approvals): past maxReplay positions a client gets a fresh snapshot.
-    if (upTo > this.opts.maxReplay) return null;
-    return rebuildFrames(this.store, this.stream, { state: emptyUsage(), position: 0 }, after, upTo, (state, e) => ({ state, bytes: sseFrame(this.store.epoch, e.position, 'event', fold(state, e)) }));
   }
 
   getUsage = (res: ServerResponse): void => {
     res.setHeader('content-type', 'application/json');
-    res.end(this.snapshotBody(false));
+    res.end(JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.position, reset: false, state: usageToJSON(this.state) }));
   };
 }
 
@@ -282,7 +288,7 @@ function otlpOk(res: ServerResponse, enc: OtlpEncoding): void {
   res.end();
 }
 
-export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<FloorService>): Route[] {
+export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<FloorService>, live: Live): Route[] {
   const otlp = (kind: 'logs' | 'metrics') =>
     route({
       method: 'POST',
@@ -303,7 +309,7 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
     otlp('logs'),
     otlp('metrics'),
     route({ method: 'GET', path: '/usage', auth: 'viewer', handler: async ({ req, res }) => (await of.of(req)).getUsage(res) }),
-    route({ method: 'GET', path: '/usage/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url }) => (await of.of(req)).channel.subscribe(req, res, url) }),
+    route({ method: 'GET', path: '/usage/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`usage:${grant!.project}`])) }),
     route({
       method: 'PUT',
       path: '/usage/budget',
