@@ -82,7 +82,9 @@ async function flakyProxy(target: string) {
       if (isStream) state.streamOpens++;
       const drop = req.method === 'POST' && state.dropAnswer?.(body);
       if (drop) state.dropAnswer = null;
-      const up = request(target + req.url, { method: req.method, headers: req.headers }, (ur) => {
+      // The proxy speaks to the server under the server's own name, as a reverse
+      // proxy in front of a local server must (local mode answers only its Host).
+      const up = request(target + req.url, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (ur) => {
         if (drop) {
           ur.resume();
           ur.on('end', () => {

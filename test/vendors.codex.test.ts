@@ -117,7 +117,7 @@ async function askAndDecide(decision: 'allow' | 'deny'): Promise<{ run: CodexRun
     }, 60_000);
     assert.equal(p.tool, 'Bash');
     assert.match(p.input, /^\$ touch made\.txt/);
-    assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting', 'the agent waits on the floor');
+    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting', 'the agent waits on the floor');
     assert.equal(existsSync(join(setup.project, 'made.txt')), false);
     const d = await decide(roost.url, p.id, decision, 'alice');
     assert.equal(d.status, 200);
@@ -125,7 +125,7 @@ async function askAndDecide(decision: 'allow' | 'deny'): Promise<{ run: CodexRun
     assert.equal(run.code, 0, run.stderr);
     const req = model.requests.find(hasOutput(callId));
     assert.ok(req, 'the model got the command’s outcome');
-    return { run, project: setup.project, output: outputs(req).get(callId) ?? '', approval: d.json.approval, sid: p.agent };
+    return { run, project: setup.project, output: outputs(req).get(callId) ?? '', approval: d.json.approval, sid: p.asker };
   } finally {
     await model.close();
   }

@@ -106,13 +106,13 @@ async function askAndDecide(decision: 'allow' | 'deny') {
     }, 90_000);
     assert.equal(p.tool, 'run_shell_command');
     assert.equal(p.input, '$ echo yes > made.txt');
-    assert.equal(roost.floor.state.agents.get(p.agent)?.status, 'waiting');
+    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
     const d = await decide(roost.url, p.id, decision, 'alice');
     assert.equal(d.status, 200);
     const run = await running;
     assert.equal(run.code, 0, run.stderr);
     const answer = gResponses(model.requests.find(gHasResponse('run_shell_command'))!).find((r) => r.name === 'run_shell_command');
-    return { project: setup.project, answer: JSON.stringify(answer?.response ?? {}), sid: p.agent as string };
+    return { project: setup.project, answer: JSON.stringify(answer?.response ?? {}), sid: p.asker as string };
   } finally {
     await model.close();
   }
