@@ -88,3 +88,23 @@ test('sign in from the browser; reads, writes and streams then work; an invite l
     await b.close();
   }
 });
+
+test('after signing in, a hostile next= lands on this server\'s home, never elsewhere', { timeout: 60_000 }, async (t) => {
+  if (!need(t, exe !== null, 'chromium is not installed')) return;
+  const b = await launch();
+  try {
+    const page = await b.context.newPage();
+    // Each of these escaped the old check (a path "starting with / but not //"): the browser reads "\\" as "/" and drops tabs.
+    for (const next of ['/\\evil.example/x', '/\t/evil.example/x', '/%5Cevil.example/x']) {
+      await page.goto(srv.url + '/signin?next=' + encodeURIComponent(next));
+      await page.fill('#login', 'ann');
+      await page.fill('#password', 'ann-password');
+      await Promise.all([page.waitForURL((u) => u.pathname !== '/signin'), page.click('button[type=submit]')]);
+      const at = new URL(page.url());
+      assert.equal(at.origin, new URL(srv.url).origin, `next=${JSON.stringify(next)} left the server for ${page.url()}`);
+      assert.equal(at.pathname, '/', `next=${JSON.stringify(next)} landed on ${page.url()}`);
+    }
+  } finally {
+    await b.close();
+  }
+});

