@@ -5,7 +5,8 @@
 // every route; cookies are Secure behind an https public origin.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sharedServer, type SharedServer } from './support/shared.js';
+import { ANON, call, makeUser, sharedServer, type SharedServer } from './support/shared.js';
+import { scryptRuns } from '../src/server/identity/secrets.js';
 
 /** The target the sign-in page will go to after signing in (the server decides it and writes it into the page). */
 async function nextOf(url: string, next: string | null): Promise<string | null> {
@@ -65,5 +66,29 @@ describe('sign-in next= goes only to this server', () => {
     const r = await fetch(srv.url + '/signin?next=' + encodeURIComponent('/a</script><script>alert(1)</script>'));
     const text = await r.text();
     assert.ok(!text.includes('</script><script>alert(1)'), 'the value cannot close the script element');
+  });
+});
+
+describe('an unknown login and a wrong password answer alike', () => {
+  let srv: SharedServer;
+  before(async () => {
+    srv = await sharedServer();
+    await makeUser(srv, 'bob', 'default', 'editor');
+  });
+  after(() => srv.close());
+
+  test('the same status and body, and an unknown login runs a password check too', async () => {
+    const before1 = scryptRuns();
+    const wrong = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'bob', password: 'not-bobs-password' });
+    const ranWrong = scryptRuns() - before1;
+    const before2 = scryptRuns();
+    const unknown = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'nobody-here', password: 'not-bobs-password' });
+    const ranUnknown = scryptRuns() - before2;
+    assert.equal(wrong.status, 401);
+    assert.equal(unknown.status, wrong.status);
+    assert.deepEqual(unknown.json, wrong.json);
+    assert.equal(unknown.headers.get('set-cookie'), null);
+    assert.equal(ranWrong, 1, 'a wrong password is one scrypt');
+    assert.equal(ranUnknown, ranWrong, 'an unknown login costs the same scrypt (against a dummy hash of the same parameters)');
   });
 });

@@ -21,7 +21,7 @@ import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
 import { route, type Asking, type Ctx, type Route } from '../route.js';
 import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
-import { hashPassword, newId, newSecret, sha256, verifyPassword } from './secrets.js';
+import { hashPassword, newId, newSecret, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 
 const INVITE_DAYS = 7;
@@ -227,7 +227,10 @@ export class IdentityRoutes {
     const key = idempotencyKey(req, `login:${login}`);
     const uid = this.s.byLogin.get(login);
     const u = uid ? this.s.users.get(uid) : undefined;
-    const ok = u ? await verifyPassword(b.password, u.passwordHash) : false;
+    // An unknown login costs one scrypt too (against a dummy hash of the
+    // current parameters) and answers the same: neither its time nor its
+    // answer tells whether the account exists.
+    const ok = u ? await verifyPassword(b.password, u.passwordHash) : await verifyNobody(b.password);
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);

@@ -9,7 +9,14 @@ import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type Scry
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
+let runs = 0;
+/** How many scrypt computations this process has started (tests read it: an unknown login must run one too). */
+export function scryptRuns(): number {
+  return runs;
+}
+
 function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
+  runs++;
   return new Promise((ok, fail) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? fail(err) : ok(key))));
 }
 
@@ -29,6 +36,21 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (!(N >= 2 && N <= 1 << 20 && r >= 1 && r <= 32 && p >= 1 && p <= 16) || want.length < 16) return false;
   const got = await scrypt(password, salt, want.length, { N, r, p, maxmem: 256 * 1024 * 1024 });
   return timingSafeEqual(got, want);
+}
+
+/**
+ * A stored-hash stand-in for a login nobody has: the current parameters, a
+ * random salt and a random key. Checking a password against it costs one
+ * scrypt, exactly like a wrong password for a real account, and never matches.
+ */
+function dummyHash(): string {
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${randomBytes(16).toString('base64url')}$${randomBytes(SCRYPT.keylen).toString('base64url')}`;
+}
+
+/** A password check for a login with no account: the same cost as a wrong password, always false. */
+export async function verifyNobody(password: string): Promise<false> {
+  await verifyPassword(password, dummyHash());
+  return false;
 }
 
 export function newSecret(): string {
