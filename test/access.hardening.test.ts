@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANON, call, makeUser, sharedServer, type SharedServer } from './support/shared.js';
+import { request } from 'node:http';
 import { scryptRuns } from '../src/server/identity/secrets.js';
 
 /** The target the sign-in page will go to after signing in (the server decides it and writes it into the page). */
@@ -90,5 +91,51 @@ describe('an unknown login and a wrong password answer alike', () => {
     assert.equal(unknown.headers.get('set-cookie'), null);
     assert.equal(ranWrong, 1, 'a wrong password is one scrypt');
     assert.equal(ranUnknown, ranWrong, 'an unknown login costs the same scrypt (against a dummy hash of the same parameters)');
+  });
+});
+
+/** POST /auth/login from a given loopback address (127.0.0.0/8 is all this machine): many callers, one login. */
+function loginFrom(url: string, from: string, login: string, password: string): Promise<{ status: number; json: any; retryAfter: string | undefined }> {
+  return new Promise((ok, fail) => {
+    const body = JSON.stringify({ login, password });
+    const req = request(url + '/auth/login', { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => ok({ status: res.statusCode!, json: JSON.parse(text), retryAfter: res.headers['retry-after'] as string | undefined }));
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+describe('per-login backoff: one login failing from many addresses is slowed, a success resets it', () => {
+  let srv: SharedServer;
+  before(async () => {
+    srv = await sharedServer({ loginFailuresFree: 3, loginBackoffMs: 1500 });
+    await makeUser(srv, 'bob', 'default', 'editor');
+  });
+  after(() => srv.close());
+
+  test('failures from 4 addresses lock the login (429, Retry-After) for every address; the wait passes; a success resets the count', async () => {
+    // 3 free failures and the one that starts the wait, each from its own address (no per-address limit is near).
+    for (let i = 0; i < 4; i++) assert.equal((await loginFrom(srv.url, `127.0.0.${10 + i}`, 'bob', 'guess-' + i)).status, 401);
+    const locked = await loginFrom(srv.url, '127.0.0.20', 'bob', 'bob-password');
+    assert.equal(locked.status, 429, 'even the right password waits: ' + JSON.stringify(locked.json));
+    assert.ok(Number(locked.retryAfter) >= 1 && Number(locked.retryAfter) <= 2, `Retry-After ${locked.retryAfter}`);
+    assert.match(locked.json.message, /too many failed sign-ins/);
+    // Another login is not affected, from any address.
+    assert.equal((await loginFrom(srv.url, '127.0.0.20', 'ann', 'ann-password')).status, 200);
+    // An unknown login is locked the same way (its answers say nothing about whether it exists).
+    for (let i = 0; i < 4; i++) assert.equal((await loginFrom(srv.url, `127.0.0.${30 + i}`, 'nobody', 'guess-' + i)).status, 401);
+    const lockedNobody = await loginFrom(srv.url, '127.0.0.40', 'nobody', 'guess');
+    assert.equal(lockedNobody.status, 429);
+    assert.deepEqual(lockedNobody.json, locked.json);
+
+    await new Promise((r) => setTimeout(r, Number(locked.retryAfter) * 1000 + 100));
+    assert.equal((await loginFrom(srv.url, '127.0.0.21', 'bob', 'bob-password')).status, 200, 'after the wait the right password signs in');
+    // The success reset the count: three failures are free again.
+    for (let i = 0; i < 3; i++) assert.equal((await loginFrom(srv.url, `127.0.0.${50 + i}`, 'bob', 'guess-' + i)).status, 401);
+    assert.equal((await loginFrom(srv.url, '127.0.0.60', 'bob', 'bob-password')).status, 200);
   });
 });

@@ -44,6 +44,10 @@ export interface RoostConfig {
   origins: string[];
   /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
   requestsPerMinute: number;
+  /** Failed sign-ins in a row for one login, from any address, before it must wait (src/server/identity/backoff.ts). */
+  loginFailuresFree: number;
+  /** The first wait after them, ms; each further failure doubles it, up to 15 minutes. */
+  loginBackoffMs: number;
   streamsPerCaller: number;
   /** Several nodes: another node's Work presence is forgotten after this long without a repeat. */
   presenceExpireMs: number;
@@ -75,6 +79,8 @@ export const DEFAULTS: RoostConfig = {
   shared: false,
   origins: [],
   requestsPerMinute: 1200,
+  loginFailuresFree: 5,
+  loginBackoffMs: 1000,
   streamsPerCaller: 32,
   presenceExpireMs: PRESENCE_EXPIRE_MS,
   holderGraceMs: HOLDER_DEFAULTS.graceMs,
@@ -200,7 +206,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   );
   const usage = await usageByProject.get('default');
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
-  const ids = new IdentityRoutes(identity, access);
+  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs });
   // The fleet boards: one stream per thread (docs/fleet.md).
   const fleet = new FleetService(store, {
     live,

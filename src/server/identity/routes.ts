@@ -23,6 +23,7 @@ import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
 import { hashPassword, newId, newSecret, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
+import { LoginBackoff } from './backoff.js';
 
 const INVITE_DAYS = 7;
 
@@ -83,11 +84,15 @@ const fingerprint = (b: unknown): string => sha256(JSON.stringify(b));
 
 export class IdentityRoutes {
   private secrets = new SecretCache();
+  private backoff: LoginBackoff;
 
   constructor(
     private id: IdentityService,
     private access: SharedAccess,
-  ) {}
+    opts: { loginFailuresFree: number; loginBackoffMs: number } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
+  ) {
+    this.backoff = new LoginBackoff(opts.loginFailuresFree, opts.loginBackoffMs);
+  }
 
   private get s(): IdentityState {
     return this.id.state;
@@ -224,6 +229,13 @@ export class IdentityRoutes {
   // POST /auth/login {login, password}
   login = async ({ req, res, body: b }: Ctx<{ login: string; password: string }>): Promise<void> => {
     const login = b.login.trim().toLowerCase();
+    // One login failing from many addresses waits (backoff.ts), before any password is checked.
+    const wait = this.backoff.begin(login);
+    if (wait > 0) {
+      const s = Math.ceil(wait / 1000);
+      res.setHeader('retry-after', String(s));
+      throw new HttpError(429, 'too_many', `too many failed sign-ins for this login; try again in ${s} s`);
+    }
     const key = idempotencyKey(req, `login:${login}`);
     const uid = this.s.byLogin.get(login);
     const u = uid ? this.s.users.get(uid) : undefined;
@@ -232,6 +244,7 @@ export class IdentityRoutes {
     // answer tells whether the account exists.
     const ok = u ? await verifyPassword(b.password, u.passwordHash) : await verifyNobody(b.password);
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
+    this.backoff.succeeded(login);
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
     if (again) return this.send(res, 200, again.body, again.cookie);
