@@ -37,7 +37,8 @@ if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1'
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
+  // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
+  ['--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);

@@ -161,6 +161,8 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       const u = s.users.get(text(e.uid));
       const hash = str(e.passwordHash, IDENTITY_LIMITS.hash);
       if (!u || !hash) return [];
+      // A rehash at sign-in names the hash it replaces: a password changed in between wins.
+      if (e.replaces !== undefined && e.replaces !== u.passwordHash) return [];
       u.passwordHash = hash;
       return [{ kind: 'user', uid: u.uid }];
     }

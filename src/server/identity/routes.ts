@@ -21,7 +21,7 @@ import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
 import { route, type Asking, type Ctx, type Route } from '../route.js';
 import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
-import { hashPassword, newId, newSecret, sha256, verifyNobody, verifyPassword } from './secrets.js';
+import { hashPassword, needsRehash, newId, newSecret, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 import { LoginBackoff } from './backoff.js';
 
@@ -245,6 +245,10 @@ export class IdentityRoutes {
     const ok = u ? await verifyPassword(b.password, u.passwordHash) : await verifyNobody(b.password);
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
     this.backoff.succeeded(login);
+    // A hash made with less than the current cost is made again now, while the password is at hand.
+    if (needsRehash(u.passwordHash)) {
+      await this.id.append([{ type: 'user.password', uid: u.uid, passwordHash: await hashPassword(b.password), replaces: u.passwordHash, reason: 'rehash' }]);
+    }
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
     if (again) return this.send(res, 200, again.body, again.cookie);

@@ -7,7 +7,43 @@
 
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
+/** scrypt's cost parameters: N (CPU and memory), r (block size), p (parallelism). */
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
+
+/**
+ * The production cost: N=2^17, r=8, p=1 (128 MiB and about 250 to 500 ms per
+ * hash on a small server), OWASP's floor for scrypt. Stored hashes with a
+ * lower cost are upgraded at their owner's next sign-in (`needsRehash`).
+ */
+export const SCRYPT_COST: Readonly<ScryptCost> = Object.freeze({ N: 1 << 17, r: 8, p: 1 });
+const KEYLEN = 32;
+/** The largest N a stored hash may name (a hash is ours, but a bad one must not take gigabytes). */
+const MAX_N = 1 << 20;
+
+let cost: Readonly<ScryptCost> = SCRYPT_COST;
+
+/**
+ * Test-only: lowers the cost of new hashes (and of the dummy hash of an
+ * unknown login) in this process, so a suite that makes hundreds of accounts
+ * runs in seconds; `null` restores production. scripts/test.mjs loads
+ * test/support/scrypt-cost.ts, which calls it; nothing under src/ ever does
+ * (test/identity.scrypt.test.ts checks).
+ */
+export function setScryptCostForTests(c: ScryptCost | null): void {
+  cost = c ? Object.freeze({ ...c }) : SCRYPT_COST;
+}
+
+/** The cost new hashes are made with now. */
+export function currentScryptCost(): Readonly<ScryptCost> {
+  return cost;
+}
+
+/** scrypt needs 128·N·r bytes; Node refuses above `maxmem`, so allow twice that. */
+const maxmemOf = (c: ScryptCost): number => 2 * 128 * c.N * c.r + 1024 * 1024;
 
 let runs = 0;
 /** How many scrypt computations this process has started (tests read it: an unknown login must run one too). */
@@ -15,27 +51,42 @@ export function scryptRuns(): number {
   return runs;
 }
 
-function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
+function scrypt(password: string, salt: Buffer, keylen: number, c: ScryptCost): Promise<Buffer> {
   runs++;
+  const opts: ScryptOptions = { N: c.N, r: c.r, p: c.p, maxmem: maxmemOf(c) };
   return new Promise((ok, fail) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? fail(err) : ok(key))));
 }
 
 /** `scrypt$N$r$p$salt$hash` (base64url): the parameters travel with the hash, so they can be raised later. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, c: ScryptCost = cost): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 });
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const key = await scrypt(password, salt, KEYLEN, c);
+  return `scrypt$${c.N}$${c.r}$${c.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** The parameters a stored hash names, or null when it is not one of ours. */
+function parse(stored: string): { c: ScryptCost; salt: Buffer; want: Buffer } | null {
   const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
   const [N, r, p] = parts.slice(1, 4).map(Number);
   const salt = Buffer.from(parts[4], 'base64url');
   const want = Buffer.from(parts[5], 'base64url');
-  if (!(N >= 2 && N <= 1 << 20 && r >= 1 && r <= 32 && p >= 1 && p <= 16) || want.length < 16) return false;
-  const got = await scrypt(password, salt, want.length, { N, r, p, maxmem: 256 * 1024 * 1024 });
-  return timingSafeEqual(got, want);
+  if (!(Number.isInteger(N) && N >= 2 && N <= MAX_N && (N & (N - 1)) === 0 && r >= 1 && r <= 32 && p >= 1 && p <= 16) || want.length < 16) return null;
+  return { c: { N, r, p }, salt, want };
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const h = parse(stored);
+  if (!h) return false;
+  const got = await scrypt(password, h.salt, h.want.length, h.c);
+  return timingSafeEqual(got, h.want);
+}
+
+/** Whether a stored hash was made with less than the current cost (it is made again at its owner's next sign-in). */
+export function needsRehash(stored: string): boolean {
+  const h = parse(stored);
+  if (!h) return false;
+  return h.c.N < cost.N || h.c.r < cost.r || h.c.p < cost.p;
 }
 
 /**
@@ -44,7 +95,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
  * scrypt, exactly like a wrong password for a real account, and never matches.
  */
 function dummyHash(): string {
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${randomBytes(16).toString('base64url')}$${randomBytes(SCRYPT.keylen).toString('base64url')}`;
+  return `scrypt$${cost.N}$${cost.r}$${cost.p}$${randomBytes(16).toString('base64url')}$${randomBytes(KEYLEN).toString('base64url')}`;
 }
 
 /** A password check for a login with no account: the same cost as a wrong password, always false. */
