@@ -42,8 +42,8 @@ async function batch(): Promise<void> {
   // own work: parsing, checking, storing, folding, answering.
   const client = spawn(process.execPath, [fileURLToPath(import.meta.url), 'post', roost.url], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
-  client.stdout!.on('data', (d) => (out += d));
-  await new Promise((r) => client.stdout!.once('data', r)); // "ready": its body is built
+  client.stdout.on('data', (d) => (out += d));
+  await new Promise((r) => client.stdout.once('data', r)); // "ready": its body is built
   out = '';
   // The longest gap between two ticks of a 1 ms timer: how long the event loop
   // was held (no other request, stream or timer of the server ran meanwhile).
@@ -59,7 +59,7 @@ async function batch(): Promise<void> {
   // CPU time is the steadier figure on a busy machine: a gap also grows while
   // the process merely waits for a core.
   const cpu0 = process.cpuUsage();
-  client.stdin!.end('go\n');
+  client.stdin.end('go\n');
   await new Promise((r) => client.once('exit', r));
   // Whatever was stored is folded within a turn or two of the commit; give the
   // loop a moment so a fold that blocks it shows too.

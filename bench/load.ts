@@ -240,7 +240,7 @@ async function main(): Promise<unknown> {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         let out = '';
-        child.stdout!.on('data', (d) => (out += d));
+        child.stdout.on('data', (d) => (out += d));
         child.on('exit', (c) => (c === 0 ? ok(JSON.parse(out)) : fail(new Error('poster failed'))));
       });
       await sleep(1000);

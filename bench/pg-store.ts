@@ -75,12 +75,12 @@ async function main(): Promise<void> {
     (k) =>
       new Promise<NodeResult>((ok, fail) => {
         let out = '';
-        k.stdout!.on('data', (d) => (out += d));
+        k.stdout.on('data', (d) => (out += d));
         k.on('exit', (c) => (c === 0 ? ok(JSON.parse(out.trim())) : fail(new Error(`node exited ${c}`))));
       }),
   );
   await new Promise((r) => setTimeout(r, 1000));
-  for (const k of kids) k.stdin!.end('go\n');
+  for (const k of kids) k.stdin.end('go\n');
   const rs = await Promise.all(outs);
   const wake = rs.flatMap((r) => r.wake).sort((a, b) => a - b);
   process.stdout.write(

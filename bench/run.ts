@@ -107,7 +107,7 @@ function load<T>(cfg: object): Promise<T> {
   return new Promise((ok, fail) => {
     const p = spawn(process.execPath, [join(BENCH, 'load.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    p.stdout!.on('data', (d) => (out += d));
+    p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {
       if (code !== 0) return fail(new Error(`load generator failed (${code})`));
       try {
@@ -124,7 +124,7 @@ function child<T>(script: string, argv: string[]): Promise<T> {
   return new Promise((ok, fail) => {
     const p = spawn(process.execPath, [join(BENCH, script), ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    p.stdout!.on('data', (d) => (out += d));
+    p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {
       if (code !== 0) return fail(new Error(`${script} ${argv[0]} failed (${code})`));
       try {
@@ -329,7 +329,7 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       await new Promise<void>((ok, fail) => {
-        const rl = createInterface({ input: p.stdout! });
+        const rl = createInterface({ input: p.stdout });
         rl.once('line', () => ok());
         p.once('exit', (c) => fail(new Error(`idle load exited ${c}`)));
       });
@@ -363,7 +363,7 @@ async function main(): Promise<void> {
     const pre = await new Promise<{ events: number; ms: number }>((ok, fail) => {
       const p = spawn(process.execPath, [join(BENCH, 'prefill.js'), dir, String(RESTART_EVENTS)], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
-      p.stdout!.on('data', (d) => (out += d));
+      p.stdout.on('data', (d) => (out += d));
       p.on('exit', (c) => (c === 0 ? ok(JSON.parse(out)) : fail(new Error('prefill failed'))));
     });
     // The first start folds the whole log and writes snapshots as it goes.
@@ -424,7 +424,7 @@ async function main(): Promise<void> {
       const r = await new Promise<{ foldPerSec: number; parseFoldPerSec: number }>((ok, fail) => {
         const p = spawn(process.execPath, [join(BENCH, 'fold.js'), '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
         let out = '';
-        p.stdout!.on('data', (d) => (out += d));
+        p.stdout.on('data', (d) => (out += d));
         p.on('exit', (c) => (c === 0 ? ok(JSON.parse(out)) : fail(new Error('fold bench failed'))));
       });
       v.push(r.foldPerSec);

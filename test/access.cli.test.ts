@@ -48,10 +48,10 @@ test('beyond loopback without accounts: refused with the way out; create-owner; 
     const r = await fetch(srv.url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'ann', password: 'correct horse battery' }) });
     assert.equal(r.status, 200);
     const cookie = /roost_session=[^;]+/.exec(r.headers.get('set-cookie') ?? '')![0];
-    const me = (await (await fetch(srv.url + '/auth/me', { headers: { cookie } })).json()) as any;
+    const me = (await (await fetch(srv.url + '/auth/me', { headers: { cookie } })).json());
     assert.deepEqual([me.mode, me.user.name, me.user.admin, me.projects], ['shared', 'Ann Lee', true, [{ id: 'default', name: 'Default', role: 'owner' }]]);
     assert.equal((await fetch(srv.url + '/state', { headers: { cookie } })).status, 200);
-    const h = (await (await fetch(srv.url + '/health')).json()) as any;
+    const h = (await (await fetch(srv.url + '/health')).json());
     assert.deepEqual([h.ok, h.mode, 'agents' in h], [true, 'shared', false], '/health stays public and says nothing about a project');
   } finally {
     await srv.stop();

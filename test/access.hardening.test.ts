@@ -102,7 +102,7 @@ function loginFrom(url: string, from: string, login: string, password: string): 
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
-      res.on('end', () => ok({ status: res.statusCode!, json: JSON.parse(text), retryAfter: res.headers['retry-after'] as string | undefined }));
+      res.on('end', () => ok({ status: res.statusCode!, json: JSON.parse(text), retryAfter: res.headers['retry-after'] }));
     });
     req.on('error', fail);
     req.end(body);

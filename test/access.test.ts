@@ -460,7 +460,7 @@ describe('shared mode: limits per caller', () => {
       const b = await stream(srv.url, tok, '/approvals/stream');
       const third = await fetch(srv.url + '/stream', { headers: { authorization: `Bearer ${tok.token}` } });
       assert.equal(third.status, 429);
-      assert.match(((await third.json()) as any).message, /at most 2 per caller/);
+      assert.match(((await third.json())).message, /at most 2 per caller/);
       a.close();
       await new Promise((r) => setTimeout(r, 100));
       const again = await stream(srv.url, tok, '/stream');

@@ -28,7 +28,7 @@ async function call(url: string, who: Caller, method: string, path: string, body
 async function login(url: string, login: string, password: string): Promise<Caller> {
   const r = await fetch(url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login, password }) });
   assert.equal(r.status, 200);
-  const uid = ((await r.json()) as any).user.uid;
+  const uid = ((await r.json())).user.uid;
   return { cookie: /roost_session=[^;]+/.exec(r.headers.get('set-cookie') ?? '')![0], uid };
 }
 

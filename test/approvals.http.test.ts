@@ -27,7 +27,7 @@ async function postJson(url: string, body: unknown, signal?: AbortSignal): Promi
 }
 
 async function pending(url: string): Promise<any[]> {
-  return ((await (await fetch(url + '/approvals')).json()) as any).pending;
+  return ((await (await fetch(url + '/approvals')).json())).pending;
 }
 
 const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 10_000) => waitUntil<T>(what, f, ms, 25);
@@ -65,10 +65,10 @@ test('a held tool call: pending in the inbox and waiting on the floor, then allo
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.json, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'Allowed in Roost by alice' } });
     assert.equal(roost.floor.state.agents.get(p.asker)!.status, 'working', 'back to work once allowed');
-    const list = (await (await fetch(roost.url + '/approvals')).json()) as any;
+    const list = (await (await fetch(roost.url + '/approvals')).json());
     assert.deepEqual(list.pending, []);
     assert.equal(list.recent[0].status, 'allowed');
-    assert.equal((await (await fetch(`${roost.url}/approvals/${p.id}`)).json() as any).decidedBy, 'alice');
+    assert.equal((await (await fetch(`${roost.url}/approvals/${p.id}`)).json()).decidedBy, 'alice');
   } finally {
     await roost.close();
   }
@@ -156,14 +156,14 @@ test('the audit trail survives a restart; a request pending across it is withdra
   const t0 = Date.now();
   roost = await inProcess({ holderGraceMs: 800 }, dataDir);
   try {
-    const list = (await (await fetch(roost.url + '/approvals')).json()) as any;
+    const list = (await (await fetch(roost.url + '/approvals')).json());
     const old = list.recent.find((a: any) => a.id === p.id);
     assert.equal(old.status, 'denied');
     assert.equal(old.decidedBy, 'carol');
     assert.equal(list.pending[0]?.id, o.id, 'still pending just after the start: another node might hold it');
     await until('the orphan withdrawn', async () => ((await pending(roost.url)).length === 0 ? true : undefined), 5000);
     const ms = Date.now() - t0;
-    const a = (await (await fetch(`${roost.url}/approvals/${o.id}`)).json()) as any;
+    const a = (await (await fetch(`${roost.url}/approvals/${o.id}`)).json());
     assert.equal(a.status, 'withdrawn');
     assert.match(a.reason, /no longer held by any Roost node/);
     assert.ok(ms >= 700 && ms < 3000, `withdrawn after the grace (${ms} ms)`);
@@ -203,7 +203,7 @@ test('a hook’s report of a denial made on its own: creates the request closed 
     const r = await postJson(`${roost.url}/hooks/claude-code/denied?request=${key}&at=1700000000000&team=Shop`, PRE_BASH);
     assert.equal(r.status, 200);
     assert.equal(r.json.status, 'withdrawn');
-    const a = (await (await fetch(`${roost.url}/approvals/${r.json.id}`)).json()) as any;
+    const a = (await (await fetch(`${roost.url}/approvals/${r.json.id}`)).json());
     assert.equal(a.kind, 'tool');
     assert.equal(a.input, '$ exit 3');
     assert.equal(a.team, 'Shop');

@@ -21,7 +21,7 @@ async function postJson(url: string, body: unknown): Promise<{ status: number; j
 }
 
 async function pendingOn(url: string): Promise<any[]> {
-  return ((await (await fetch(url + '/approvals')).json()) as any).pending;
+  return ((await (await fetch(url + '/approvals')).json())).pending;
 }
 
 const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 15_000) => waitUntil<T>(what, f, ms, 30);
@@ -58,7 +58,7 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
     assert.match(answer.permissionDecisionReason, new RegExp(`by ${winner.decidedBy}`));
     // Both nodes folded the same outcome.
     for (const n of [a, b]) {
-      const got = await until(`the decision on ${n.url}`, async () => (((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any).status !== 'pending' ? ((await (await fetch(`${n.url}/approvals/${p.id}`)).json()) as any) : undefined));
+      const got = await until(`the decision on ${n.url}`, async () => (((await (await fetch(`${n.url}/approvals/${p.id}`)).json())).status !== 'pending' ? ((await (await fetch(`${n.url}/approvals/${p.id}`)).json())) : undefined));
       assert.equal(got.decidedBy, winner.decidedBy);
     }
   });
@@ -74,13 +74,13 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
     const c = await child({ args: ['--db', db.url] });
     try {
       await new Promise((ok) => setTimeout(ok, 2500));
-      assert.equal((await (await fetch(`${c.url}/approvals/${p.id}`)).json() as any).status, 'pending', 'A still holds it: nobody withdrew it');
+      assert.equal((await (await fetch(`${c.url}/approvals/${p.id}`)).json()).status, 'pending', 'A still holds it: nobody withdrew it');
       // A dies with the hook's connection: the other nodes stop hearing it and withdraw the request.
       const t0 = Date.now();
       await a.stop('SIGKILL');
       await held;
       const got = await until('the request withdrawn on B', async () => {
-        const x = (await (await fetch(`${b.url}/approvals/${p.id}`)).json()) as any;
+        const x = (await (await fetch(`${b.url}/approvals/${p.id}`)).json());
         return x.status !== 'pending' ? x : undefined;
       });
       console.log(`# node holding the hook killed: withdrawn on another node after ${Date.now() - t0} ms`);

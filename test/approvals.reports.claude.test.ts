@@ -36,7 +36,7 @@ test('Roost dies while a call waits: the hook denies on its own and reports it o
     assert.equal(r.code, 0);
     const result = model.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_down');
     assert.ok(result?.is_error, 'the call was denied');
-    assert.match(result!.content, /could not be reached.*denied because approvals are required/);
+    assert.match(result.content, /could not be reached.*denied because approvals are required/);
     assert.equal(existsSync(join(setup.project, MARKER)), false);
     // Back up, and someone allows the request still pending in the log: refused, the call never ran.
     server = await child({ port, dataDir });

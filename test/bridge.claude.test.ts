@@ -188,7 +188,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.match(s.result, /^done in /);
     const first = model.scripted().find((r) => lastAsk(r).includes('PROMPT-ONE'))!;
     assert.ok(JSON.stringify(first.body.system ?? '').includes(wt), 'Claude Code ran in the worktree');
-    let chat = (await history(roost)).filter((h) => h.chat).map((h) => `${h.event.name}: ${h.chat!.text}`);
+    const chat = (await history(roost)).filter((h) => h.chat).map((h) => `${h.event.name}: ${h.chat!.text}`);
     assert.deepEqual(chat.slice(0, 3), ['Claude: started session “fix-login” on ' + repo.replace(home, '~'), 'Paul: asked fix-login: “PROMPT-ONE say hi”', 'Claude: [fix-login] Hi from the stand-in.']);
 
     // ---- a tool call waits; Ana allows, Bob's later deny changes nothing
@@ -285,7 +285,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.deepEqual((await history(roost)).filter((x) => x.event.type === 'session.spawn').map((x) => x.event.id), ['s1', 's2', 's3'], 'replayed start requests are not run twice');
     const denied = model.requests.flatMap(toolResults).find((r) => r.tool_use_id === 'toolu_late');
     assert.equal(denied?.is_error, true);
-    assert.match(denied!.content, /No decision in Roost within 2s: denied/);
+    assert.match(denied.content, /No decision in Roost within 2s: denied/);
 
     // The session's process dies: the board says so; the next prompt resumes the conversation.
     const pid = bridge.proc.pid!;

@@ -16,7 +16,7 @@ after(async () => {
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(`${roost.url}/fleet/t1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: r.status, json: (await r.json()) as any };
+  return { status: r.status, json: (await r.json()) };
 }
 
 async function stored() {
@@ -50,7 +50,7 @@ test('a start request is checked, stamped with the transport identity, stored on
   assert.ok(e.ts > 1, 'ts is the server clock');
   const frame = await sse.waitFor((f) => f.event === 'event');
   assert.deepEqual(JSON.parse(frame.data).chat, null, 'no chat line');
-  assert.deepEqual((await (await fetch(`${roost.url}/fleet/t1`)).json() as any).sessions, [], 'the board is unchanged');
+  assert.deepEqual((await (await fetch(`${roost.url}/fleet/t1`)).json()).sessions, [], 'the board is unchanged');
   sse.close();
 
   // Once the session is on the board, a start for its id is a conflict.
@@ -77,7 +77,7 @@ test('live frames reach live readers without an id and are never stored or repla
   assert.equal((await stored()).length, before, 'nothing stored');
   sse.close();
   // A replay from the start holds the stored events only.
-  const snap = await (await fetch(`${roost.url}/fleet/t1`)).json() as any;
+  const snap = await (await fetch(`${roost.url}/fleet/t1`)).json();
   const replay = await openSse(`${roost.url}/fleet/t1/stream`, { 'last-event-id': `${snap.epoch}:0` });
   await replay.waitFor((f) => f.id === `${snap.epoch}:${snap.position}`);
   assert.equal(replay.frames.some((f) => f.event === 'live'), false);
@@ -120,7 +120,7 @@ test('the bridge’s hook fails closed: no bridge, a dead bridge or a bad answer
 });
 
 test('presence: members learn how many bridges follow the thread, live', async () => {
-  const state = async () => ((await (await fetch(`${roost.url}/fleet/t1`)).json()) as any).bridges;
+  const state = async () => ((await (await fetch(`${roost.url}/fleet/t1`)).json())).bridges;
   assert.equal(await state(), 0);
   const member = await openSse(`${roost.url}/fleet/t1/stream`);
   await member.waitFor((f) => f.event === 'snapshot');

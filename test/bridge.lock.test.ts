@@ -41,7 +41,7 @@ test('a holder killed with SIGKILL frees the root at once', { timeout: 30_000 },
   try {
     const said = await new Promise<string>((ok, fail) => {
       let out = '';
-      holder.stdout!.on('data', (d) => {
+      holder.stdout.on('data', (d) => {
         out += d;
         if (out.includes('\n')) ok(out.trim());
       });

@@ -26,7 +26,7 @@ function bridgeArgs(url: string, root: string, claude: string, approvals = ['--a
 function workApi(url: string) {
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-    return { status: r.status, json: (await r.json().catch(() => null)) as any };
+    return { status: r.status, json: await r.json().catch((): any => null) };
   };
   const snap = async () => (await api('GET', '/api/v2/snapshot?project=default')).json;
   return {
@@ -198,7 +198,7 @@ test('an approval asked while Roost is unreachable is denied while it is still a
     assert.ok(Number(m[1]) < 8000, `denied ${m[1]} ms after the ask: within the window and its 5 s, while the server was away`);
     assert.match(m[2], /could not be reached within 2s/);
     // The request reached the board once the server was back, with its denial right behind it.
-    const board = async () => (await (await fetch(`${srv.url}/fleet/default`)).json()) as any;
+    const board = async () => (await (await fetch(`${srv.url}/fleet/default`)).json());
     const approvals = await until('the late request and its denial on the board', async () => {
       const all = (await board()).sessions.flatMap((s: any) => s.approvals ?? []);
       return all.length > 0 && all.every((a: any) => a.state !== 'pending') && all;
@@ -227,7 +227,7 @@ test('a second bridge on the same root refuses to start and leaves the first one
   const b = await startBridge(bridgeArgs(roost.url, root, claude), {});
   try {
     const r = await fetch(`${roost.url}/fleet/default/requests`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'request.start', session: 'fix' }) });
-    const { id } = (await r.json()) as any;
+    const { id } = (await r.json());
     await b.waitFor(`started ${id}`);
     const worktree = join(root, '.roost-bridge', 'worktrees', id);
     assert.ok(existsSync(worktree));
@@ -236,8 +236,8 @@ test('a second bridge on the same root refuses to start and leaves the first one
 
     const second = spawn(process.execPath, [ROOST_BIN, 'bridge', ...bridgeArgs(roost.url, root, claude)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    second.stdout!.on('data', (d) => (out += d));
-    second.stderr!.on('data', (d) => (out += d));
+    second.stdout.on('data', (d) => (out += d));
+    second.stderr.on('data', (d) => (out += d));
     const kill = setTimeout(() => second.kill('SIGKILL'), 20_000); // one that does not refuse is ended, and fails below
     const code = await new Promise<number | null>((ok) => second.once('exit', (c) => ok(c)));
     clearTimeout(kill);
@@ -247,7 +247,7 @@ test('a second bridge on the same root refuses to start and leaves the first one
     const after = stateOf();
     assert.equal(after.owner.pid, b.proc.pid, 'it still owns the state file');
     assert.deepEqual([after.bridge, after.agents, after.children], [before.bridge, before.agents, before.children], 'its identity, agents and processes are kept');
-    const board = (await (await fetch(`${roost.url}/fleet/default`)).json()) as any;
+    const board = (await (await fetch(`${roost.url}/fleet/default`)).json());
     assert.equal(board.sessions.find((s: any) => s.id === id)?.state === 'ended', false, 'its session still runs');
   } catch (e) {
     console.error(b.log());
@@ -270,8 +270,8 @@ test('two bridges started on one root at the same instant: exactly one runs, the
     const pair = [0, 1].map(() => {
       const proc = spawn(process.execPath, [ROOST_BIN, 'bridge', ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
       const b = { proc, out: '' };
-      proc.stdout!.on('data', (d) => (b.out += d));
-      proc.stderr!.on('data', (d) => (b.out += d));
+      proc.stdout.on('data', (d) => (b.out += d));
+      proc.stderr.on('data', (d) => (b.out += d));
       return b;
     });
     try {
@@ -288,7 +288,7 @@ test('two bridges started on one root at the same instant: exactly one runs, the
       assert.equal(state.owner.pid, running.proc.pid, 'the one that runs owns the state file');
     } finally {
       await Promise.all(
-        pair.map((b) => (b.proc.exitCode !== null ? undefined : new Promise((ok) => (b.proc.once('exit', ok), b.proc.kill('SIGTERM'))))),
+        pair.map((b) => (b.proc.exitCode !== null ? Promise.resolve() : new Promise((ok) => (b.proc.once('exit', ok), b.proc.kill('SIGTERM'))))),
       );
     }
   }

@@ -123,7 +123,7 @@ async function pendingOf(url: string): Promise<any[]> {
 
 async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
   const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
-  return { status: r.status, json: (await r.json()) as any };
+  return { status: r.status, json: (await r.json()) };
 }
 
 test('with approvals on, a Bash call waits: deny blocks it and the model reads why; allow lets it run', async (t) => {
@@ -201,7 +201,7 @@ test('with approvals on, no answer within the window denies the call; an unreach
       const r = model.requests.flatMap(toolResults).find((x) => x.tool_use_id === 'toolu_late');
       assert.ok(r);
       assert.match(r.content, /No decision in Roost within 2s: denied/);
-      const recent = ((await (await fetch(roost.url + '/approvals')).json()) as any).recent;
+      const recent = ((await (await fetch(roost.url + '/approvals')).json())).recent;
       assert.equal(recent.find((a: any) => a.input.includes(MARKER) && a.status === 'expired')?.tool, 'Bash');
     } finally {
       await model.close();

@@ -48,8 +48,8 @@ async function startBridge(server: string, root: string, home: string, modelUrl:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   cleanup.push(async () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return;
     await new Promise<void>((ok) => {

@@ -272,7 +272,7 @@ describe('bad input: a clear 4xx, nothing stored, the server still serving', () 
         const sock = connect(Number(u.port), u.hostname, () => sock.write(`GET ${target} HTTP/1.1\r\nhost: ${u.host}\r\nconnection: close\r\n\r\n`));
         let text = '';
         sock.setEncoding('utf8');
-        sock.on('data', (d) => (text += d));
+        sock.on('data', (d: string) => (text += d));
         sock.on('end', () => ok(text));
         sock.on('error', fail);
       });

@@ -59,7 +59,7 @@ const wellFormed: fc.Arbitrary<FloorEvent> = fc.record(
     subagent: fc.record({ key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }), type: fc.option(roles, { nil: undefined }) }, { requiredKeys: [] }),
   },
   { requiredKeys: ['type', 'agent'] },
-) as fc.Arbitrary<FloorEvent>;
+);
 
 /** Events the HTTP edge accepts: right types everywhere, ids that collide. */
 const valid: fc.Arbitrary<FloorEvent> = fc.record(
@@ -75,7 +75,7 @@ const valid: fc.Arbitrary<FloorEvent> = fc.record(
     subagent: fc.record({ key: fc.constantFrom('k1', 'k2'), type: roles }, { requiredKeys: [] }),
   },
   { requiredKeys: ['type', 'agent'] },
-) as fc.Arbitrary<FloorEvent>;
+);
 
 /** Anything at all where an event is expected, including prototype-pollution keys and deep or huge values. */
 const hostile: fc.Arbitrary<unknown> = fc.oneof(

@@ -112,7 +112,7 @@ describe('GET /live in local mode', () => {
       await waitMux(m, (f) => f.s === 'work.live:default' && f.e === 'role' && f.d.role === 'owner');
       await single.waitFor((f) => f.event === 'snapshot');
       const made = await fetch(srv.url + '/api/v2/conversations?project=default', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Plans' }) });
-      const id = ((await made.json()) as any).id;
+      const id = ((await made.json())).id;
       const ev = await waitMux(m, (f) => f.s === 'work:default' && f.e === 'event');
       assert.equal(ev.d.event.type, 'conversation.created');
       assert.equal(ev.d.event.id, id);
@@ -163,7 +163,7 @@ describe('GET /live in local mode', () => {
     for (const q of ['', 's=floor:default&s=floor:default', Array.from({ length: MAX_LIVE_SCOPES + 1 }, (_, i) => `s=floor:p${i}`).join('&')]) {
       const r = await fetch(`${srv.url}/live?${q}`);
       assert.equal(r.status, 400, q.slice(0, 60));
-      assert.equal(((await r.json()) as any).kind, 'bad_request');
+      assert.equal(((await r.json())).kind, 'bad_request');
     }
     const m = await mux(srv.url, ['floor:default', 'Bad Scope', 'nope:x', 'work:no-such-project', 'floor:UPPER', 'work.live:default/no-such-agent']);
     try {

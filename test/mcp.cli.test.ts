@@ -33,7 +33,7 @@ async function connect(server: string, ...extra: string[]): Promise<Client> {
 const textOf = (r: any): string => (r.content ?? []).map((c: any) => c.text ?? '').join('');
 
 async function pendingAsk(): Promise<any> {
-  return until('the question in the inbox', async () => ((await (await fetch(roost.url + '/approvals')).json()) as any).pending.find((a: any) => a.tool === 'ask_person'), 15_000);
+  return until('the question in the inbox', async () => ((await (await fetch(roost.url + '/approvals')).json())).pending.find((a: any) => a.tool === 'ask_person'), 15_000);
 }
 
 async function decide(id: string, decision: 'allow' | 'deny', reason?: string) {

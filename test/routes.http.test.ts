@@ -116,7 +116,7 @@ describe('the route tables', () => {
     for (const path of ['/api/v2/conversations?project=default', '/approvals/x/decision', '/fleet/t', '/projects']) {
       const r = await fetch(srv.url + path, { method: 'POST', headers: { 'content-type': 'text/plain', 'roost-client': 'test' }, body: '{}' });
       assert.equal(r.status, 415, path);
-      assert.equal(((await r.json()) as any).kind, 'unsupported_media_type');
+      assert.equal(((await r.json())).kind, 'unsupported_media_type');
     }
   });
 

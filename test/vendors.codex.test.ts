@@ -89,7 +89,7 @@ async function pendingOf(url: string): Promise<any[]> {
 
 async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
   const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
-  return { status: r.status, json: (await r.json()) as any };
+  return { status: r.status, json: (await r.json()) };
 }
 
 /** An escalated command (Codex asks before it runs), then a closing text. */

@@ -105,8 +105,8 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
       assert.equal(r.status(), 200, await r.text());
     };
     const boardSession = async (id: string) =>
-      ((await (await admin.get(base + '/fleet/default', { headers: { 'roost-project': 'default' } })).json()) as any).sessions.find((s: any) => s.id === id);
-    const snapshot = async () => (await (await owner.request.get(base + '/api/v2/snapshot?project=default')).json()) as any;
+      ((await (await admin.get(base + '/fleet/default', { headers: { 'roost-project': 'default' } })).json())).sessions.find((s: any) => s.id === id);
+    const snapshot = async () => (await (await owner.request.get(base + '/api/v2/snapshot?project=default')).json());
 
     // 2. The owner runs her bridge (her token) and contributes its Space from the Work view.
     const tok = await admin.post(base + '/tokens', { data: { project: 'default', role: 'editor', label: 'laptop bridge' }, headers: { origin: base } });
@@ -120,7 +120,7 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       DISABLE_AUTOUPDATER: '1',
     });
-    const spaces = ((await (await admin.get(base + '/api/v2/spaces')).json()) as any).spaces;
+    const spaces = ((await (await admin.get(base + '/api/v2/spaces')).json())).spaces;
     assert.deepEqual(spaces.map((x: any) => [x.name, x.projects]), [["Olive's laptop", []]], 'the bridge registered her Space; nobody contributed it yet');
     const spaceId: string = spaces[0].id;
     await owner.getByTestId(`contribute-${spaceId}`).click();

@@ -62,7 +62,7 @@ async function world(t: any, script: Parameters<typeof modelStandin>[0], extra: 
   };
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(roost.url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-    return { status: r.status, json: (await r.json().catch(() => null)) as any };
+    return { status: r.status, json: await r.json().catch((): any => null) };
   };
   const snap = async () => (await api('GET', '/api/v2/snapshot?project=default')).json;
   const send = async (agent: string, textIn: string) => {
@@ -98,7 +98,7 @@ test('Work commands run in a real Claude Code session of the bridge, one at a ti
     step(text('ANSWERED-THIRD: changelog updated.'), asked('THIRD')),
   ], { agents: 1 });
   await guard(w.log, async () => {
-    let bridge = await w.startBridge();
+    const bridge = await w.startBridge();
     const s0 = await w.snap();
     assert.equal(s0.spaces.length, 1);
     assert.equal(s0.spaces[0].name, 'test-box');
@@ -137,7 +137,7 @@ test('Work commands run in a real Claude Code session of the bridge, one at a ti
     assert.equal(stopped.agents.find((x: any) => x.id === agent.id).state, 'ended');
 
     // The restart: the same Space, the same agent (its conversation resumed), the same chat.
-    bridge = await w.startBridge();
+    await w.startBridge();
     const back = await until('the agent back', async () => (await w.snap()).agents.find((x: any) => x.id === agent.id && x.state !== 'ended'));
     const after = await w.snap();
     assert.equal(after.spaces.length, 1, 'the same Space');

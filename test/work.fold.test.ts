@@ -148,7 +148,7 @@ test('hand-started agents are trusted local: read-only to teammates unless the S
 });
 
 test('General Chat: a link holds only the request; the private side gets only the link', () => {
-  let priv = run([
+  const priv = run([
     { type: 'message.posted', conversation: 'general', text: 'my salary is secret', by: ann, at: 1 },
     { type: 'message.posted', conversation: 'general', text: 'please fix the login bug', by: ann, at: 2 },
     { type: 'conversation.linked', side: 'private', project: 'alpha', target: 'c-1', title: 'login bug', by: ann, at: 3 },

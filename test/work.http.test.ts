@@ -515,7 +515,7 @@ test('a blocked execution points at its board approval: the board project is the
       if (project) headers['roost-project'] = project;
       if (key) headers['idempotency-key'] = key;
       const r = await fetch(exec, { method: 'POST', headers, body: JSON.stringify({ command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ git push', approval }) });
-      return { status: r.status, json: (await r.json()) as any };
+      return { status: r.status, json: (await r.json()) };
     };
     const pointer = { thread: 'ops', session: 'fix-login', rid: 'toolu_1', tool: 'Bash', digest: '$ git push' };
     const head = await s.store.head('work:alpha');
@@ -578,7 +578,7 @@ test('a blocked execution’s pointer must name a request the board holds pendin
       const headers: Record<string, string> = { 'content-type': 'application/json', 'roost-project': 'alpha', ...ann.auth };
       if (key) headers['idempotency-key'] = key;
       const r = await fetch(exec, { method: 'POST', headers, body: JSON.stringify({ command: cmd.json.id, event: 'blocked', reason, approval }) });
-      return { status: r.status, json: (await r.json()) as any };
+      return { status: r.status, json: (await r.json()) };
     };
     // Ann's board thread "ops": a harmless request in one session, a dangerous one in another, one already decided.
     await onBoard(s, 'alpha', 'ops', [

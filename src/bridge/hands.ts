@@ -130,7 +130,7 @@ export class HandStarted {
 
   /** Takes a hook event; false when it is a new session and MAX_HANDS are tracked already. */
   onHook(payload: unknown): boolean {
-    const e: Partial<Record<string, unknown>> = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {};
+    const e: Partial<Record<string, unknown>> = typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? (payload) : {};
     const session = typeof e.session_id === 'string' ? e.session_id : '';
     if (!SESSION.test(session) || this.opts.isOurs(session) || this.stopped) return true;
     const prev = this.hands.get(session);
@@ -237,7 +237,7 @@ export class HandStarted {
     await Promise.all(
       [...this.hands.values()].map((h) => {
         const p = h.run?.proc;
-        if (!p || p.exitCode !== null || p.signalCode !== null) return undefined;
+        if (!p || p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
         return new Promise<void>((ok) => {
           p.once('close', () => ok());
           p.kill('SIGTERM');

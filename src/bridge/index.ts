@@ -118,8 +118,8 @@ export async function bridgeCommand(argv: string[]): Promise<void> {
     await bridge.stop('bridge stopped').catch((e) => log(`stopping failed: ${(e as Error).message}`));
     process.exit(0);
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
   await bridge.start();
   await bridge.ready;
   log(`following thread ${thread} on ${server}`);

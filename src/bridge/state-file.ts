@@ -113,7 +113,7 @@ export class BridgeState {
     const lock = await lockRoot(rootReal);
     if (!lock || ownerRuns) {
       await lock?.release();
-      throw new Error(`another bridge${ownerRuns ? ` (pid ${owner!.pid})` : ''} runs with --root ${rootReal}: stop it first, or give this one another root (one bridge per root)`);
+      throw new Error(`another bridge${ownerRuns ? ` (pid ${owner.pid})` : ''} runs with --root ${rootReal}: stop it first, or give this one another root (one bridge per root)`);
     }
     this.rootLock = lock;
     if (!this.data.bridge) this.data.bridge = 'b' + randomBytes(5).toString('hex');

@@ -226,10 +226,10 @@ function readSettings(path: string): Json {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${path} is not valid JSON (${(e as Error).message}); fix or move it, then run this again. Nothing was changed.`);
+    throw new Error(`${path} is not valid JSON (${(e as Error).message}); fix or move it, then run this again. Nothing was changed.`, { cause: e });
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${path} does not hold a JSON object; nothing was changed`);
-  return v as Json;
+  return v;
 }
 
 function writeSettings(path: string, settings: Json): void {

@@ -105,8 +105,8 @@ async function serve(argv: string[]): Promise<void> {
     await roost.close();
     process.exit(0);
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
 }
 
 async function emit(argv: string[]): Promise<void> {
@@ -137,7 +137,7 @@ async function emit(argv: string[]): Promise<void> {
     try {
       event = JSON.parse(values.json) as Record<string, unknown>;
     } catch (e) {
-      throw new Error(`--json is not valid JSON: ${(e as Error).message}`);
+      throw new Error(`--json is not valid JSON: ${(e as Error).message}`, { cause: e });
     }
     if (!event || typeof event !== 'object' || Array.isArray(event)) throw new Error('--json must be a JSON object of extra fields');
   }

@@ -59,7 +59,7 @@ export function removeClaudeTelemetry(settings: Json): boolean {
   const env = settings.env;
   if (!env || typeof env !== 'object' || !isRoostEndpoint(env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT)) return false;
   const want = claudeEnv('http://x');
-  for (const k of Object.keys(want)) if (k === 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT' || env[k] === want[k as keyof typeof want]) delete env[k];
+  for (const k of Object.keys(want)) if (k === 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT' || env[k] === want[k]) delete env[k];
   if (Object.keys(env).length === 0) delete settings.env;
   return true;
 }
@@ -102,7 +102,7 @@ export function addCodexTelemetry(text: string, server: string): { text: string;
   const without = removeCodexBlock(text);
   let parsed: Json;
   try {
-    parsed = parseToml(without) as Json;
+    parsed = parseToml(without);
   } catch (e) {
     return { text, said: `telemetry: left as it is (config.toml is not valid TOML: ${(e as Error).message.split('\n')[0]})` };
   }

@@ -378,7 +378,7 @@ export function digestInput(tool: string, input: unknown, max = 400): string {
   if (typeof input !== 'object' || Array.isArray(input)) return clip(oneLine(safeJson(input).slice(0, max * 2)), max);
   const o = input as Record<string, unknown>;
   // Fields are cut before any other work: a megabyte of input costs what a line does.
-  const s = (k: string) => (typeof o[k] === 'string' ? (o[k] as string).slice(0, max * 2) : undefined);
+  const s = (k: string) => (typeof o[k] === 'string' ? (o[k]).slice(0, max * 2) : undefined);
   let out: string | undefined;
   switch (tool) {
     case 'Bash':

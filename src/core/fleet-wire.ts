@@ -116,7 +116,7 @@ export const SESSION_WIRE_FIELDS = [
 export function normalizeSessionEvent(x: Record<string, unknown>): SessionEvent {
   const out: Record<string, unknown> = {};
   for (const k of SESSION_WIRE_FIELDS) if (x[k] !== undefined) out[k] = x[k];
-  return out as SessionEvent;
+  return out;
 }
 
 /** Who posted an event and when, as the transport knows it. */
@@ -190,7 +190,7 @@ export function checkRequest(x: unknown, newId: () => string): { ok: StartReques
     if (o.id === undefined) return { error: '"id" is required: the request refused' };
     const reason = str(o, 'reason', REQUEST_LIMITS.reason);
     if (typeof reason !== 'string') return reason;
-    return { ok: { type, id: o.id as string, reason: reason || 'refused' } };
+    return { ok: { type, id: o.id, reason: reason || 'refused' } };
   }
   const session = str(o, 'session', REQUEST_LIMITS.session);
   if (typeof session !== 'string') return session;
@@ -198,7 +198,7 @@ export function checkRequest(x: unknown, newId: () => string): { ok: StartReques
   if (o.flavor !== undefined && o.flavor !== 'scoped' && o.flavor !== 'plain') return { error: '"flavor" must be scoped or plain' };
   const root = str(o, 'root', REQUEST_LIMITS.root);
   if (typeof root !== 'string') return root;
-  return { ok: { type, id: (o.id as string | undefined) ?? newId(), session, flavor: o.flavor === 'plain' ? 'plain' : 'scoped', root } };
+  return { ok: { type, id: (o.id) ?? newId(), session, flavor: o.flavor === 'plain' ? 'plain' : 'scoped', root } };
 }
 
 /** Checks a lossy frame: `{type: session.tool|session.stream, id, tool?, text?}`; returns its relayed form or why not. */

@@ -164,9 +164,7 @@ export function clampUnits(s: string, cap: number): string {
 
 // Control characters (and, for one-liners, line breaks) become spaces: a
 // board field can never break the card's layout or smuggle terminal escapes.
-// eslint-disable-next-line no-control-regex
 const CONTROL_ONE_LINE = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
-// eslint-disable-next-line no-control-regex
 const CONTROL_MULTI_LINE = /[\u0000-\u0009\u000b-\u001f\u007f]+/g;
 
 /** A one-line field: string or nothing, cleaned, trimmed, clamped (exported: Work compares against what the board stored). */

@@ -554,7 +554,7 @@ export function flockTime(v: unknown): number | undefined {
     // milliseconds: the first three digits, padded
     ms = digitsAt((v.slice(from, i) + '00').slice(0, 3), 0, 3);
   }
-  let offset = 0;
+  let offset: number;
   const z = v[i];
   if ((z === 'Z' || z === 'z') && i + 1 === v.length) offset = 0;
   else if ((z === '+' || z === '-') && i + 6 === v.length && v[i + 3] === ':') {
@@ -1575,7 +1575,7 @@ export function draftAnswer(item: FlockItem): { answer: string; crows: string[] 
   const ok = workers(item).filter((f) => f.state === 'ok');
   const crows = ok.map((f) => f.crow);
   const t = item.triage;
-  let answer = '';
+  let answer: string;
   if (t?.mode === 'split') {
     answer = ok
       .slice()

@@ -131,7 +131,7 @@ export class AnthropicProvider implements ModelProvider {
       } else {
         const msg = await this.client.messages.create(params, options);
         if (typeof msg.model === 'string') model = msg.model;
-        usage = msg.usage as RawUsage | undefined;
+        usage = msg.usage;
         stop = msg.stop_reason;
         for (const b of msg.content ?? []) {
           if (b.type === 'text') text += b.text;

@@ -108,7 +108,7 @@ export class OpenAIProvider implements ModelProvider {
         const stream = await this.client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, options);
         for await (const chunk of stream) {
           if (typeof chunk.model === 'string' && chunk.model) model = chunk.model;
-          if (chunk.usage) usage = chunk.usage as RawUsage;
+          if (chunk.usage) usage = chunk.usage;
           const c = chunk.choices?.[0];
           if (!c) continue;
           const d = c.delta ?? {};
@@ -126,7 +126,7 @@ export class OpenAIProvider implements ModelProvider {
       } else {
         const r = await this.client.chat.completions.create(params, options);
         if (typeof r.model === 'string' && r.model) model = r.model;
-        usage = (r.usage ?? undefined) as RawUsage | undefined;
+        usage = (r.usage ?? undefined);
         const c = r.choices?.[0];
         if (!c || !c.message) throw Object.assign(new Error('the answer has no choice'), { name: 'BadResponse' });
         text = typeof c.message.content === 'string' ? c.message.content : '';

@@ -512,7 +512,7 @@ function goneReason(a: Approval): string {
  * authenticated caller is the decider and the body's `by` is ignored.
  */
 export async function decider(access: Access, req: IncomingMessage, offered: string | undefined): Promise<string> {
-  const p = await access.principal(req);
+  const p = access.principal(req);
   if (access.mode === 'shared') {
     if (!p) throw new HttpError(401, 'unauthorized', 'sign in, or send a token (Authorization: Bearer ...), to decide approvals');
     return p.name;

@@ -328,7 +328,7 @@ export class FleetService {
     let conflict: HttpError | null = null;
     for (let i = 0; i < items.length; i++) {
       // The transport's identity wins over the payload's, whatever it said.
-      const e = withSessionIdentity(normalizeSessionEvent(items[i] as Record<string, unknown>), { name: who.name, uid: who.uid, ts: now });
+      const e = withSessionIdentity(normalizeSessionEvent(items[i]), { name: who.name, uid: who.uid, ts: now });
       const c: SessionConflict | null = conflict ? null : sessionEventConflict(scratch, e);
       if (c) conflict = new HttpError(c.status, c.kind, where(i) + c.message);
       scratch = reduceSessions(scratch, e);

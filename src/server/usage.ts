@@ -298,7 +298,7 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
       doc: `OTLP/HTTP ${kind}, JSON or protobuf (a token, normally)`,
       handler: async ({ req, res }) => {
         const enc = encodingOf(req.headers['content-type']);
-        const body = inflate(await readBody(req, OTLP_MAX_BYTES), req.headers['content-encoding'] as string | undefined);
+        const body = inflate(await readBody(req, OTLP_MAX_BYTES), req.headers['content-encoding']);
         const svc = await of.of(req);
         if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state);
         else svc.metricPoints += decodeMetrics(body, enc).filter((p) => toolOfService(p.service) !== null).length;

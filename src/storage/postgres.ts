@@ -866,7 +866,11 @@ export class PostgresStore implements EventStore {
     if (this.reconnectTimer || this.closed) return;
     const delay = this.reconnectDelay;
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, 5_000);
-    this.reconnectTimer = setTimeout(async () => {
+    this.reconnectTimer = setTimeout(() => void this.reconnect(), delay);
+    this.reconnectTimer.unref?.();
+  }
+
+  private async reconnect(): Promise<void> {
       this.reconnectTimer = null;
       if (this.closed) return;
       try {
@@ -881,8 +885,6 @@ export class PostgresStore implements EventStore {
         if (this.listenClient) return; // listening, only the catch-up read failed: the next wake-up reads anyway
         this.scheduleReconnect();
       }
-    }, delay);
-    this.reconnectTimer.unref?.();
   }
 
   async close(): Promise<void> {

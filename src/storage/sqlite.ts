@@ -286,7 +286,7 @@ export class SqliteStore implements EventStore {
     this.closed = true;
     // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
-    await null;
+    await Promise.resolve();
     this.db.close();
   }
 }

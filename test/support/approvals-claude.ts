@@ -23,12 +23,12 @@ export function markerScript(id: string) {
 }
 
 export async function approvalsOf(url: string): Promise<{ pending: any[]; recent: any[] }> {
-  return (await (await fetch(url + '/approvals?recent=100')).json()) as any;
+  return (await (await fetch(url + '/approvals?recent=100')).json());
 }
 
 export async function decide(url: string, id: string, decision: 'allow' | 'deny'): Promise<{ status: number; json: any }> {
   const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision }) });
-  return { status: r.status, json: (await r.json()) as any };
+  return { status: r.status, json: (await r.json()) };
 }
 
 /** The pending Bash approval for the marker, once the CLI's hook has asked. */

@@ -29,8 +29,8 @@ export async function killBridges(): Promise<void> {
 export async function startBridge(args: string[], env: NodeJS.ProcessEnv, ready = 'following thread'): Promise<BridgeProc> {
   const proc = spawn(process.execPath, [ROOST_BIN, 'bridge', ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const b: BridgeProc = {
     proc,
     log: () => out,

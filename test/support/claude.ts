@@ -63,8 +63,8 @@ export function spawnClaude(setup: ClaudeSetup, modelUrl: string, prompt: string
   const done = new Promise<ClaudeRun>((ok) => {
     let out = '';
     let err = '';
-    c.stdout!.on('data', (d) => (out += d));
-    c.stderr!.on('data', (d) => (err += d));
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (err += d));
     const kill = setTimeout(() => c.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
     c.on('exit', (code) => {
       clearTimeout(kill);

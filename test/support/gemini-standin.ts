@@ -15,6 +15,7 @@
 // `complete_task`. Requests for JSON (`responseMimeType: application/json`:
 // the model router, the next-speaker check) get `{}` unless a step answers them.
 
+import { handled } from './handled.js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 export interface GUsage {
@@ -96,7 +97,7 @@ export async function geminiStandin(script: GStep[] = [], opts: { fallback?: GRe
   const requests: GRequest[] = [];
   const fallback = opts.fallback ?? gText('ok');
   let seq = 0;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(handled(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const raw = await readBody(req);
     const m = /\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(url.pathname);
@@ -150,7 +151,7 @@ export async function geminiStandin(script: GStep[] = [], opts: { fallback?: GRe
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(chunk));
     }
-  });
+  }));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;
   return {

@@ -21,6 +21,7 @@
 // error answer (`error`: status, type, headers such as retry-after), or a raw
 // body that is not JSON at all (`raw`).
 
+import { handled } from './handled.js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 export type Block =
@@ -181,7 +182,7 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
   const requests: RecordedRequest[] = [];
   const fallback = opts.fallback ?? text('ok');
   let msgSeq = 0;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(handled(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const raw = await readBody(req);
     if (req.method !== 'POST' || !url.pathname.endsWith('/v1/messages')) {
@@ -233,7 +234,7 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
       const u = usage(reply);
       res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: reply.content, stop_reason: stop, stop_sequence: null, ...(u ? { usage: u } : {}) }));
     }
-  });
+  }));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;
   return {

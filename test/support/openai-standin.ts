@@ -12,6 +12,7 @@
 // The first unused step whose `when(request)` holds answers; anything else
 // gets the fallback (a short text).
 
+import { handled } from './handled.js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 export interface OaUsage {
@@ -90,7 +91,7 @@ export async function openaiStandin(script: OaStep[] = [], opts: { fallback?: Oa
   const requests: OaRequest[] = [];
   const fallback = opts.fallback ?? oaText('ok');
   let seq = 0;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(handled(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const raw = await readBody(req);
     if (req.method !== 'POST' || !url.pathname.endsWith('/chat/completions')) {
@@ -158,7 +159,7 @@ export async function openaiStandin(script: OaStep[] = [], opts: { fallback?: Oa
     if (reply.toolCall) message.tool_calls = [{ id: `call_${seq}`, type: 'function', function: { name: reply.toolCall.name, arguments: args } }];
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], ...(usage ? { usage } : {}) }));
-  });
+  }));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;
   return {

@@ -18,6 +18,7 @@
 // under the same session id. It reads `response.output_item.done` items and the
 // `usage` of `response.completed`.
 
+import { handled } from './handled.js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 export interface RUsage {
@@ -112,7 +113,7 @@ export async function responsesStandin(script: RStep[] = [], opts: { fallback?: 
   const requests: RRequest[] = [];
   const fallback = opts.fallback ?? rText('ok');
   let seq = 0;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(handled(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const raw = await readBody(req);
     if (req.method !== 'POST' || !url.pathname.endsWith('/responses')) {
@@ -180,7 +181,7 @@ export async function responsesStandin(script: RStep[] = [], opts: { fallback?: 
     });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.end(out);
-  });
+  }));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;
   return {

@@ -35,8 +35,8 @@ export async function child(opts: { dataDir?: string; port?: number; env?: Recor
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
-  proc.stdout!.on('data', (d) => (log += d));
-  proc.stderr!.on('data', (d) => (log += d));
+  proc.stdout.on('data', (d) => (log += d));
+  proc.stderr.on('data', (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 15_000;
   for (;;) {

@@ -7,7 +7,7 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | nu
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();
-    if (v) return v as T;
+    if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

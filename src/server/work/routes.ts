@@ -90,7 +90,7 @@ const Terminal = Type.Object({ session: TEXT(WORK_LIMITS.id), data: TEXT(64 * 10
 /** The string fields of an observation a report keeps (each to 1000 characters). */
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of keys) if (typeof o[k] === 'string') out[k] = (o[k] as string).slice(0, 1000);
+  for (const k of keys) if (typeof o[k] === 'string') out[k] = (o[k]).slice(0, 1000);
   return out;
 }
 

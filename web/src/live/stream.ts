@@ -137,7 +137,7 @@ export class LiveStream {
     for (const [name, handle] of Object.entries(this.o.frames)) {
       es.addEventListener(name, (e) => {
         if (es !== this.es) return;
-        const m = e as MessageEvent;
+        const m = e;
         let data: unknown;
         try {
           data = JSON.parse(m.data as string);

@@ -119,9 +119,9 @@ export function useWork(project: string | null, agent: string | null): WorkLive 
       ref.current = f(ref.current);
       setLive(ref.current);
     };
-    es.addEventListener('snapshot', (e) => set((l) => ({ ...l, priv: fromSnapshot(JSON.parse((e as MessageEvent).data)), conn: 'live' })));
+    es.addEventListener('snapshot', (e) => set((l) => ({ ...l, priv: fromSnapshot(JSON.parse((e).data)), conn: 'live' })));
     es.addEventListener('conversation.changed', (e) => {
-      const d = JSON.parse((e as MessageEvent).data) as { id: string; rev: number };
+      const d = JSON.parse((e).data) as { id: string; rev: number };
       void fetch(`/api/v2/conversations/${encodeURIComponent(d.id)}?scope=private`).then(async (r) => {
         if (r.ok) {
           const body = await r.json();

@@ -56,7 +56,7 @@ export function Chat(props: {
         tabIndex={0}
         data-testid="chat"
         onScroll={(e) => {
-          const el = e.currentTarget as HTMLDivElement;
+          const el = e.currentTarget;
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
@@ -78,7 +78,7 @@ export function Chat(props: {
       >
         <div class="composer-to">
           <label for="composer-to">To</label>
-          <select id="composer-to" data-testid="composer-to" value={to} disabled={open.length === 0} onChange={(e) => props.setTo((e.currentTarget as HTMLSelectElement).value)}>
+          <select id="composer-to" data-testid="composer-to" value={to} disabled={open.length === 0} onChange={(e) => props.setTo((e.currentTarget).value)}>
             {open.length === 0 && <option value="">no open session</option>}
             {open.map((s) => (
               <option key={s.id} value={s.id}>
@@ -99,7 +99,7 @@ export function Chat(props: {
           maxLength={SESSION_LIMITS.text}
           placeholder={to ? 'Ask the session… (Enter sends, Shift+Enter for a new line)' : 'Start a session to prompt it'}
           disabled={!to}
-          onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+          onInput={(e) => setText((e.currentTarget).value)}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
               e.preventDefault();

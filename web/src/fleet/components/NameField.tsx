@@ -35,7 +35,7 @@ export function NameField() {
         maxLength={SESSION_LIMITS.by}
         placeholder="local owner"
         onInput={(e) => {
-          const v = (e.currentTarget as HTMLInputElement).value;
+          const v = (e.currentTarget).value;
           setName(v);
           setMyName(v);
         }}

@@ -49,7 +49,7 @@ export function StartForm(props: { thread: string; onDone: () => void }) {
     >
       <div class="field">
         <label for="start-name">Name</label>
-        <input id="start-name" ref={nameRef} value={name} maxLength={SESSION_LIMITS.name} required placeholder="fix-login" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        <input id="start-name" ref={nameRef} value={name} maxLength={SESSION_LIMITS.name} required placeholder="fix-login" onInput={(e) => setName((e.currentTarget).value)} />
       </div>
       <fieldset class="field">
         <legend>Where it works</legend>
@@ -64,7 +64,7 @@ export function StartForm(props: { thread: string; onDone: () => void }) {
       </fieldset>
       <div class="field">
         <label for="start-root">Root</label>
-        <input id="start-root" value={root} maxLength={SESSION_LIMITS.root} placeholder="the bridge's root" aria-describedby="start-root-help" onInput={(e) => setRoot((e.currentTarget as HTMLInputElement).value)} />
+        <input id="start-root" value={root} maxLength={SESSION_LIMITS.root} placeholder="the bridge's root" aria-describedby="start-root-help" onInput={(e) => setRoot((e.currentTarget).value)} />
         <small id="start-root-help">A folder under the bridge's root; empty for the root itself.</small>
       </div>
       {error && (

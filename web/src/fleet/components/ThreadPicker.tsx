@@ -17,7 +17,7 @@ export function ThreadPicker(props: { thread: string }) {
       }}
     >
       <label for="thread-input">Thread</label>
-      <input id="thread-input" value={value} size={12} maxLength={64} aria-invalid={!ok} onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value.trim())} />
+      <input id="thread-input" value={value} size={12} maxLength={64} aria-invalid={!ok} onInput={(e) => setValue((e.currentTarget).value.trim())} />
       <button type="submit" disabled={!ok || value === props.thread}>
         Open
       </button>
