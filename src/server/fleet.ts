@@ -37,8 +37,8 @@ import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, with
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
-import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
-import { FoldedStream } from './folded.js';
+import type { ChannelOptions, Live, ScopeSpec } from './live.js';
+import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
 import { randomBytes } from 'node:crypto';
@@ -106,8 +106,8 @@ function fold(state: SessionsState, entry: LogEntry): { state: SessionsState; da
 }
 
 /** One thread's board: its fold, its position in the log and its live channel (`fleet:<project>/<thread>`). */
-class Board {
-  private host: FoldedStream<SessionsState>;
+class Board extends OnFoldHost<SessionsState> {
+  protected readonly host: FoldedStream<SessionsState>;
   /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
   bridges = 0;
 
@@ -118,6 +118,7 @@ class Board {
     store: EventStore,
     opts: FleetOptions,
   ) {
+    super();
     this.host = new FoldedStream<SessionsState>(
       store,
       {
@@ -141,42 +142,6 @@ class Board {
     );
   }
 
-  /** The folded board (the live state: read it, never change it). */
-  get state(): SessionsState {
-    return this.host.state;
-  }
-
-  get pos(): number {
-    return this.host.position;
-  }
-
-  get channel(): LiveChannel {
-    return this.host.channel;
-  }
-
-  /** Loads a stored snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
-  start(): Promise<void> {
-    return this.host.start();
-  }
-
-  stop(): Promise<void> {
-    return this.host.stop();
-  }
-
-  /** A commit of this board's stream (the service routes them: one listener for every board). */
-  onCommit(head: number, entries: LogEntry[] | null): void {
-    this.host.onCommit(head, entries);
-  }
-
-  /** Resolves once this node has folded the stream up to `position`. */
-  folded(position: number): Promise<void> {
-    return this.host.folded(position);
-  }
-
-  /** Catches up with the log's head (commits of other nodes not yet announced). */
-  fresh(): Promise<void> {
-    return this.host.fresh();
-  }
 
   /** Tells live readers how many bridges follow the board now (a lossy frame). */
   announceBridges(): void {

@@ -178,3 +178,51 @@ export class FoldedStream<S> {
     });
   }
 }
+
+/**
+ * What an app's service reads of a stream it keeps folded: the state, the
+ * position, the live channel and the host's lifecycle, delegated in one place
+ * (the fleet board, Work's books, usage). A subclass makes its `host` in its
+ * constructor and adds what its app does with the state.
+ */
+export abstract class OnFoldHost<S> {
+  protected abstract readonly host: FoldedStream<S>;
+
+  /** The folded state (the live state: read it, never change it). */
+  get state(): S {
+    return this.host.state;
+  }
+
+  /** The position folded so far. */
+  get pos(): number {
+    return this.host.position;
+  }
+
+  get channel(): LiveChannel {
+    return this.host.channel;
+  }
+
+  /** Loads a stored snapshot and folds the rest of the log. Commits meanwhile only ask for another round. */
+  start(): Promise<void> {
+    return this.host.start();
+  }
+
+  stop(): Promise<void> {
+    return this.host.stop();
+  }
+
+  /** A commit of this stream (the app's service routes them: one listener for every stream of the app). */
+  onCommit(head: number, entries: LogEntry[] | null): void {
+    this.host.onCommit(head, entries);
+  }
+
+  /** Resolves once this node has folded the stream up to `position`. */
+  folded(position: number): Promise<void> {
+    return this.host.folded(position);
+  }
+
+  /** Catches up with the log's head (commits of other nodes not yet announced). */
+  fresh(): Promise<void> {
+    return this.host.fresh();
+  }
+}

@@ -32,8 +32,8 @@ import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 import type { FloorService } from './floor.js';
-import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
-import { FoldedStream } from './folded.js';
+import type { ChannelOptions, Live, ScopeSpec } from './live.js';
+import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
 import { decodeLogs, decodeMetrics, encodingOf, inflate, OTLP_MAX_BYTES, type OtlpEncoding } from './otlp-decode.js';
 
@@ -113,8 +113,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-export class UsageService {
-  private host: FoldedStream<UsageState>;
+export class UsageService extends OnFoldHost<UsageState> {
+  protected readonly host: FoldedStream<UsageState>;
   readonly stream: string;
   /** Keys of records already appended (an exporter's retry is skipped). */
   private seen = new Recent<true>(100_000);
@@ -127,6 +127,7 @@ export class UsageService {
     private store: EventStore,
     opts: UsageOptions,
   ) {
+    super();
     this.stream = usageStream(opts.project);
     // No stored snapshots yet: a replay folds the stream from the start (one event per model request).
     this.host = new FoldedStream<UsageState>(
@@ -146,26 +147,10 @@ export class UsageService {
     );
   }
 
-  /** The folded usage (the live state: read it, never change it). */
-  get state(): UsageState {
-    return this.host.state;
-  }
 
-  get position(): number {
-    return this.host.position;
-  }
-
-  get channel(): LiveChannel {
-    return this.host.channel;
-  }
-
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     this.host.listen();
     await this.host.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.host.stop();
   }
 
   /** The hooks saw this agent (its session, parent, team and role): usage that names it later lands on it. */
@@ -275,7 +260,7 @@ export class UsageService {
 
   getUsage = (res: ServerResponse): void => {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.position, reset: false, state: usageToJSON(this.state) }));
+    res.end(JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.pos, reset: false, state: usageToJSON(this.state) }));
   };
 }
 

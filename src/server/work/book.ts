@@ -21,8 +21,8 @@ import {
   type WorkState,
 } from '../../core/work.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
-import type { ChannelOptions, Ev, Live, LiveChannel } from '../live.js';
-import { FoldedStream, type Folded } from '../folded.js';
+import type { ChannelOptions, Ev, Live } from '../live.js';
+import { FoldedStream, OnFoldHost, type Folded } from '../folded.js';
 
 export const WORK_PREFIX = 'work:';
 export const SPACES_STREAM = 'work:spaces';
@@ -54,8 +54,8 @@ export interface BookOptions {
 }
 
 /** One Work stream folded in memory, with its live channel. */
-export class Book {
-  private host: FoldedStream<WorkState>;
+export class Book extends OnFoldHost<WorkState> {
+  protected readonly host: FoldedStream<WorkState>;
   /** Hears every entry that changed something (the Space command feeds use it). */
   listeners = new Set<(changes: WorkChange[]) => void>();
 
@@ -65,6 +65,7 @@ export class Book {
     private store: EventStore,
     opts: BookOptions,
   ) {
+    super();
     // No stored snapshots: a replay folds the stream from its start (Work streams are small).
     this.host = new FoldedStream<WorkState>(
       store,
@@ -83,39 +84,6 @@ export class Book {
     );
   }
 
-  /** The folded state (the live state: read it, never change it). */
-  get state(): WorkState {
-    return this.host.state;
-  }
-
-  get pos(): number {
-    return this.host.position;
-  }
-
-  get channel(): LiveChannel {
-    return this.host.channel;
-  }
-
-  start(): Promise<void> {
-    return this.host.start();
-  }
-
-  stop(): Promise<void> {
-    return this.host.stop();
-  }
-
-  /** A commit of this book's stream (the service routes them: one listener for every book). */
-  onCommit(head: number, entries: LogEntry[] | null): void {
-    this.host.onCommit(head, entries);
-  }
-
-  folded(position: number): Promise<void> {
-    return this.host.folded(position);
-  }
-
-  fresh(): Promise<void> {
-    return this.host.fresh();
-  }
 
   /** The snapshot of the state folded now (GET /api/v2/snapshot, and the first frame of a stream). */
   snapshot(reset: boolean): Record<string, unknown> {
