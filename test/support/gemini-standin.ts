@@ -15,8 +15,7 @@
 // `complete_task`. Requests for JSON (`responseMimeType: application/json`:
 // the model router, the next-speaker check) get `{}` unless a step answers them.
 
-import { handled } from './handled.js';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { delayed, jsonOf, serveScripted, takeStep, type ScriptStep, type Scripted } from './scripted.js';
 
 export interface GUsage {
   promptTokenCount: number;
@@ -42,11 +41,7 @@ export interface GRequest {
   usage: GUsage;
 }
 
-export interface GStep {
-  reply: GReply | ((req: GRequest) => GReply);
-  when?: (req: GRequest) => boolean;
-  used?: boolean;
-}
+export type GStep = ScriptStep<GRequest, GReply>;
 
 export const gStep = (reply: GStep['reply'], when?: GStep['when']): GStep => ({ reply, when });
 export const gText = (text: string, usage?: Partial<GUsage>): GReply => ({ text, usage });
@@ -75,31 +70,14 @@ export const gNot = (p: (r: GRequest) => boolean) => (r: GRequest) => !p(r);
 
 // ---------------------------------------------------------------- the server
 
-export interface GeminiStandin {
-  url: string;
-  requests: GRequest[];
-  scripted(): GRequest[];
-  push(...steps: GStep[]): void;
-  close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
-}
+export type GeminiStandin = Scripted<GRequest, GStep>;
 
 export async function geminiStandin(script: GStep[] = [], opts: { fallback?: GReply } = {}): Promise<GeminiStandin> {
   const steps = [...script];
   const requests: GRequest[] = [];
   const fallback = opts.fallback ?? gText('ok');
   let seq = 0;
-  const server: Server = createServer(handled(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const raw = await readBody(req);
+  return serveScripted(steps, requests, async (req, res, url, raw) => {
     const m = /\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(url.pathname);
     if (req.method !== 'POST' || !m) {
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -111,23 +89,12 @@ export async function geminiStandin(script: GStep[] = [], opts: { fallback?: GRe
       res.end(JSON.stringify({ totalTokens: 10 }));
       return;
     }
-    let body: any = {};
-    try {
-      body = JSON.parse(raw);
-    } catch {}
+    const body = jsonOf(raw);
     const json = body?.generationConfig?.responseMimeType === 'application/json';
     const rec: GRequest = { path: url.pathname, model: decodeURIComponent(m[1]), body, json, step: -1, usage: { promptTokenCount: 0, candidatesTokenCount: 0, cachedContentTokenCount: 0, thoughtsTokenCount: 0 } };
     requests.push(rec);
-    let reply: GReply = json ? gText('{}') : fallback;
-    const i = steps.findIndex((s) => !s.used && (!s.when || s.when(rec)));
-    if (i >= 0 && (!json || steps[i].when)) {
-      steps[i].used = true;
-      rec.step = i;
-      const r = steps[i].reply;
-      reply = typeof r === 'function' ? r(rec) : r;
-    }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-    if (res.destroyed) return;
+    const reply: GReply = takeStep(steps, rec, (st) => !json || !!st.when) ?? (json ? gText('{}') : fallback);
+    if (!(await delayed(res, reply))) return;
     const n = ++seq;
     const u: GUsage = { promptTokenCount: 100, candidatesTokenCount: 7, cachedContentTokenCount: 20, thoughtsTokenCount: 0, ...(reply.usage ?? {}) };
     rec.usage = u;
@@ -151,18 +118,5 @@ export async function geminiStandin(script: GStep[] = [], opts: { fallback?: GRe
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(chunk));
     }
-  }));
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    scripted: () => requests.filter((r) => r.step >= 0),
-    push: (...s) => steps.push(...s),
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
+  });
 }

@@ -21,8 +21,7 @@
 // error answer (`error`: status, type, headers such as retry-after), or a raw
 // body that is not JSON at all (`raw`).
 
-import { handled } from './handled.js';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { delayed, jsonOf, serveScripted, takeStep, type ScriptStep, type Scripted } from './scripted.js';
 
 export type Block =
   | { type: 'text'; text: string }
@@ -63,11 +62,7 @@ export interface RecordedRequest {
   step: number;
 }
 
-export interface Step {
-  reply: Reply | ((req: RecordedRequest) => Reply);
-  when?: (req: RecordedRequest) => boolean;
-  used?: boolean;
-}
+export type Step = ScriptStep<RecordedRequest, Reply>;
 
 let toolSeq = 0;
 
@@ -120,15 +115,7 @@ export function step(reply: Step['reply'], when?: Step['when']): Step {
 
 // ---------------------------------------------------------------- the server
 
-export interface ModelStandin {
-  url: string;
-  requests: RecordedRequest[];
-  /** Requests answered by a script step (not the fallback). */
-  scripted(): RecordedRequest[];
-  /** Adds steps while running. */
-  push(...steps: Step[]): void;
-  close(): Promise<void>;
-}
+export type ModelStandin = Scripted<RecordedRequest, Step>;
 
 function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -168,45 +155,23 @@ function streamReply(model: string, r: Reply, id: string): { wait: number; data:
   return out;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
-}
-
 export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply } = {}): Promise<ModelStandin> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   const fallback = opts.fallback ?? text('ok');
   let msgSeq = 0;
-  const server: Server = createServer(handled(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const raw = await readBody(req);
+  return serveScripted(steps, requests, async (req, res, url, raw) => {
     if (req.method !== 'POST' || !url.pathname.endsWith('/v1/messages')) {
       // count_tokens and anything else: a harmless answer.
       res.writeHead(url.pathname.endsWith('/count_tokens') ? 200 : 404, { 'content-type': 'application/json' });
       res.end(JSON.stringify(url.pathname.endsWith('/count_tokens') ? { input_tokens: 10 } : { type: 'error', error: { type: 'not_found_error', message: 'stand-in' } }));
       return;
     }
-    let body: any = {};
-    try {
-      body = JSON.parse(raw);
-    } catch {}
+    const body = jsonOf(raw);
     const rec: RecordedRequest = { path: url.pathname + url.search, body, stream: body?.stream === true, step: -1 };
     requests.push(rec);
-    let reply = fallback;
-    const i = steps.findIndex((s) => !s.used && (!s.when || s.when(rec)));
-    if (i >= 0) {
-      steps[i].used = true;
-      rec.step = i;
-      const r = steps[i].reply;
-      reply = typeof r === 'function' ? r(rec) : r;
-    }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-    if (res.destroyed) return; // the client gave up (a timeout or an abort)
+    const reply = takeStep(steps, rec) ?? fallback;
+    if (!(await delayed(res, reply))) return; // the client gave up (a timeout or an abort)
     if (reply.error) {
       const e = reply.error;
       res.writeHead(e.status, { 'content-type': 'application/json', ...(e.headers ?? {}) });
@@ -234,20 +199,7 @@ export async function modelStandin(script: Step[] = [], opts: { fallback?: Reply
       const u = usage(reply);
       res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: reply.content, stop_reason: stop, stop_sequence: null, ...(u ? { usage: u } : {}) }));
     }
-  }));
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    scripted: () => requests.filter((r) => r.step >= 0),
-    push: (...s) => steps.push(...s),
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
+  });
 }
 
 /** The text of the last user message that is not a tool result (what the member asked last). */

@@ -12,8 +12,7 @@
 // The first unused step whose `when(request)` holds answers; anything else
 // gets the fallback (a short text).
 
-import { handled } from './handled.js';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { delayed, jsonOf, serveScripted, takeStep, type ScriptStep, type Scripted } from './scripted.js';
 
 export interface OaUsage {
   prompt_tokens: number;
@@ -41,11 +40,7 @@ export interface OaRequest {
   step: number;
 }
 
-export interface OaStep {
-  reply: OaReply | ((req: OaRequest) => OaReply);
-  when?: (req: OaRequest) => boolean;
-  used?: boolean;
-}
+export type OaStep = ScriptStep<OaRequest, OaReply>;
 
 export function oaStep(reply: OaStep['reply'], when?: OaStep['when']): OaStep {
   return { reply, when };
@@ -59,21 +54,7 @@ export function oaTool(name: string, args: unknown, usage?: Partial<OaUsage> | n
   return { toolCall: { name, arguments: args }, usage };
 }
 
-export interface OpenAIStandin {
-  url: string;
-  requests: OaRequest[];
-  push(...steps: OaStep[]): void;
-  close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
-}
+export type OpenAIStandin = Scripted<OaRequest, OaStep>;
 
 function usageOf(r: OaReply) {
   if (r.usage === null) return undefined;
@@ -91,30 +72,17 @@ export async function openaiStandin(script: OaStep[] = [], opts: { fallback?: Oa
   const requests: OaRequest[] = [];
   const fallback = opts.fallback ?? oaText('ok');
   let seq = 0;
-  const server: Server = createServer(handled(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const raw = await readBody(req);
+  return serveScripted(steps, requests, async (req, res, url, raw) => {
     if (req.method !== 'POST' || !url.pathname.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'stand-in: not found', type: 'invalid_request_error' } }));
       return;
     }
-    let body: any = {};
-    try {
-      body = JSON.parse(raw);
-    } catch {}
+    const body = jsonOf(raw);
     const rec: OaRequest = { path: url.pathname, body, stream: body?.stream === true, step: -1 };
     requests.push(rec);
-    let reply = fallback;
-    const i = steps.findIndex((s) => !s.used && (!s.when || s.when(rec)));
-    if (i >= 0) {
-      steps[i].used = true;
-      rec.step = i;
-      const r = steps[i].reply;
-      reply = typeof r === 'function' ? r(rec) : r;
-    }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-    if (res.destroyed) return;
+    const reply = takeStep(steps, rec) ?? fallback;
+    if (!(await delayed(res, reply))) return; // the client gave up (a timeout or an abort)
     if (reply.error) {
       const e = reply.error;
       res.writeHead(e.status, { 'content-type': 'application/json', ...(e.headers ?? {}) });
@@ -159,17 +127,5 @@ export async function openaiStandin(script: OaStep[] = [], opts: { fallback?: Oa
     if (reply.toolCall) message.tool_calls = [{ id: `call_${seq}`, type: 'function', function: { name: reply.toolCall.name, arguments: args } }];
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], ...(usage ? { usage } : {}) }));
-  }));
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    push: (...s) => steps.push(...s),
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
+  });
 }

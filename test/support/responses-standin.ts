@@ -18,8 +18,7 @@
 // under the same session id. It reads `response.output_item.done` items and the
 // `usage` of `response.completed`.
 
-import { handled } from './handled.js';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { delayed, jsonOf, serveScripted, takeStep, type ScriptStep, type Scripted } from './scripted.js';
 
 export interface RUsage {
   input_tokens: number;
@@ -51,11 +50,7 @@ export interface RRequest {
   usage: RUsage;
 }
 
-export interface RStep {
-  reply: RReply | ((req: RRequest) => RReply);
-  when?: (req: RRequest) => boolean;
-  used?: boolean;
-}
+export type RStep = ScriptStep<RRequest, RReply>;
 
 export function rStep(reply: RStep['reply'], when?: RStep['when']): RStep {
   return { reply, when };
@@ -87,25 +82,10 @@ export const notR = (p: (r: RRequest) => boolean) => (r: RRequest) => !p(r);
 
 // ---------------------------------------------------------------- the server
 
-export interface ResponsesStandin {
-  url: string;
-  requests: RRequest[];
-  scripted(): RRequest[];
-  push(...steps: RStep[]): void;
-  close(): Promise<void>;
-}
+export type ResponsesStandin = Scripted<RRequest, RStep>;
 
 function sse(type: string, data: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
 }
 
 export async function responsesStandin(script: RStep[] = [], opts: { fallback?: RReply } = {}): Promise<ResponsesStandin> {
@@ -113,35 +93,22 @@ export async function responsesStandin(script: RStep[] = [], opts: { fallback?: 
   const requests: RRequest[] = [];
   const fallback = opts.fallback ?? rText('ok');
   let seq = 0;
-  const server: Server = createServer(handled(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const raw = await readBody(req);
+  return serveScripted(steps, requests, async (req, res, url, raw) => {
     if (req.method !== 'POST' || !url.pathname.endsWith('/responses')) {
       // Model listings and anything else: nothing here (Codex goes on without them).
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'stand-in', type: 'not_found' } }));
       return;
     }
-    let body: any = {};
-    try {
-      body = JSON.parse(raw);
-    } catch {}
+    const body = jsonOf(raw);
     let meta: Record<string, unknown> = {};
     try {
       meta = JSON.parse(String(req.headers['x-codex-turn-metadata'] ?? '{}'));
     } catch {}
     const rec: RRequest = { path: url.pathname, body, headers: req.headers, meta, step: -1, usage: { input_tokens: 0, cached_tokens: 0, output_tokens: 0, reasoning_tokens: 0 } };
     requests.push(rec);
-    let reply = fallback;
-    const i = steps.findIndex((s) => !s.used && (!s.when || s.when(rec)));
-    if (i >= 0) {
-      steps[i].used = true;
-      rec.step = i;
-      const r = steps[i].reply;
-      reply = typeof r === 'function' ? r(rec) : r;
-    }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-    if (res.destroyed) return;
+    const reply = takeStep(steps, rec) ?? fallback;
+    if (!(await delayed(res, reply))) return; // the client gave up (a timeout or an abort)
     const n = ++seq;
     const u: RUsage = { input_tokens: 100, cached_tokens: 20, output_tokens: 7, reasoning_tokens: 0, ...(reply.usage ?? {}) };
     rec.usage = u;
@@ -181,18 +148,5 @@ export async function responsesStandin(script: RStep[] = [], opts: { fallback?: 
     });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.end(out);
-  }));
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    scripted: () => requests.filter((r) => r.step >= 0),
-    push: (...s) => steps.push(...s),
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
+  });
 }
