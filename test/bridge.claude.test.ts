@@ -203,9 +203,14 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     assert.equal((await sessionOf(url, 's1')).state, 'waiting');
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(existsSync(join(wt, 'note.txt')), false, 'nothing runs before a decision');
-    assert.equal((await post(url, '', { type: 'session.approval', id: 's1', rid: pending.rid, state: 'allowed' }, 'Ana')).status, 200);
+    // The request is an approval of kind fleet in the one model, held by the bridge; Ana decides it through the one endpoint.
+    const one = ((await (await fetch(`${url}/approvals`)).json()) as { pending: any[] }).pending.find((a) => a.kind === 'fleet' && a.scope.rid === pending.rid);
+    assert.deepEqual([one?.scope.thread, one?.scope.session, one?.tool], [THREAD, 's1', 'Bash']);
+    assert.match(one.holder, /^bridge:/, 'held by the bridge that follows the board');
+    const allowed = await fetch(`${url}/approvals/${one.id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow', by: 'Ana' }) });
+    assert.equal(allowed.status, 200);
     const late = await post(url, '', { type: 'session.approval', id: 's1', rid: pending.rid, state: 'denied' }, 'Bob');
-    assert.equal(late.status, 409, 'the first decision wins');
+    assert.equal(late.status, 409, 'the first decision wins, whichever path the second takes');
     await until('the turn after the tool', async () => (await sessionOf(url, 's1'))?.turns === 3);
     s = await sessionOf(url, 's1');
     assert.deepEqual(s.approvals, [{ rid: pending.rid, tool: 'Bash', digest: pending.digest, state: 'allowed', by: 'Ana' }]);
@@ -279,6 +284,8 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
     s = await sessionOf(url, 's3');
     assert.equal(s.approvals[0].state, 'denied');
     assert.equal(s.approvals[0].by, 'Claude');
+    const closed = ((await (await fetch(`${url}/approvals?recent=100`)).json()) as { recent: any[] }).recent.find((a) => a.kind === 'fleet' && a.scope.rid === s.approvals[0].rid);
+    assert.deepEqual([closed?.status, closed?.decidedBy], ['withdrawn', ''], "the bridge's own window denial: nobody decided");
     assert.equal(existsSync(join(repo, 'never.txt')), false, 'the unanswered command did not run');
     // s3's start came after the replayed ones on the stream, and frames are handled in order:
     // by now the restarted bridge has seen the replay, and ran none of it again.

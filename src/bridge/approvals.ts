@@ -2,10 +2,12 @@
 // Claude Code asks before every tool call through a PreToolUse command hook
 // (`hookCommand`), the hook asks a small HTTP server inside the bridge, and
 // the bridge answers from the board: a request posted as `session.approval`
-// pending, the first decision in the thread's log obeyed.
-//
-// Everything about approvals is in this file, so that moving them to the one
-// approvals model (issue 12) changes one place.
+// pending, the first decision in the thread's log obeyed. On the server the
+// request is an approval of kind `fleet` in the one approvals model, and the
+// board's decision is the server's echo of its one decision
+// (docs/approvals.md); `FLEET_NO_DECISION` on it means nobody decided. The
+// bridge's `Roost-Bridge` and `Roost-Approval-Window` headers (client.ts)
+// make it the holder of its requests and set their window.
 //
 // Invariants (it fails closed):
 // - a tool call that needs approval runs only if the first decision in the
@@ -24,6 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { digestInput, needsApproval } from '../core/approvals.js';
+import { FLEET_NO_DECISION } from '../core/fleet.js';
 import { formatWindow } from '../core/window.js';
 import type { SpaceLink } from './work.js';
 import { oneLine, type Board } from './board.js';
@@ -239,7 +242,7 @@ export class Approvals implements ApprovalSide {
       let grace: NodeJS.Timeout | null = null;
       outcome = await Promise.race([decided, new Promise<null>((ok) => (grace = setTimeout(() => ok(null), 5000)))]);
       if (grace) clearTimeout(grace);
-      if (outcome?.state === 'denied' && outcome.by === this.opts.name) {
+      if (outcome?.state === 'denied' && (outcome.by === this.opts.name || outcome.by === FLEET_NO_DECISION)) {
         outcome = null;
       }
       if (!outcome) {
@@ -253,6 +256,11 @@ export class Approvals implements ApprovalSide {
       }
     }
     if (!outcome) return { decision: 'deny', reason: 'the session has ended in Roost: denied' };
+    if (outcome.state === 'denied' && outcome.by === FLEET_NO_DECISION) {
+      // Roost closed the request with nobody's decision (its window passed, or this bridge was away too long).
+      if (!run.closing) this.board.status(run, 'running', `denied: ${tool} (no decision)`);
+      return { decision: 'deny', reason: 'Roost closed the request without a decision (its window passed, or the bridge was away): denied' };
+    }
     if (outcome.state === 'allowed') {
       this.board.status(run, 'running', `${tool} ${digest}`);
       return { decision: 'allow', reason: `Allowed in Roost by ${outcome.by}` };

@@ -102,7 +102,7 @@ export class Bridge {
   private markReady!: () => void;
 
   constructor(private opts: BridgeOptions) {
-    this.conn = new Connection({ server: opts.server, token: opts.token, project: opts.project, name: opts.name, log: opts.log });
+    this.conn = new Connection({ server: opts.server, token: opts.token, project: opts.project, name: opts.name, log: opts.log, approvalWindowMs: opts.windowMs });
     this.stateDir = join(resolve(opts.root), STATE_DIR);
     this.state = new BridgeState(this.stateDir, opts.log);
     // Where the stream position is kept in the state file: one per project and thread.

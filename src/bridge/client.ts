@@ -17,6 +17,8 @@
 //   so a reconnect replays exactly the frames it missed. Frames without an id
 //   (lossy frames, the Work command feed) never move that id.
 
+import { randomBytes } from 'node:crypto';
+
 export interface ConnectionOptions {
   server: string;
   token?: string;
@@ -25,6 +27,11 @@ export interface ConnectionOptions {
   /** The label this bridge posts under (`Roost-Name`, local mode). */
   name: string;
   log: (line: string) => void;
+  /**
+   * How long an approval waits (ms): sent as `Roost-Approval-Window`, so the
+   * server's window of the bridge's requests ends just after the bridge's own.
+   */
+  approvalWindowMs?: number;
 }
 
 export interface PostResult {
@@ -79,8 +86,16 @@ export class Connection {
     return this.closed;
   }
 
+  /**
+   * This bridge process, as the holder of its approval requests
+   * (`Roost-Bridge`): new each start, since a bridge that went away left
+   * nobody waiting for what it asked (docs/approvals.md).
+   */
+  readonly process = 'p' + randomBytes(8).toString('hex');
+
   headers(extra: Record<string, string> = {}): Record<string, string> {
-    const h: Record<string, string> = { 'roost-name': this.opts.name, ...extra };
+    const h: Record<string, string> = { 'roost-name': this.opts.name, 'roost-bridge': this.process, ...extra };
+    if (this.opts.approvalWindowMs) h['roost-approval-window'] = String(this.opts.approvalWindowMs);
     // Sent as is; local mode ignores it, shared mode checks it.
     if (this.opts.token) h.authorization = `Bearer ${this.opts.token}`;
     if (this.opts.project) h['roost-project'] = this.opts.project;

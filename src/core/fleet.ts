@@ -54,6 +54,14 @@ export type SessionFlavor = (typeof SESSION_FLAVORS)[number];
 export const APPROVAL_STATES = ['pending', 'allowed', 'denied'] as const;
 export type ApprovalState = (typeof APPROVAL_STATES)[number];
 
+/**
+ * The name on the board's echo of an outcome nobody decided (the request's
+ * window passed, or it was withdrawn: its bridge went away, the bridge's own
+ * window ended): the server writes it, and a bridge reads it as "no decision"
+ * (docs/approvals.md). A decision by a person carries the decider's name.
+ */
+export const FLEET_NO_DECISION = 'Roost';
+
 /** Session ids and approval request ids. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -140,9 +140,10 @@ export interface Command {
 
 /**
  * Where a blocked execution's approval waits, as the Space reported it: a
- * pending `session.approval` on a fleet-board thread. It is decided there
- * (by the board's `session.approval` post, the first decision wins), never
- * in Work; Work only points at it so a member can decide from the agent.
+ * pending `session.approval` on a fleet-board thread, which is an approval
+ * of kind `fleet` in the one approvals model. It is decided there (POST
+ * /approvals/:id/decision, the first decision wins), never in Work; Work
+ * only points at it so a member can decide from the agent.
  */
 export interface PendingApproval {
   /** The board's project: stamped by the server from the reporting bridge's transport, never from the payload. */

@@ -178,17 +178,29 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   // what the other nodes say they hold.
   const holders = new Holders(store, { graceMs: cfg.holderGraceMs, repeatMs: Math.max(50, Math.min(HOLDER_DEFAULTS.repeatMs, Math.floor(cfg.holderGraceMs / 3))) });
   holders.start();
-  const approvalsByProject = new PerProject(
-    (project) =>
-      new ApprovalService(store, {
-        live,
-        channel: channel(1000),
-        maxReplay: cfg.maxReplay,
-        project,
-        access,
-        holders,
-      }),
-  );
+  const approvalsByProject = new PerProject((project) => {
+    const s = new ApprovalService(store, {
+      live,
+      channel: channel(1000),
+      maxReplay: cfg.maxReplay,
+      project,
+      access,
+      holders,
+    });
+    // The fleet board shows each outcome of its requests (kind fleet) as the server's echo.
+    s.onClosed((a) => void fleet.echo(project, a).catch((e) => console.error('roost: echoing an approval on its board failed', e)));
+    return s;
+  });
+  // The fleet boards: one stream per thread (docs/fleet.md); their requests are approvals of kind fleet.
+  const fleet = new FleetService(store, {
+    live,
+    channel: channel(1000),
+    snapshotEvery: Math.min(cfg.snapshotEvery, 1000),
+    maxReplay: cfg.maxReplay,
+    approvals: approvalsByProject,
+    holders,
+  });
+  fleet.start();
   const approvals = await approvalsByProject.get('default');
   // Every project's approvals start now, not on first use: a request left
   // pending by a restart is withdrawn when its asker is gone, whether or not
@@ -207,14 +219,6 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const usage = await usageByProject.get('default');
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
   const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs });
-  // The fleet boards: one stream per thread (docs/fleet.md).
-  const fleet = new FleetService(store, {
-    live,
-    channel: channel(1000),
-    snapshotEvery: Math.min(cfg.snapshotEvery, 1000),
-    maxReplay: cfg.maxReplay,
-  });
-  fleet.start();
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
     live,

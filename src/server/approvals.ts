@@ -139,6 +139,8 @@ export class ApprovalService {
   /** Called with each entry's folded approval once closed (after the waiters): projections (the fleet board). */
   private closedListeners = new Set<(a: Approval) => void>();
   private requestedListeners = new Set<(a: Approval) => void>();
+  /** Listeners hear outcomes folded after the start; the start's own replay is told once, below. */
+  private listening = false;
   readonly stream: string;
   readonly holders: Holders;
 
@@ -165,6 +167,11 @@ export class ApprovalService {
     );
   }
 
+  /** The project these approvals are of. */
+  get project(): string {
+    return this.opts.project;
+  }
+
   /** The folded approvals (the live state: read it, never change it). */
   get state(): ApprovalsState {
     return this.host.state;
@@ -187,6 +194,10 @@ export class ApprovalService {
     if (!this.opts.holders) this.holders.start();
     this.host.listen();
     await this.host.start();
+    // The outcomes of the history are told once, the recent ones only (what a
+    // projection may still lack: a node that died between an outcome and its echo).
+    this.listening = true;
+    for (const a of recentApprovals(this.state)) for (const f of this.closedListeners) f(a);
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -217,7 +228,7 @@ export class ApprovalService {
     const a = this.state.byId.get(id);
     if (!a) return;
     if (a.status === 'pending') {
-      if (entry.type === 'approval.requested') for (const f of this.requestedListeners) f(a);
+      if (entry.type === 'approval.requested' && this.listening) for (const f of this.requestedListeners) f(a);
       return;
     }
     if (a.closedAt !== entry.position) return; // an outcome that lost: nothing changed
@@ -227,7 +238,7 @@ export class ApprovalService {
       this.waiters.delete(id);
       for (const w of ws) w(a);
     }
-    for (const f of this.closedListeners) f(a);
+    if (this.listening) for (const f of this.closedListeners) f(a);
   }
 
   private arm(): void {
@@ -493,9 +504,11 @@ export function approvalsRoutes(of: PerProject<ApprovalService>, live: Live): Ro
 }
 
 /** 409: the request is closed (decided, expired, withdrawn), and by what. */
-function closedError(id: string, a: Approval | undefined): HttpError {
+export function closedError(id: string, a: Approval | undefined): HttpError {
   if (!a) return new HttpError(409, 'conflict', `approval ${id.slice(0, 80)} is already closed`);
   const why = a.status === 'withdrawn' ? `withdrawn${a.reason ? ` (${a.reason})` : ''}` : `${a.status}${a.decidedBy ? ' by ' + a.decidedBy : ''}`;
+  // A fleet board's request is named as the board names it (the same words whichever path decided).
+  if (a.kind === 'fleet' && a.scope.rid) return new HttpError(409, 'conflict', `approval "${a.scope.rid}" was already ${why}`);
   return new HttpError(409, 'conflict', `approval ${a.id} is already ${why}`);
 }
 

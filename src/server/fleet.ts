@@ -20,7 +20,7 @@
 // sessions). Another node's commits arrive as wake-ups without entries; the
 // board then reads what it missed.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   FLEET_PROTOCOL_VERSION,
   SESSION_ID_PATTERN,
@@ -31,6 +31,7 @@ import {
   sessionEventConflict,
   type Approval,
   type SessionConflict,
+  type SessionEvent,
   type SessionsState,
 } from '../core/fleet.js';
 import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity, type RefusedRequest, type StartRequest } from '../core/fleet-wire.js';
@@ -41,7 +42,12 @@ import type { ChannelOptions, Live, ScopeSpec } from './live.js';
 import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { APPROVAL_LIMITS, type Approval as OneApproval } from '../core/approvals.js';
+import { FLEET_NO_DECISION } from '../core/fleet.js';
+import { askedId, closedError, type ApprovalService } from './approvals.js';
+import type { Holders } from './holders.js';
+import type { PerProject } from './scoped.js';
 
 /** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
 export const FLEET_STREAM_PREFIX = 'sessions:';
@@ -70,6 +76,46 @@ export interface FleetOptions {
    * authenticated member or token.
    */
   identify?: (req: IncomingMessage) => Caller;
+  /**
+   * The one approvals model (docs/approvals.md): a board's request is an
+   * approval of kind `fleet` in its project's approvals, decided there; the
+   * board shows each outcome as the server's echo. Absent: a board alone
+   * (tests of the fold's rules), decided on the board as the contract reads.
+   */
+  approvals?: PerProject<ApprovalService>;
+  /** Who holds askers' waits (a bridge following its board holds its requests). */
+  holders?: Holders;
+}
+
+/** How long after the bridge's own window the server's expiry comes (the bridge's own denial normally closes it first). */
+const FLEET_WINDOW_SLACK_MS = 10_000;
+
+/**
+ * The approval id of request `rid` of board session `session` on a board
+ * stream: derived, so the board's alias, Work and the echo all name the same
+ * request, and one board can never name another's.
+ */
+export function fleetApprovalId(stream: string, session: string, rid: string): string {
+  return askedId('fl', stream, `${session}\n${rid}`);
+}
+
+/**
+ * The holder of a bridge's requests: the bridge's process id (`Roost-Bridge`,
+ * new each start) bound to the caller, so one member's client can never hold
+ * (or release) another's. Empty without the header (a plain client: only the
+ * window closes its requests).
+ */
+export function bridgeHolder(req: IncomingMessage, who: Caller): string {
+  const raw = req.headers['roost-bridge'];
+  if (typeof raw !== 'string' || !THREAD_PATTERN.test(raw)) return '';
+  return 'bridge:' + createHash('sha256').update(`${who.uid ?? ''}\n${raw}`).digest('hex').slice(0, 24);
+}
+
+/** The bridge's window (`Roost-Approval-Window`, ms), when it says; the server's expiry comes a little after it. */
+function windowOf(req: IncomingMessage): number | undefined {
+  const ms = Number(req.headers['roost-approval-window']);
+  if (!Number.isInteger(ms) || ms < APPROVAL_LIMITS.minWindow || ms > APPROVAL_LIMITS.maxWindow) return undefined;
+  return ms + FLEET_WINDOW_SLACK_MS;
 }
 
 /**
@@ -284,9 +330,17 @@ export class FleetService {
     const { items, where } = batch;
     const who = this.identify(req);
     const rawKey = idempotencyKeyOf(req);
-    const board = await this.board(params.thread, projectFor(req));
+    const project = projectFor(req);
+    const board = await this.board(params.thread, project);
     const key = rawKey && `${board.stream}:${rawKey}`;
     await board.fresh();
+    const approvals = this.opts.approvals ? await this.opts.approvals.get(project) : null;
+    // A decision on a request is the one approvals model's decide (the board's post is its alias).
+    if (approvals && items.some(isDecision)) {
+      if (items.length > 1) throw new HttpError(400, 'bad_request', 'a decision on an approval ("session.approval" allowed or denied) is posted alone, not in a batch');
+      return this.decideOnBoard(req, res, board, approvals, who, withSessionIdentity(normalizeSessionEvent(items[0]), { name: who.name, uid: who.uid, ts: Date.now() }), key);
+    }
+    const before = board.state;
     const now = Date.now();
     const events: NewEvent[] = [];
     let scratch = board.state;
@@ -304,11 +358,142 @@ export class FleetService {
     // it so the store can recognise the key (nothing is stored twice); if it
     // was new after all, it folds to nothing on the board and is refused.
     if (conflict && !key) throw conflict;
+    // Each new request is asked in the approvals first (keyed by its id: a retry asks nothing twice), so
+    // the board never shows a request the one model lacks.
+    if (approvals) await this.askApprovals(req, who, board, approvals, before, scratch);
     const r = await this.store.append(board.stream, events, { idempotencyKey: key });
     await board.folded(r.last);
+    // A session closed: its requests die with it (the board drops them), and nobody waits for them any more.
+    if (approvals) await this.withdrawEnded(board, approvals, before);
     if (conflict && !r.duplicate) throw conflict;
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
+
+  // ------------------------------------------------------------ approvals (one model)
+
+  /** The requests pending on `after` that `before` did not hold become approvals of kind fleet. */
+  private async askApprovals(req: IncomingMessage, who: Caller, board: Board, approvals: ApprovalService, before: SessionsState, after: SessionsState): Promise<void> {
+    const holder = bridgeHolder(req, who);
+    const window = windowOf(req);
+    for (const s of after.sessions) {
+      if (s.state === 'ended') continue;
+      const was = before.sessions.find((x) => x.id === s.id);
+      for (const a of s.approvals) {
+        if (a.state !== 'pending' || was?.approvals.some((x) => x.rid === a.rid)) continue;
+        await approvals.request({
+          id: fleetApprovalId(board.stream, s.id, a.rid),
+          kind: 'fleet',
+          asker: s.id,
+          askerName: s.name,
+          scope: { thread: board.thread, session: s.id, rid: a.rid },
+          source: 'bridge',
+          tool: a.tool || 'tool',
+          input: a.digest,
+          window,
+          holder,
+        });
+      }
+    }
+  }
+
+  /** Withdraws the approvals of requests a `session.end` just dropped from the board. */
+  private async withdrawEnded(board: Board, approvals: ApprovalService, before: SessionsState): Promise<void> {
+    for (const s of before.sessions) {
+      if (s.state === 'ended' || board.state.sessions.find((x) => x.id === s.id)?.state !== 'ended') continue;
+      for (const a of s.approvals) if (a.state === 'pending') await approvals.withdraw(fleetApprovalId(board.stream, s.id, a.rid), `the session “${s.name}” was closed`);
+    }
+  }
+
+  /**
+   * The board's decision post, an alias of the one decide: a member's
+   * `session.approval` allowed/denied decides the approval (first wins, a
+   * second is 409, the decider is the transport's name); the bridge's own
+   * denial of its own request (its window ended) withdraws it (nobody
+   * decided). Answers once the board holds the echo.
+   */
+  private async decideOnBoard(req: IncomingMessage, res: ServerResponse, board: Board, approvals: ApprovalService, who: Caller, e: SessionEvent & { name: string }, key: string | undefined): Promise<void> {
+    const c = sessionEventConflict(board.state, e);
+    // With a key, a 409 may be the retry of a decision that was made: the decide below answers as the first did.
+    if (c && (!key || c.status === 404)) throw new HttpError(c.status, c.kind, c.message);
+    const session = e.id as string;
+    const rid = e.rid as string;
+    const id = fleetApprovalId(board.stream, session, rid);
+    let a = approvals.state.byId.get(id);
+    const s = board.state.sessions.find((x) => x.id === session);
+    const held = s?.approvals.find((x) => x.rid === rid);
+    if (!a && s && held?.state === 'pending' && !approvals.state.forgotten.has(id)) {
+      // A request the board holds but the approvals do not (posted before they were one model): asked now, then decided the one way.
+      a = (await approvals.request({ id, kind: 'fleet', asker: session, askerName: s.name, scope: { thread: board.thread, session, rid }, source: 'bridge', tool: held.tool || 'tool', input: held.digest })).approval;
+    }
+    if (!a) throw c ? new HttpError(c.status, c.kind, c.message) : new HttpError(404, 'not_found', `no approval "${rid}" in session "${s?.name ?? session}"`);
+    // The request's own bridge (same caller, same process: the holder it asked under).
+    const own = a.holder !== '' && a.holder === bridgeHolder(req, who);
+    if (own && e.state === 'denied') {
+      // The board shows it denied by the bridge, as the bridge said it (the echo reads this name; elsewhere FLEET_NO_DECISION).
+      if (a.status === 'pending') {
+        this.echoNames.set(id, who.name);
+        try {
+          await approvals.withdraw(id, 'no decision within the bridge’s window: denied');
+        } finally {
+          setTimeout(() => this.echoNames.delete(id), 60_000).unref();
+        }
+      }
+      a = approvals.state.byId.get(id) ?? a;
+      if (a.status !== 'withdrawn') throw closedError(id, a);
+    } else {
+      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { idempotencyKey: key });
+      if (!r.won) throw closedError(id, r.approval);
+      a = r.approval;
+    }
+    const at = await this.echo(approvals.project, a);
+    sendJson(res, 200, { ok: true, accepted: 1, first: at ?? board.pos, last: at ?? board.pos, duplicate: false, approval: a.id });
+  }
+
+  private echoes = new Map<string, Promise<number | null>>();
+  /** The name a withdrawal's echo carries when the bridge itself denied (its window ended). */
+  private echoNames = new Map<string, string>();
+
+  /**
+   * The board's echo of a closed fleet approval: `session.approval` allowed
+   * or denied, written once by the server (keyed by the approval's id) while
+   * the board still holds the request pending, with the decider's name (or
+   * FLEET_NO_DECISION when nobody decided). Resolves with its position, or
+   * null when there was nothing to echo.
+   */
+  echo(project: string, a: OneApproval): Promise<number | null> {
+    if (a.kind !== 'fleet' || a.status === 'pending') return Promise.resolve(null);
+    let p = this.echoes.get(a.id);
+    if (!p) {
+      p = this.writeEcho(project, a).finally(() => this.echoes.delete(a.id));
+      this.echoes.set(a.id, p);
+    }
+    return p;
+  }
+
+  private async writeEcho(project: string, a: OneApproval): Promise<number | null> {
+    const { thread, session, rid } = a.scope;
+    if (!thread || !session || !rid || !THREAD_PATTERN.test(thread)) return null;
+    const board = await this.board(thread, project);
+    if (fleetApprovalId(board.stream, session, rid) !== a.id) return null;
+    await board.fresh();
+    const s = board.state.sessions.find((x) => x.id === session);
+    const held = s?.approvals.find((x) => x.rid === rid);
+    if (!s || s.state === 'ended' || !held || held.state !== 'pending') return null;
+    const decided = a.status === 'allowed' || a.status === 'denied';
+    const body = {
+      type: 'session.approval',
+      id: session,
+      rid,
+      session: s.name,
+      tool: held.tool,
+      state: a.status === 'allowed' ? 'allowed' : 'denied',
+      name: (decided ? a.decidedBy : this.echoNames.get(a.id)) || FLEET_NO_DECISION,
+      ts: Date.now(),
+    };
+    const r = await this.store.append(board.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `approval:${a.id}` });
+    await board.folded(r.last);
+    return r.last;
+  }
 
   /**
    * POST /fleet/:thread/requests: a member asks the thread's bridge
@@ -365,15 +550,20 @@ export class FleetService {
     // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their sessions.
     const bridge = req.headers['roost-client'] === 'bridge';
     if (bridge) board.bridges++;
+    // A bridge following its board holds its approval requests: when it goes, they are withdrawn (docs/approvals.md).
+    const holder = bridge && this.opts.holders ? bridgeHolder(req, this.identify(req)) : '';
+    const release = holder ? this.opts.holders!.hold(holder) : null;
     let conn;
     try {
       conn = await this.opts.live.serve(req, res, url, grantOf(req) ?? LOCAL_OWNER, [board.channel.scope]);
     } catch (e) {
       if (bridge) board.bridges--;
+      release?.();
       throw e;
     }
     if (!bridge) return;
     conn.onEnd(() => {
+      release?.();
       board.bridges--;
       board.announceBridges();
     });
@@ -394,6 +584,11 @@ async function storedId(store: EventStore, stream: string, position: number): Pr
 /** The project the access layer resolved for this request (local mode without a grant: the default). */
 function projectFor(req: IncomingMessage): string {
   return grantOf(req)?.project ?? DEFAULT_PROJECT;
+}
+
+/** A decision on an approval: `session.approval` allowed or denied. */
+function isDecision(x: Record<string, unknown>): boolean {
+  return x.type === 'session.approval' && x.state !== 'pending';
 }
 
 const THREAD_PARAM: ParamRule = { pattern: THREAD_PATTERN, message: 'a thread id is 1 to 64 letters, digits, "-" or "_"' };

@@ -471,7 +471,10 @@ export class WorkRoutes {
    * the board routes resolve for this same caller (its token's project, else
    * its `Roost-Project`, else the default), where the bridge posted the
    * request; and the caller must be an editor there, as posting it needed.
-   * Members decide it on the board's route, which checks their own role.
+   * The request is an approval of kind `fleet` in the one approvals model
+   * (docs/approvals.md): members decide it through POST
+   * /approvals/:id/decision (or the board's alias), which checks their own
+   * role and records them as the decider; Work stores no decision.
    *
    * The Space's word is not enough: the board must hold that `rid` pending
    * in that board session, with the same tool and digest (a Space could
