@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { freePort, inProcess, tempDir } from './support/server.js';
+import { until } from './support/until.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
 import { PACKAGE_ROOT, startRoost, type Roost } from '../src/server/index.js';
@@ -178,7 +179,9 @@ describe('the fleet board in the browser', () => {
     await card(bob, id).getByTestId('approval-a2').waitFor();
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    await bob.route(`**/fleet/${thread}`, async (route) => {
+    // A card's decision goes through the one decide endpoint (the request is an approval of kind fleet).
+    const decision = (u: URL) => /^\/approvals\/fl_[0-9a-f]{24}\/decision$/.test(u.pathname);
+    await bob.route(decision, async (route) => {
       if (route.request().method() === 'POST') await held;
       await route.continue();
     });
@@ -188,7 +191,7 @@ describe('the fleet board in the browser', () => {
     release();
     // Bob is told who was first, and his card shows Ana's decision, like hers.
     await card(bob, id).getByRole('alert').getByText('approval "a2" was already allowed by Ana').waitFor();
-    await bob.unroute(`**/fleet/${thread}`);
+    await bob.unroute(decision);
     await card(bob, id).getByTestId('decided-a2').waitFor({ state: 'attached' });
     const [da, db] = await Promise.all([card(ana, id).getByTestId('decided-a2').textContent(), card(bob, id).getByTestId('decided-a2').textContent()]);
     assert.equal(da, db, 'both members see the same decision');
@@ -385,14 +388,18 @@ describe('the fleet board in the browser', () => {
     const dir = screenshotDir(PACKAGE_ROOT);
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, 'board.png') });
-    // The nav counts it among the approvals waiting; the inbox lists it, answerable there.
-    assert.equal(await page.getByTestId('nav-pending').innerText(), '1');
+    // The nav counts it among the approvals waiting (one approvals fold: every kind, every thread); the inbox
+    // lists it as an approval of kind fleet, answerable there through the one decide endpoint.
+    const waiting = ((await (await fetch(`${server.url}/approvals`)).json()) as { pending: { kind: string; scope: { rid?: string } }[] }).pending;
+    assert.ok(waiting.some((a) => a.kind === 'fleet' && a.scope.rid === 'q1'), 'the board request is in the approvals');
+    await until('the nav counts every pending approval', async () => (await page.getByTestId('nav-pending').innerText()) === String(waiting.length), 5000);
     await page.getByRole('link', { name: /^Approvals/ }).click();
-    const inbox = page.getByTestId('inbox-sessions');
-    await inbox.getByTestId('approval-q1').waitFor();
-    await inbox.getByRole('button', { name: 'Deny Bash in ledger-cleanup' }).click();
-    await inbox.getByTestId('approval-q1').waitFor({ state: 'detached' });
-    await page.getByTestId('nav-pending').waitFor({ state: 'detached' });
+    const item = page.locator('[data-testid="inbox-item"][data-kind="fleet"]').filter({ hasText: 'psql -f migrations/042_drop_ledger_v1.sql' });
+    await item.waitFor();
+    const viaOne = page.waitForRequest((r) => r.method() === 'POST' && /\/approvals\/fl_[0-9a-f]{24}\/decision/.test(r.url()));
+    await item.getByRole('button', { name: 'Deny Bash for ledger-cleanup' }).click();
+    await viaOne;
+    await item.waitFor({ state: 'detached' });
     const r = await fetch(`${server.url}/fleet/${th}`);
     const st = (await r.json()) as { sessions: { id: string; approvals: { rid: string; state: string; by: string }[] }[] };
     assert.deepEqual(st.sessions.find((s) => s.id === 'ledger')!.approvals, [{ rid: 'q1', tool: 'Bash', digest: 'psql -f migrations/042_drop_ledger_v1.sql', state: 'denied', by: 'Ana' }]);

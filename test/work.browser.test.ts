@@ -206,11 +206,19 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     assert.deepEqual((viewer as any).errors, [], 'no page errors');
     await viewerCtx.close();
     // The owner clicks Allow in the Work view; the editor's browser sees the execution blocked until then, and resumed after.
+    // Through the one decide endpoint of the approvals model (the request is an approval of kind fleet).
+    const viaOne = owner.waitForRequest((r) => r.method() === 'POST' && /\/approvals\/fl_[0-9a-f]{24}\/decision/.test(r.url()));
     await owner.getByTestId('approval-allow').click();
+    await viaOne;
     await editor.getByTestId('work-approval').waitFor({ state: 'detached', timeout: 10_000 });
     await editor.getByTestId('agent-blocked').waitFor({ state: 'detached' });
     const decided = (await boardSession('fix-login'))?.approvals.find((a: any) => a.rid === rid);
     assert.deepEqual([decided?.state, decided?.by], ['allowed', 'Olive'], 'decided on the board, by the owner, from the Work view');
+    const one = await owner.evaluate(
+      async (r) => ((await (await fetch('/approvals?recent=100&project=default')).json()) as { recent: any[] }).recent.find((a) => a.kind === 'fleet' && a.scope.rid === r),
+      rid,
+    );
+    assert.deepEqual([one?.status, one?.decidedBy, one?.scope?.session], ['allowed', 'Olive', 'fix-login'], 'decided in the one approvals model, the decider from the transport');
     const answers = ['Login redirect fixed; 12 tests pass.', 'Test added.', 'Changelog updated.'];
     for (const p of [owner, editor]) {
       for (const r of answers) await p.getByTestId('transcript').getByText(r).waitFor({ timeout: 15_000 });

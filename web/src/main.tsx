@@ -10,8 +10,7 @@ import { FleetView } from './fleet/FleetView.js';
 import { InboxView } from './approvals/InboxView.js';
 import { WorkView } from './work/WorkView.js';
 import { CostView } from './cost/CostView.js';
-import { useFleetPendingCount } from './shared/approvals/FleetApprovals.js';
-import { useHookPendingCount } from './shared/approvals/HookApprovals.js';
+import { usePendingCount } from './shared/approvals/ApprovalItem.js';
 import { followLink, navigate } from './shared/navigate.js';
 import { PAGES, pageOf, type Page } from './pages.js';
 
@@ -34,9 +33,9 @@ const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
   '/cost': () => <CostView />,
 };
 
-/** How many approvals wait, on the nav link (live: hook approvals, and the fleet board's of the thread looked at last). */
+/** How many approvals wait, on the nav link (live, from the one approvals fold: every kind). */
 function PendingBadge() {
-  const n = useHookPendingCount() + useFleetPendingCount();
+  const n = usePendingCount();
   return n > 0 ? (
     <span class="nav-badge" data-testid="nav-pending" aria-label={`${n} waiting`}>
       {n}

@@ -1,14 +1,14 @@
-// The approvals inbox: every pending decision of every agent in one place,
-// oldest first, answered with Allow or Deny; below, the recent outcomes (who
-// decided, when). Driven only by the approvals stream through the shared
+// The approvals inbox: every pending decision of every kind in one place
+// (agents' hooks, the fleet board's sessions, ...), oldest first, answered
+// with Allow or Deny through the one decide endpoint; below, the recent
+// outcomes (who decided, when). Driven only by the approvals stream through the shared
 // fold: nothing polls, and a click changes nothing until its outcome comes
 // back on the stream (the first decision in the log wins, whoever made it).
 
 import { pendingApprovals, recentApprovals } from '../../../src/core/approvals.js';
 import { useApprovals } from '../live/approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
-import { HookApprovalItem } from '../shared/approvals/HookApprovals.js';
-import { FleetApprovalsSection } from './components/FleetApprovalsSection.js';
+import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
 import { useNow } from '../shared/time.js';
 import './inbox.css';
 
@@ -31,18 +31,16 @@ export function InboxView() {
         </h2>
         {pending.length === 0 ? (
           <p class="inbox-empty" data-testid="inbox-empty">
-            Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here.
+            Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask.
           </p>
         ) : (
           <ul class="inbox-list" aria-live="polite">
             {pending.map((a) => (
-              <HookApprovalItem key={a.id} a={a} now={now} />
+              <ApprovalItem key={a.id} a={a} now={now} />
             ))}
           </ul>
         )}
       </section>
-      {/* Remote sessions of the fleet board ask through their own stream; they are answered here too. */}
-      <FleetApprovalsSection />
       <section aria-labelledby="inbox-recent-h">
         <h2 id="inbox-recent-h">Recent</h2>
         {recent.length === 0 ? (

@@ -2,7 +2,7 @@
 // approvals (answerable right here), its parent and helpers as links.
 import { useEffect, useRef } from 'preact/hooks';
 import type { Agent, FloorState } from '../../../../src/core/floor.js';
-import { AgentApprovals } from '../../shared/approvals/HookApprovals.js';
+import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
 import { STATUS_COLOR, STATUS_LABEL } from '../look.js';

@@ -1,13 +1,11 @@
-// Pending approvals of fleet board sessions, answerable with Allow / Deny: on
-// a session's card (the fleet view), and in the approvals inbox (one inbox
-// across apps). A decision is a member's `session.approval` post; the first
-// one in the log wins, and what everyone sees changes only when it comes back
-// on the stream.
+// Pending approvals of a fleet board session, answerable with Allow / Deny on
+// the session's card (the fleet view; the approvals inbox lists them with
+// every other kind, from the approvals fold). A decision goes through the one
+// decide endpoint (`decideFleet`); the first one in the log wins, and what
+// everyone sees changes only when the board's echo comes back on the stream.
 
 import { useState } from 'preact/hooks';
 import type { Approval, Session } from '../../../../src/core/fleet.js';
-import { useFleet } from '../../live/useFleet.js';
-import { lastThread, projectOfPage } from '../scope.js';
 import { decideFleet } from './api.js';
 import './approvals.css';
 
@@ -58,12 +56,4 @@ export function FleetApprovalList(props: { thread: string; session: Session; app
       })}
     </ul>
   );
-}
-
-/** How many fleet approvals wait in the thread looked at last (for the nav badge, beside the hook approvals). */
-export function useFleetPendingCount(): number {
-  const client = useFleet(lastThread(), projectOfPage());
-  let n = 0;
-  for (const s of client.state.sessions) if (s.state !== 'ended') for (const a of s.approvals) if (a.state === 'pending') n++;
-  return n;
 }

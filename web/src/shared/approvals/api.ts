@@ -1,23 +1,35 @@
-// A person's decision on an approval, from any view. The server records who
-// decided and the first decision in the log wins: a later one is a 409 that
-// says who was first. Nothing changes on the page until the outcome comes
-// back on the stream, for everyone at once.
+// A person's decision on an approval, from any view: one endpoint for every
+// kind (`POST /approvals/:id/decision`, docs/approvals.md). The server records
+// who decided and the first decision in the log wins: a later one is a 409
+// that says who was first. Nothing changes on the page until the outcome
+// comes back on the stream, for everyone at once.
 
-import { postJson, type Answer } from '../api.js';
+import type { Approval } from '../../../../src/core/approvals.js';
+import { getJson, postJson, type Answer } from '../api.js';
 import { nameHeaders } from '../me.js';
 import { fleetPath, inProject } from '../scope.js';
 
-/** A hook approval (an agent's tool call held by its hook): `POST /approvals/:id/decision`. */
-export function decideHook(id: string, decision: 'allow' | 'deny'): Promise<Answer> {
-  return postJson(`/approvals/${encodeURIComponent(id)}/decision`, { decision });
+/** Any approval by its id (a hook's, a fleet board session's, a verdict, an ask), in the page's project or the one given. */
+export function decideApproval(id: string, decision: 'allow' | 'deny', project?: string): Promise<Answer> {
+  // Local mode: the name this browser goes by labels the decider (shared mode: the server takes the signed-in person's).
+  const by = nameHeaders()['roost-name'];
+  return postJson(inProject(`/approvals/${encodeURIComponent(id)}/decision`, project), by ? { decision, by } : { decision });
 }
 
 /**
- * A fleet board session's approval: the board's `session.approval` post, the
- * one path for the fleet view, the approvals inbox and the Work view (which
- * names the board's project, since its page has no `?project=`). The server
- * checks the role (editor).
+ * A fleet board session's request, named by where it lives (`{thread,
+ * session, rid}`: the board's card and Work's blocked execution know it so):
+ * its approval is found in the project's approvals and decided through the
+ * one endpoint. A request the approvals do not hold (asked before they were
+ * one model) is decided by the board's own post, an alias the server sends
+ * through the same decide.
  */
-export function decideFleet(thread: string, session: string, rid: string, allow: boolean, project?: string): Promise<Answer> {
+export async function decideFleet(thread: string, session: string, rid: string, allow: boolean, project?: string): Promise<Answer> {
+  const list = await getJson<{ pending: Approval[]; recent: Approval[] }>(inProject('/approvals?recent=100', project));
+  if (list.ok) {
+    const at = (a: Approval) => a.kind === 'fleet' && a.scope.thread === thread && a.scope.session === session && a.scope.rid === rid;
+    const a = list.body.pending.find(at) ?? list.body.recent.find(at);
+    if (a) return decideApproval(a.id, allow ? 'allow' : 'deny', project);
+  }
   return postJson(inProject(fleetPath(thread), project), { type: 'session.approval', id: session, rid, state: allow ? 'allowed' : 'denied' }, nameHeaders());
 }

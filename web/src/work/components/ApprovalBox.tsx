@@ -4,11 +4,12 @@ import { decideFleet } from '../../shared/approvals/api.js';
 import { boardRequest, type BoardRequest } from '../api.js';
 
 /**
- * The approval a blocked execution waits for. It lives on the fleet board
- * (the bridge posted it pending on its thread); Allow / Deny here is the
- * board's own decision post (`decideFleet`, as on the board's card and in the
- * approvals inbox), so the first decision anywhere wins and the server checks
- * the role. Nothing changes here until the bridge reports the execution
+ * The approval a blocked execution waits for: a fleet board request (the
+ * bridge posted it pending on its thread), which is an approval of kind
+ * `fleet` in the one approvals model. Allow / Deny here goes through the one
+ * decide endpoint (`decideFleet` finds the approval by its board scope, as the
+ * board's card does; the inbox lists it by id), so the first decision anywhere
+ * wins, the server checks the role and records the decider. Nothing changes here until the bridge reports the execution
  * resumed: the box goes away for everyone at once. Viewers see it read-only.
  *
  * What it shows is the request as the board holds it, read from the board:

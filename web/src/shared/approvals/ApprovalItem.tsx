@@ -1,23 +1,24 @@
-// Hook approvals (an agent's tool call held by its hook until a person
-// decides), answerable with Allow or Deny wherever they show: the approvals
-// inbox, and the card of the agent on the floor. Driven only by the approvals
-// stream through the shared fold (../../live/approvals.ts): a click changes
-// nothing until its outcome comes back on the stream.
+// Approvals of every kind (an agent's tool call held by its hook, a fleet
+// board session's request asked by its bridge, ...), answerable with Allow or
+// Deny wherever they show: the approvals inbox, and the card of the agent on
+// the floor. Driven only by the approvals stream through the shared fold
+// (../../live/approvals.ts), decided through the one endpoint: a click
+// changes nothing until its outcome comes back on the stream.
 
 import { useState } from 'preact/hooks';
 import { pendingFor, type Approval } from '../../../../src/core/approvals.js';
 import { useApprovals } from '../../live/approvals.js';
 import { since, useNow } from '../time.js';
-import { decideHook } from './api.js';
+import { decideApproval } from './api.js';
 import './approvals.css';
 
-export function HookApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
+export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
   const { a, now } = props;
   const [sent, setSent] = useState(false);
   const [error, setError] = useState('');
   const answer = async (d: 'allow' | 'deny') => {
     setSent(true);
-    const r = await decideHook(a.id, d);
+    const r = await decideApproval(a.id, d);
     if (!r.ok) {
       // 409: someone (or the window) was first; the stream is about to say so.
       setError(r.message);
@@ -33,6 +34,11 @@ export function HookApprovalItem(props: { a: Approval; now: number; compact?: bo
             <strong data-testid="inbox-agent">{a.askerName}</strong>
             {a.team && <span class="inbox-team">{a.team}</span>}
             {a.source && <span class="inbox-source">{a.source}</span>}
+            {a.kind === 'fleet' && a.scope.thread && (
+              <span class="inbox-thread" data-testid="inbox-thread">
+                fleet board #{a.scope.thread}
+              </span>
+            )}
           </p>
         )}
         <p class="inbox-ask">
@@ -75,14 +81,14 @@ export function AgentApprovals(props: { agent: string }) {
   return (
     <ul class="inbox-list inbox-on-card" data-testid="card-approvals">
       {list.map((a) => (
-        <HookApprovalItem key={a.id} a={a} now={now} compact />
+        <ApprovalItem key={a.id} a={a} now={now} compact />
       ))}
     </ul>
   );
 }
 
-/** How many hook approvals wait (for the nav badge). */
-export function useHookPendingCount(): number {
+/** How many approvals of any kind wait (for the nav badge). */
+export function usePendingCount(): number {
   const client = useApprovals();
   let n = 0;
   for (const a of client.state.byId.values()) if (a.status === 'pending') n++;
