@@ -360,11 +360,11 @@ export class FleetService {
     if (conflict && !key) throw conflict;
     // Each new request is asked in the approvals first (keyed by its id: a retry asks nothing twice), so
     // the board never shows a request the one model lacks.
-    if (approvals) await this.askApprovals(req, who, board, approvals, before, scratch);
+    if (approvals && events.some((e) => e.type === 'session.approval')) await this.askApprovals(req, who, board, approvals, before, scratch);
     const r = await this.store.append(board.stream, events, { idempotencyKey: key });
     await board.folded(r.last);
     // A session closed: its requests die with it (the board drops them), and nobody waits for them any more.
-    if (approvals) await this.withdrawEnded(board, approvals, before);
+    if (approvals && events.some((e) => e.type === 'session.end')) await this.withdrawEnded(board, approvals, before);
     if (conflict && !r.duplicate) throw conflict;
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
@@ -377,9 +377,9 @@ export class FleetService {
     const window = windowOf(req);
     for (const s of after.sessions) {
       if (s.state === 'ended') continue;
-      const was = before.sessions.find((x) => x.id === s.id);
+      const was = new Set(before.sessions.find((x) => x.id === s.id)?.approvals.map((x) => x.rid));
       for (const a of s.approvals) {
-        if (a.state !== 'pending' || was?.approvals.some((x) => x.rid === a.rid)) continue;
+        if (a.state !== 'pending' || was.has(a.rid)) continue;
         await approvals.request({
           id: fleetApprovalId(board.stream, s.id, a.rid),
           kind: 'fleet',
