@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyEvent, emptyFloor, type FloorEvent } from '../src/core/floor.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { inProcess, freePort } from './support/server.js';
 import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
 import { until } from './support/until.js';
+import { statusTimeline } from './support/timeline.js';
 import { endReporter, spoolOf, spooled } from './support/hook-spool.js';
 import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, toolResults} from './support/model-standin.js';
 
@@ -22,22 +22,6 @@ function install(project: string, server: string, ...extra: string[]): string {
   return execFileSync(process.execPath, [ROOST, 'hooks', 'install', '--project', project, '--server', server, ...extra], { encoding: 'utf8' });
 }
 
-/** Every agent's status after each floor event, in log order. */
-async function statusHistory(roost: Awaited<ReturnType<typeof inProcess>>): Promise<Map<string, string[]>> {
-  const entries = await roost.store.read('floor', 0, 10_000);
-  const s = emptyFloor();
-  const hist = new Map<string, string[]>();
-  for (const e of entries) {
-    applyEvent(s, JSON.parse(e.body) as FloorEvent);
-    for (const a of s.agents.values()) {
-      const h = hist.get(a.id) ?? [];
-      const st = a.leftAt !== null ? 'left' : a.status;
-      if (h[h.length - 1] !== st) h.push(st);
-      hist.set(a.id, h);
-    }
-  }
-  return hist;
-}
 
 let roost: Awaited<ReturnType<typeof inProcess>>;
 before(async () => {
@@ -85,7 +69,7 @@ test('a session that starts a subagent: the session and its helper on the floor,
     assert.equal(helper.tool, 'Bash');
     assert.equal(lead.tool, 'Agent');
 
-    const hist = await statusHistory(roost);
+    const hist = await statusTimeline(roost.store);
     // idle (SessionStart) → thinking (prompt) → working (Agent tool) → thinking (result) → done (Stop) → left (SessionEnd)
     assert.deepEqual(hist.get(session), ['idle', 'thinking', 'working', 'thinking', 'done', 'left']);
     // working (started, Bash) → thinking (Bash result) → done (SubagentStop) → left with the session

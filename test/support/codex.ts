@@ -9,7 +9,7 @@
 // in its TUI (`/hooks`) before they run; headless runs pass
 // `--dangerously-bypass-hook-trust`, which Codex documents for automation
 // that vets its hook sources itself (docs/integrations.md).
-import { spawn } from 'node:child_process';
+import { runJsonl } from './procs.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/server/index.js';
@@ -74,39 +74,9 @@ export interface CodexRun {
  * through review (the headless way to reach PermissionRequest hooks: plain
  * `exec` runs with approvals off).
  */
-export function runCodex(setup: CodexSetup, prompt: string, opts: { timeoutMs?: number; args?: string[]; approveForMe?: boolean; env?: Record<string, string> } = {}): Promise<CodexRun> {
-  const t0 = Date.now();
+export async function runCodex(setup: CodexSetup, prompt: string, opts: { timeoutMs?: number; args?: string[]; approveForMe?: boolean; env?: Record<string, string> } = {}): Promise<CodexRun> {
   const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', ...(opts.approveForMe ? ['--approve-for-me'] : []), ...(opts.args ?? []), prompt];
-  return new Promise((ok) => {
-    const c = spawn(CODEX_BIN, args, {
-      cwd: setup.project,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: setup.home,
-        CODEX_HOME: setup.codexHome,
-        STANDIN_API_KEY: 'test',
-        ...(opts.env ?? {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
-    const kill = setTimeout(() => c.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    c.on('exit', (code) => {
-      clearTimeout(kill);
-      const events = out
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => {
-          try {
-            return JSON.parse(l);
-          } catch {
-            return { unparsed: l };
-          }
-        });
-      ok({ code, events, stderr: err + out.split('\n').filter((l) => !l.startsWith('{')).join('\n'), ms: Date.now() - t0, threadId: events.find((e) => e.type === 'thread.started')?.thread_id });
-    });
-  });
+  const env = { HOME: setup.home, CODEX_HOME: setup.codexHome, STANDIN_API_KEY: 'test', ...(opts.env ?? {}) };
+  const r = await runJsonl(CODEX_BIN, args, { cwd: setup.project, env, timeoutMs: opts.timeoutMs ?? 120_000 });
+  return { code: r.code, events: r.events, stderr: r.stderr + r.other, ms: r.ms, threadId: r.events.find((e) => e.type === 'thread.started')?.thread_id };
 }

@@ -10,7 +10,7 @@
 // first asks a classifier model which model to use. `--approval-mode yolo`:
 // the CLI's own confirmations off, so Roost's BeforeTool hook is the gate
 // (a hook can deny or ask, never overrule the CLI's own policy).
-import { spawn } from 'node:child_process';
+import { runJsonl } from './procs.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/server/index.js';
@@ -49,41 +49,16 @@ export interface GeminiRun {
   sessionId: string | undefined;
 }
 
-export function runGemini(setup: GeminiSetup, modelUrl: string, prompt: string, opts: { timeoutMs?: number; args?: string[]; model?: string; env?: Record<string, string> } = {}): Promise<GeminiRun> {
-  const t0 = Date.now();
+export async function runGemini(setup: GeminiSetup, modelUrl: string, prompt: string, opts: { timeoutMs?: number; args?: string[]; model?: string; env?: Record<string, string> } = {}): Promise<GeminiRun> {
   const args = [GEMINI_JS, '-p', prompt, '--output-format', 'stream-json', '-m', opts.model ?? 'gemini-2.5-flash', '--approval-mode', 'yolo', ...(opts.args ?? [])];
-  return new Promise((ok) => {
-    const c = spawn(process.execPath, args, {
-      cwd: setup.project,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: setup.home,
-        GOOGLE_GEMINI_BASE_URL: modelUrl,
-        GEMINI_API_KEY: 'test',
-        // One process instead of a parent that relaunches itself with a bigger heap.
-        GEMINI_CLI_NO_RELAUNCH: 'true',
-        ...(opts.env ?? {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
-    const kill = setTimeout(() => c.kill('SIGKILL'), opts.timeoutMs ?? 150_000);
-    c.on('exit', (code) => {
-      clearTimeout(kill);
-      const events = out
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => {
-          try {
-            return JSON.parse(l);
-          } catch {
-            return { unparsed: l };
-          }
-        });
-      ok({ code, events, stderr: err, ms: Date.now() - t0, sessionId: events.find((e) => e.type === 'init')?.session_id });
-    });
-  });
+  const env = {
+    HOME: setup.home,
+    GOOGLE_GEMINI_BASE_URL: modelUrl,
+    GEMINI_API_KEY: 'test',
+    // One process instead of a parent that relaunches itself with a bigger heap.
+    GEMINI_CLI_NO_RELAUNCH: 'true',
+    ...(opts.env ?? {}),
+  };
+  const r = await runJsonl(process.execPath, args, { cwd: setup.project, env, timeoutMs: opts.timeoutMs ?? 150_000 });
+  return { code: r.code, events: r.events, stderr: r.stderr, ms: r.ms, sessionId: r.events.find((e) => e.type === 'init')?.session_id };
 }

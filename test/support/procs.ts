@@ -1,5 +1,6 @@
 // Processes as Linux's /proc shows them, for tests that check what keeps
 // running after a process was killed (a zombie counts as gone: it has exited).
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 /** Whether /proc can be read (Linux). */
@@ -48,4 +49,46 @@ export function descendants(pid: number): { pid: number; cmd: string }[] {
   };
   walk(pid);
   return out;
+}
+
+/** What a vendor CLI run in JSON-lines mode came to. */
+export interface JsonlRun {
+  code: number | null;
+  /** Its stdout lines that are JSON objects, parsed (a line that is not: `{unparsed}`). */
+  events: any[];
+  /** Its stdout lines that are not JSON. */
+  other: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs a vendor CLI that prints JSON lines (`codex exec --json`, `gemini
+ * --output-format stream-json`) with exactly `env` (plus PATH), killed with
+ * SIGKILL after `timeoutMs`; resolves when it exits, never rejects.
+ */
+export function runJsonl(bin: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<JsonlRun> {
+  const t0 = Date.now();
+  return new Promise((ok) => {
+    const c = spawn(bin, args, { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (err += d));
+    const kill = setTimeout(() => c.kill('SIGKILL'), opts.timeoutMs);
+    c.on('exit', (code) => {
+      clearTimeout(kill);
+      const lines = out.split('\n');
+      const events = lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => {
+          try {
+            return JSON.parse(l);
+          } catch {
+            return { unparsed: l };
+          }
+        });
+      ok({ code, events, other: lines.filter((l) => !l.startsWith('{')).join('\n'), stderr: err, ms: Date.now() - t0 });
+    });
+  });
 }
