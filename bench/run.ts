@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,restart-agents,fold,work-fold]
+//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,restart-agents,fold,work-fold,signin]
 //                          [--runs 3] [--seconds 5]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -445,6 +445,22 @@ async function main(): Promise<void> {
     const label = 'pure Work fold (1,000,000 messages in one conversation)';
     add({ workload: label, metric: 'events/s', values: v, unit: 'ev/s', target: '> 500,000', ok: (m) => m > 500_000 });
     add({ workload: label, metric: 'time of the last tenth over the first (1 = linear)', values: ratio, unit: '×' });
+  }
+
+  if (want('signin')) {
+    const u: number[] = [];
+    const w: number[] = [];
+    const ratio: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ unknownMs: number; wrongMs: number; ratio: number }>('signin.js', [String(args.quick ? 7 : 15)]);
+      u.push(r.unknownMs);
+      w.push(r.wrongMs);
+      ratio.push(r.ratio);
+    }
+    const label = 'sign-in refusals (production scrypt cost)';
+    add({ workload: label, metric: 'unknown login, median', values: u, unit: 'ms' });
+    add({ workload: label, metric: 'wrong password, median', values: w, unit: 'ms' });
+    add({ workload: label, metric: 'unknown over wrong', values: ratio, unit: '×', target: '0.8 – 1.25', ok: (m) => m >= 0.8 && m <= 1.25 });
   }
 
   printTable();
