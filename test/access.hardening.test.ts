@@ -5,7 +5,7 @@
 // every route; cookies are Secure behind an https public origin.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANON, call, makeUser, sharedServer, type SharedServer } from './support/shared.js';
+import { ANON, call, headersOf, makeUser, mintToken, sharedServer, stream, type Caller, type SharedServer } from './support/shared.js';
 import { request } from 'node:http';
 import { scryptRuns } from '../src/server/identity/secrets.js';
 
@@ -137,5 +137,76 @@ describe('per-login backoff: one login failing from many addresses is slowed, a 
     // The success reset the count: three failures are free again.
     for (let i = 0; i < 3; i++) assert.equal((await loginFrom(srv.url, `127.0.0.${50 + i}`, 'bob', 'guess-' + i)).status, 401);
     assert.equal((await loginFrom(srv.url, '127.0.0.60', 'bob', 'bob-password')).status, 200);
+  });
+});
+
+describe('a project that exists and one that does not: the same refusal on every route', () => {
+  let srv: SharedServer;
+  let dave: Awaited<ReturnType<typeof makeUser>>;
+  before(async () => {
+    srv = await sharedServer();
+    assert.equal((await call(srv.url, srv.owner, 'POST', '/projects', { id: 'side', name: 'Side' })).status, 201);
+    // Dave has an account and is a member of nothing.
+    dave = await makeUser(srv, 'dave', null);
+  });
+  after(() => srv.close());
+
+  // Routes where the project's existence is the answer itself, not a leak: creating a project
+  // (any person may; "exists already" is what they need to hear).
+  const EXEMPT = new Set(['POST /projects']);
+
+  /** One request naming project `p` every way a route may read it: the path's `:names`, `?project=`, and the body's `project`. */
+  async function ask(method: string, path: string, p: string, who: Caller = dave): Promise<{ status: number; body: string }> {
+    const filled = path.replace(/:[a-z]+/gi, p);
+    const sep = filled.includes('?') ? '&' : '?';
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), 3000);
+    try {
+      const headers: Record<string, string> = { ...headersOf(who, srv.url, method), 'content-type': 'application/json' };
+      const r = await fetch(`${srv.url}${filled}${sep}project=${p}`, { method, headers, body: method === 'GET' ? undefined : JSON.stringify({ project: p }), signal: ctl.signal });
+      const stream = r.headers.get('content-type')?.includes('event-stream');
+      const text = stream ? '(a stream)' : await r.text();
+      if (stream) ctl.abort();
+      // The project's own id may be named back (the caller gave it); nothing else may differ.
+      return { status: r.status, body: text.split(p).join('<project>') };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  test('an outsider, and a token of another project, get the same status and body for "side" (exists) and "ghost" (does not) on every route', async () => {
+    const bob = await makeUser(srv, 'bob', 'default', 'editor');
+    const token = await mintToken(srv, bob, 'default', 'editor');
+    const differ: string[] = [];
+    let asked = 0;
+    for (const [who, caller] of [['outsider', dave], ['token', token]] as const) {
+      for (const r of srv.routes) {
+        const name = `${r.method} ${r.path}`;
+        if (r.auth === 'public' || EXEMPT.has(name)) continue;
+        asked++;
+        const a = await ask(r.method, r.path, 'side', caller);
+        const b = await ask(r.method, r.path, 'ghost', caller);
+        if (a.status !== b.status || a.body !== b.body) differ.push(`${who} ${name}: ${a.status} ${a.body.slice(0, 120)} | ${b.status} ${b.body.slice(0, 120)}`);
+      }
+    }
+    assert.ok(asked >= 80, `asked ${asked} routes`);
+    assert.deepEqual(differ, []);
+  });
+
+  test('the live connection refuses a scope of either project alike', async () => {
+    const frames = async (p: string): Promise<string> => {
+      const scopes = ['floor', 'approvals', 'usage', 'work', 'work.live'].map((a) => `s=${a}:${p}`).concat(`s=fleet:${p}/t1`).join('&');
+      const sse = await stream(srv.url, dave, `/live?${scopes}`);
+      try {
+        const isClosed = (f: { data: string }) => f.data.includes('"closed"');
+        await sse.waitFor(() => sse.frames.filter(isClosed).length >= 6, 5000);
+        return sse.frames.filter(isClosed).map((f) => f.data.split(p).join('<project>')).sort().join('\n');
+      } finally {
+        sse.close();
+      }
+    };
+    const side = await frames('side');
+    assert.match(side, /not a member/);
+    assert.equal(side, await frames('ghost'));
   });
 });
