@@ -56,4 +56,17 @@ test('beyond loopback without accounts: refused with the way out; create-owner; 
   } finally {
     await srv.stop();
   }
+
+  // Behind a TLS proxy: --public-url https://... makes the session cookie Secure (ROOST_PUBLIC_URL alike).
+  const behind = await child({ dataDir: data, args: ['--shared', '--public-url', 'https://roost.example'] });
+  try {
+    const r = await fetch(behind.url + '/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'ann', password: 'correct horse battery' }) });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('set-cookie') ?? '', /; Secure/);
+  } finally {
+    await behind.stop();
+  }
+  const badUrl = await roost(['serve', '--shared', '--port', String(port), '--data', data, '--public-url', 'https://roost.example/app']);
+  assert.equal(badUrl.code, 1);
+  assert.match(badUrl.err, /the public URL must be an http or https origin/);
 });

@@ -210,3 +210,50 @@ describe('a project that exists and one that does not: the same refusal on every
     assert.equal(side, await frames('ghost'));
   });
 });
+
+describe('Secure cookies when the public origin is https', () => {
+  const cookieOf = (r: { headers: Headers }) => r.headers.get('set-cookie') ?? '';
+
+  test('behind https://roost.example (a TLS proxy): every session cookie is Secure, and the public origin may write', async () => {
+    const srv = await sharedServer({ publicUrl: 'https://roost.example' });
+    try {
+      const signIn = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'ann', password: 'ann-password' });
+      assert.equal(signIn.status, 200);
+      assert.match(cookieOf(signIn), /roost_session=[^;]+;.*; Secure/);
+      assert.match(cookieOf(signIn), /HttpOnly/);
+      const cookie = /roost_session=[^;]+/.exec(cookieOf(signIn))![0];
+      // The browser on the public origin writes with its Origin; the proxy may keep the public Host too.
+      const headers = { cookie, origin: 'https://roost.example', 'content-type': 'application/json' };
+      const post = await fetch(srv.url + '/events', { method: 'POST', headers, body: JSON.stringify({ type: 'status', agent: 'a1', status: 'working' }) });
+      assert.equal(post.status, 200, await post.text());
+      const inv = await call(srv.url, { cookie }, 'POST', '/auth/invites', { project: 'default', role: 'viewer' });
+      const accept = await call(srv.url, ANON, 'POST', `/auth/invites/${inv.json.code}/accept`, { login: 'vera', password: 'vera-password' });
+      assert.equal(accept.status, 201);
+      assert.match(cookieOf(accept), /; Secure/);
+      const out = await fetch(srv.url + '/auth/logout', { method: 'POST', headers: { ...headers, host: 'roost.example' }, body: '{}' });
+      assert.equal(out.status, 200);
+      assert.match(out.headers.get('set-cookie') ?? '', /Max-Age=0.*; Secure/);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  test('plain http (no public URL, or an http one): no Secure flag, or the browser would drop the cookie', async () => {
+    for (const cfg of [{}, { publicUrl: 'http://roost.lan:4319' }]) {
+      const srv = await sharedServer(cfg);
+      try {
+        const signIn = await call(srv.url, ANON, 'POST', '/auth/login', { login: 'ann', password: 'ann-password' });
+        assert.equal(signIn.status, 200);
+        assert.doesNotMatch(cookieOf(signIn), /Secure/);
+      } finally {
+        await srv.close();
+      }
+    }
+  });
+
+  test('a public URL must be an http(s) origin: anything else stops the start with a message', async () => {
+    for (const bad of ['roost.example', 'ftp://roost.example', 'https://roost.example/app', 'https://user@roost.example']) {
+      await assert.rejects(sharedServer({ publicUrl: bad }), /public URL/, bad);
+    }
+  });
+});

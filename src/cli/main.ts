@@ -15,7 +15,7 @@ const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
 usage:
   roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]
-              [--shared] [--origin https://roost.example.com]   (shared mode: docs/security.md)
+              [--shared] [--origin https://roost.example.com] [--public-url https://roost.example.com]   (shared mode: docs/security.md)
   roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin]   (the first account)
   roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
   roost mcp   [--server URL] [--agent ID] [--team T]   (an MCP server on stdio: status, messages, task, ask a person)
@@ -27,7 +27,7 @@ usage:
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
-environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS,
+environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS, ROOST_PUBLIC_URL,
              ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000)
 `;
 
@@ -46,6 +46,7 @@ async function serve(argv: string[]): Promise<void> {
       demo: { type: 'boolean' },
       shared: { type: 'boolean' },
       origin: { type: 'string', multiple: true },
+      'public-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -86,11 +87,14 @@ async function serve(argv: string[]): Promise<void> {
     );
   }
   const origins = [...(values.origin ?? []), ...(env.ROOST_ORIGINS ? env.ROOST_ORIGINS.split(',').map((s) => s.trim()) : [])].filter(Boolean);
+  // The address people use, behind a TLS proxy: https makes every session cookie Secure (docs/security.md).
+  const publicUrl = values['public-url'] ?? (env.ROOST_PUBLIC_URL || undefined);
   const roost = await startRoost(store, {
     host,
     port,
     shared,
     origins,
+    publicUrl,
     ...tuning,
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';

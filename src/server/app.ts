@@ -42,6 +42,13 @@ export interface RoostConfig {
   shared: boolean;
   /** Origins besides the server's own from which a signed-in browser may write. */
   origins: string[];
+  /**
+   * The origin people reach this server at, when it is not the address it
+   * listens on (a TLS proxy in front: `https://roost.example`). It may write
+   * like the server's own origin, its Host is answered, and when it is https
+   * every session cookie is `Secure` (docs/security.md). null: the listening address.
+   */
+  publicUrl: string | null;
   /** Shared mode's limits per caller (a person, a token, or an address when anonymous). */
   requestsPerMinute: number;
   /** Failed sign-ins in a row for one login, from any address, before it must wait (src/server/identity/backoff.ts). */
@@ -78,6 +85,7 @@ export const DEFAULTS: RoostConfig = {
   minFlushIntervalMs: 5,
   shared: false,
   origins: [],
+  publicUrl: null,
   requestsPerMinute: 1200,
   loginFailuresFree: 5,
   loginBackoffMs: 1000,
@@ -143,17 +151,36 @@ function serverRoutes(access: Access, floor: FloorService, store: EventStore, li
   ];
 }
 
+/**
+ * The origin of a public URL (`https://roost.example`, `http://host:8080`):
+ * http or https, no user, no path, query or fragment. Anything else stops the
+ * start with a message.
+ */
+export function publicOriginOf(raw: string): string {
+  let u: URL | null = null;
+  try {
+    u = new URL(raw);
+  } catch {}
+  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || u.username || u.password || (u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
+    throw new Error(`the public URL must be an http or https origin such as https://roost.example (no path), got "${raw.slice(0, 200)}"`);
+  }
+  return u.origin;
+}
+
 export async function startRoost(store: EventStore, partial: Partial<RoostConfig> = {}): Promise<Roost> {
   // An option given as undefined (an unset environment variable) keeps its default.
   const given = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<RoostConfig>;
   const cfg: RoostConfig = { ...DEFAULTS, ...given };
+  const publicOrigin = cfg.publicUrl === null ? null : publicOriginOf(cfg.publicUrl);
+  // The public origin writes like our own: it is one of the allowed origins everywhere.
+  const origins = publicOrigin && !cfg.origins.includes(publicOrigin) ? [...cfg.origins, publicOrigin] : cfg.origins;
   // Who is calling, and what may they do (docs/security.md): local mode until
   // accounts exist (or `shared`), then people, tokens, projects and roles.
   const identity = new IdentityService(store);
   await identity.start();
   const access = new SharedAccess(identity, {
     forced: cfg.shared,
-    origins: cfg.origins,
+    origins,
     requestsPerMinute: cfg.requestsPerMinute,
   });
   // The one live mechanism: every stream of every app, single-scope or multiplexed, keeps its rules.
@@ -218,7 +245,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   );
   const usage = await usageByProject.get('default');
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
-  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs });
+  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, secureCookies: publicOrigin?.startsWith('https:') ?? false });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
     live,
@@ -252,7 +279,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
 
   // The edge (src/server/edge.ts) sees every request first: Host, Origin, security headers.
-  const edge = new Edge({ listenHost: cfg.host, origins: cfg.origins });
+  const edge = new Edge({ listenHost: cfg.host, origins });
   // Slow requests are cut: headers must arrive within headersTimeoutMs, the
   // whole request (body included) within requestTimeoutMs, and an idle
   // keep-alive connection closes after keepAliveTimeoutMs. Streams are long

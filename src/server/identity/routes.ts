@@ -85,13 +85,16 @@ const fingerprint = (b: unknown): string => sha256(JSON.stringify(b));
 export class IdentityRoutes {
   private secrets = new SecretCache();
   private backoff: LoginBackoff;
+  /** The public origin is https (a TLS proxy in front): cookies are Secure whatever this socket is. */
+  private secureCookies: boolean;
 
   constructor(
     private id: IdentityService,
     private access: SharedAccess,
-    opts: { loginFailuresFree: number; loginBackoffMs: number } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
+    opts: { loginFailuresFree: number; loginBackoffMs: number; secureCookies?: boolean } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
   ) {
     this.backoff = new LoginBackoff(opts.loginFailuresFree, opts.loginBackoffMs);
+    this.secureCookies = opts.secureCookies === true;
   }
 
   private get s(): IdentityState {
@@ -127,7 +130,7 @@ export class IdentityRoutes {
   }
 
   private sessionCookie(req: IncomingMessage, secret: string | null): string {
-    const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
+    const secure = this.secureCookies || (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
     if (secret === null) return `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${secure}`;
     return `${SESSION_COOKIE}=${secret}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_DAYS * 86400}${secure}`;
   }
