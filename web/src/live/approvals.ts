@@ -1,5 +1,5 @@
-// The browser's side of the approvals stream: the shared live stream
-// (stream.ts) on /approvals/stream, folded by the shared approvals fold
+// The browser's side of the approvals stream: the scope
+// `approvals:<project>` of the browser's one live connection (stream.ts), folded by the shared approvals fold
 // (src/core/approvals.ts), the very code the server folds with. Nothing here
 // interprets an event itself.
 //
@@ -8,12 +8,12 @@
 //   `applyApproval` (events), in position order, at most once per position;
 // - a decision a person makes here is a POST whose answer only says whether it
 //   was accepted; what it changed arrives on the stream like everyone's.
-// - one connection per tab, shared by every component that shows approvals
+// - one client per tab, shared by every component that shows approvals
 //   (the inbox, the agent card, the nav badge).
 
 import { useEffect, useState } from 'preact/hooks';
 import { applyApproval, approvalsFromJSON, emptyApprovals, type ApprovalsJSON, type ApprovalsState } from '../../../src/core/approvals.js';
-import { LiveStream, advance, withLastEventId } from './stream.js';
+import { LiveStream, advance } from './stream.js';
 
 /** The inbox's connection: live from the first frame of a stream on; it never says `replaying`. */
 export type Connection = 'connecting' | 'live' | 'reconnecting';
@@ -26,9 +26,10 @@ export class ApprovalsClient {
   private scheduled = false;
   private readonly stream: LiveStream;
 
-  constructor(base = '') {
+  constructor(project = 'default') {
     this.stream = new LiveStream({
-      url: () => withLastEventId(`${base}/approvals/stream`, this.epoch ? `${this.epoch}:${this.position}` : ''),
+      scope: `approvals:${project}`,
+      cursor: () => (this.epoch ? `${this.epoch}:${this.position}` : ''),
       frames: {
         snapshot: (d: { epoch: string; position: number; state: ApprovalsJSON }) => {
           this.state = approvalsFromJSON(d.state);

@@ -1,5 +1,6 @@
-// The browser's side of a fleet thread's stream: the shared live stream
-// (stream.ts: reconnects, backoff, connection state), the shared fleet fold
+// The browser's side of a fleet thread's stream: the scope
+// `fleet:<project>/<thread>` of the browser's one live connection (stream.ts,
+// hub.ts: reconnects, backoff, connection state), the shared fleet fold
 // (src/core/fleet.ts), and the chat lines it projects.
 //
 // Invariants:
@@ -20,7 +21,7 @@
 // everything arrives on the stream.
 
 import { applySessionEvent, emptySessions, type SessionEvent, type SessionsState } from '../../../src/core/fleet.js';
-import { LiveStream, advance, withLastEventId, type Connection } from './stream.js';
+import { LiveStream, advance, type Connection } from './stream.js';
 
 export type { Connection };
 
@@ -90,32 +91,39 @@ export class FleetClient {
   private catchUpTo = 0;
   private notifyTimer = 0;
   private closed = false;
-  private readonly stream = new LiveStream({
-    // The browser's own reconnects send Last-Event-ID, which wins over the query.
-    url: () => withLastEventId(this.withProject(`${this.url}/stream`), this.lastEventId),
-    frames: { snapshot: (d) => this.onSnapshot(d), event: (d, id) => this.onEvent(d, id), live: (d) => this.onLive(d) },
-    onOpen: () => {
-      this.denied = '';
-      if (this.based) {
-        this.stream.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
-        this.stream.armQuiet();
-      }
-    },
-    onConnection: () => this.changed(),
-    onReopen: () => this.stats.reconnects++,
-    // A stream the server refused says nothing about why (EventSource hides
-    // the status): one GET tells a refusal (signed out, removed) apart.
-    beforeReopen: () => this.probe(),
-    // A board refused to us (401/403) is asked again rarely: access changes by a person's hand.
-    maxRetryMs: () => (this.denied ? 30_000 : 5_000),
-  });
+  private readonly stream: LiveStream;
 
   constructor(
     readonly thread: string,
     /** The project (shared mode); '' for the default one. EventSource sends no headers, so it rides the query. */
     readonly project = '',
     private base = '',
-  ) {}
+  ) {
+    this.stream = new LiveStream({
+      scope: `fleet:${project || 'default'}/${thread}`,
+      cursor: () => this.lastEventId,
+      frames: { snapshot: (d) => this.onSnapshot(d), event: (d, id) => this.onEvent(d, id), live: (d) => this.onLive(d) },
+      onOpen: () => {
+        if (this.based) {
+          this.stream.setConnection(this.position >= this.catchUpTo ? 'live' : 'replaying');
+          this.stream.armQuiet();
+        }
+      },
+      onConnection: () => this.changed(),
+      onReopen: () => this.stats.reconnects++,
+      // Refused (401/403): say why at once; the GET below keeps it up to date.
+      onClosed: (d) => {
+        if ((d.status === 401 || d.status === 403) && d.reason !== this.denied) {
+          this.denied = d.reason;
+          this.changed();
+        }
+      },
+      // A lost connection or a refused scope: one GET tells a refusal (signed out, removed) apart.
+      beforeReopen: () => this.probe(),
+      // A board refused to us (401/403) is asked again rarely: access changes by a person's hand.
+      maxRetryMs: () => (this.denied ? 30_000 : 5_000),
+    });
+  }
 
   get url(): string {
     return `${this.base}/fleet/${encodeURIComponent(this.thread)}`;

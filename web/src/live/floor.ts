@@ -1,5 +1,6 @@
-// The browser's side of the floor stream: the shared live stream
-// (stream.ts: reconnects, backoff, connection state), the shared fold, and
+// The browser's side of the floor stream: the scope `floor:<project>` of the
+// browser's one live connection (stream.ts, hub.ts: reconnects, backoff,
+// connection state), the shared fold, and
 // a queue drained once per animation frame.
 //
 // Invariants:
@@ -14,7 +15,7 @@
 //   frames arriving in one frame cost one redraw, not 200.
 
 import { applyEvent, emptyFloor, floorFromJSON, type Effect, type FloorEvent, type FloorJSON, type FloorState } from '../../../src/core/floor.js';
-import { LiveStream, advance, withLastEventId, type Connection } from './stream.js';
+import { LiveStream, advance, type Connection } from './stream.js';
 
 export type { Connection };
 
@@ -57,14 +58,15 @@ export class FloorClient {
   private lastReceived = '';
   private readonly stream: LiveStream;
 
-  constructor(base = '') {
+  constructor(project = 'default') {
     const queue = (kind: Queued['kind']) => (data: unknown, id: string) => {
       this.queue.push({ kind, id, data } as Queued);
       if (id) this.lastReceived = id;
       if (this.connection === 'replaying') this.stream.armQuiet();
     };
     this.stream = new LiveStream({
-      url: () => withLastEventId(`${base}/stream`, this.lastReceived || this.lastEventId),
+      scope: `floor:${project}`,
+      cursor: () => this.lastReceived || this.lastEventId,
       frames: { snapshot: queue('snapshot'), event: queue('event'), removed: queue('removed') },
       onOpen: () => {
         if (this.hadSnapshot) this.stream.setConnection('replaying');

@@ -1,20 +1,25 @@
-// One live stream of the server (SSE), as every folded view of the app
-// follows it: the floor, the fleet board, the approvals. What is the same for
-// all of them lives here; what a frame means stays with each client's fold.
+// One scope of the live connection (hub.ts), as every folded view of the
+// app follows it: the floor, the fleet board, the approvals, the usage. What
+// is the same for all of them lives here; what a frame means stays with each
+// client's fold.
 //
 // Invariants:
-// - one EventSource at a time; events of one that was replaced or closed are
-//   ignored, so a late callback can never touch the state of a newer stream;
-// - the browser's own reconnects (EventSource CONNECTING) resend
-//   Last-Event-ID by themselves; when the stream is over (the server's own
-//   `event: error`: a slow consumer, a shutdown; or the browser gave up, e.g.
-//   a 5xx during a restart) a new EventSource is opened after a backoff
-//   (0.5 s doubling to 5 s, or to what `maxRetryMs` says). A fresh
-//   EventSource does not know the last id, so `url()` is asked again each
-//   time and must carry it (`withLastEventId`);
-// - frames are handed over with their data parsed, in arrival order; a frame
-//   whose data is not JSON is dropped. Which frames fold (position order, at
-//   most once) each client says with `advance`, when it applies them.
+// - a client subscribes to one scope of the tab's hub; the hub carries it on
+//   the browser's one connection (opened by whichever tab leads) and hands
+//   its frames over with their data parsed, in arrival order, with the
+//   frame's position as the id (for a frame without one, like a lossy `live`
+//   frame, the id of the one before; '' before any). Which frames fold
+//   (position order, at most once) each client says with `advance`, when it
+//   applies them: a reopened connection may resend what a tab has seen;
+// - the hub asks `cursor()` whenever it (re)opens: the client's last frame,
+//   so a reopen resumes exactly; '' asks for a snapshot;
+// - when the connection is lost the client hears `reconnecting`, and
+//   `onOpen` once it is back; a scope the server closes (403, 404, ...) is
+//   asked for again after a backoff (0.5 s doubling to 5 s, or to what
+//   `maxRetryMs` says).
+
+import type { ClosedData } from '../../../src/core/live-wire.js';
+import { liveHub, type Hub, type HubState, type HubSub } from './hub.js';
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'replaying';
 
@@ -48,29 +53,27 @@ export function advance(at: FrameId, frameId: string, stats?: { frames: number; 
   return id;
 }
 
-/** `path` resuming after `lastEventId` (none when it is ''). */
-export function withLastEventId(path: string, lastEventId: string): string {
-  return lastEventId ? `${path}${path.includes('?') ? '&' : '?'}lastEventId=${encodeURIComponent(lastEventId)}` : path;
-}
-
 export interface StreamOptions {
-  /** The URL of the next EventSource, carrying the id to resume after. */
-  url: () => string;
+  /** The scope (src/core/live-wire.ts), e.g. `floor:default`. */
+  scope: string;
+  /** The last frame the client holds (`<epoch>:<position>`), or '' for a snapshot. */
+  cursor: () => string;
   /**
    * Handlers by frame name (`snapshot`, `event`, …): the parsed data and the
-   * stream's last event id (the frame's own; for a frame without one, like a
-   * lossy `live` frame, the one before; '' before any).
+   * frame's id (its position; for a frame without one, the one before).
    */
   frames: Record<string, (data: any, id: string) => void>;
   /** The connection opened (first connect, or any reconnect). */
   onOpen?: () => void;
   /** The connection state changed. */
   onConnection?: (c: Connection) => void;
-  /** A new EventSource is about to open after the last one ended (for counters). */
+  /** The connection was lost and will be reopened, or the scope is asked for again (for counters). */
   onReopen?: () => void;
-  /** Awaited before such a reopen: e.g. asking why the stream was refused (an EventSource hides the status). */
+  /** Run when the scope is refused or the connection lost: e.g. asking the server why (an EventSource hides the status). */
   beforeReopen?: () => Promise<unknown>;
-  /** The longest backoff between reopens, asked at each failure (default 5 s). */
+  /** The server closed the scope (its reason and status). */
+  onClosed?: (d: ClosedData) => void;
+  /** The longest backoff before a closed scope is asked for again, asked at each closing (default 5 s). */
   maxRetryMs?: () => number;
 }
 
@@ -79,27 +82,43 @@ const QUIET_MS = 400;
 
 export class LiveStream {
   private state: Connection = 'connecting';
-  private es: EventSource | null = null;
   private quietTimer = 0;
   private retryTimer = 0;
   private retryMs = 500;
-  private closed = false;
-  /** Counts starts and stops, so a reopen that awaited across a stop (and a new start) opens nothing. */
-  private generation = 0;
+  private unsubscribe: (() => void) | null = null;
+  private lastId = '';
+  private stopped = true;
+  private readonly sub: HubSub;
 
-  constructor(private readonly o: StreamOptions) {}
+  constructor(
+    private readonly o: StreamOptions,
+    private readonly hub: () => Hub = liveHub,
+  ) {
+    this.sub = {
+      scope: o.scope,
+      cursor: () => o.cursor(),
+      frame: (name, data, p) => {
+        if (p) this.lastId = p;
+        const handle = o.frames[name];
+        if (handle) handle(data, p ?? this.lastId);
+      },
+      closed: (d) => this.onClosed(d),
+      state: (s) => this.onHub(s),
+    };
+  }
 
   start(): void {
-    this.generation++;
-    this.closed = false;
-    this.open();
+    this.stopped = false;
+    this.unsubscribe?.();
+    const hub = this.hub();
+    this.unsubscribe = hub.subscribe(this.sub);
+    if (hub.state === 'live') this.opened();
   }
 
   stop(): void {
-    this.generation++;
-    this.closed = true;
-    this.es?.close();
-    this.es = null;
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     clearTimeout(this.retryTimer);
     clearTimeout(this.quietTimer);
   }
@@ -117,62 +136,47 @@ export class LiveStream {
 
   /**
    * (Re)starts the quiet timer: once nothing arrived for a moment, a
-   * `replaying` stream is caught up, and so is a `reconnecting` one that the
-   * browser reopened by itself (its replay may have been empty).
+   * `replaying` stream is caught up, and so is a `reconnecting` one whose
+   * connection is back (its replay may have been empty).
    */
   armQuiet(): void {
     clearTimeout(this.quietTimer);
     this.quietTimer = window.setTimeout(() => {
-      if (this.connection === 'replaying' || (this.connection === 'reconnecting' && this.es?.readyState === EventSource.OPEN)) this.setConnection('live');
+      if (this.connection === 'replaying' || (this.connection === 'reconnecting' && this.hub().state === 'live')) this.setConnection('live');
     }, QUIET_MS);
   }
 
-  private open(): void {
-    const es = new EventSource(this.o.url());
-    this.es = es;
-    es.onopen = () => {
-      this.retryMs = 500;
-      this.o.onOpen?.();
-    };
-    for (const [name, handle] of Object.entries(this.o.frames)) {
-      es.addEventListener(name, (e) => {
-        if (es !== this.es) return;
-        const m = e;
-        let data: unknown;
-        try {
-          data = JSON.parse(m.data as string);
-        } catch {
-          return;
-        }
-        handle(data, m.lastEventId);
-      });
-    }
-    es.addEventListener('error', (e) => {
-      if (es !== this.es) return;
-      // The server's own `event: error` carries data; the browser's
-      // connection errors do not. Either way that stream is over.
-      if (e instanceof MessageEvent) {
-        this.reopenSoon();
-        return;
-      }
-      this.setConnection('reconnecting');
-      // CONNECTING: the browser retries by itself, resending Last-Event-ID.
-      // CLOSED: it gave up; we open a new one.
-      if (es.readyState === EventSource.CLOSED) this.reopenSoon();
-    });
+  private opened(): void {
+    this.retryMs = 500;
+    if (this.o.onOpen) this.o.onOpen();
+    else this.armQuiet();
   }
 
-  private reopenSoon(): void {
-    this.es?.close();
-    this.es = null;
+  private onHub(s: HubState): void {
+    if (!this.unsubscribe) return;
+    if (s === 'live') {
+      this.opened();
+      return;
+    }
+    if (s === 'reconnecting' && this.state !== 'reconnecting') {
+      this.setConnection('reconnecting');
+      this.o.onReopen?.();
+      void this.o.beforeReopen?.();
+    }
+  }
+
+  private onClosed(d: ClosedData): void {
+    if (!this.unsubscribe) return;
+    this.unsubscribe();
+    this.unsubscribe = null;
     this.setConnection('reconnecting');
-    if (this.closed) return;
+    this.o.onClosed?.(d);
     clearTimeout(this.retryTimer);
-    const generation = this.generation;
     this.retryTimer = window.setTimeout(async () => {
       this.o.onReopen?.();
       if (this.o.beforeReopen) await this.o.beforeReopen();
-      if (!this.closed && generation === this.generation) this.open();
+      if (this.unsubscribe || this.stopped) return;
+      this.start();
     }, this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, this.o.maxRetryMs?.() ?? 5_000);
   }

@@ -1,11 +1,11 @@
-// The browser's side of the usage stream: the shared live stream
-// (../live/stream.ts) on /usage/stream, folded by the shared usage fold
-// (src/core/usage.ts), the very code the server folds with. One connection
+// The browser's side of the usage stream: the scope `usage:<project>` of
+// the browser's one live connection (stream.ts), folded by the shared usage fold
+// (src/core/usage.ts), the very code the server folds with. One client
 // per tab, shared by everything that shows tokens and cost (the cost panel,
 // agent cards, the rooms in the floor's list).
 import { useEffect, useState } from 'preact/hooks';
 import { applyUsage, emptyUsage, usageFromJSON, type UsageJSON, type UsageState } from '../../../src/core/usage.js';
-import { LiveStream, advance, withLastEventId, type Connection } from './stream.js';
+import { LiveStream, advance, type Connection } from './stream.js';
 
 export class UsageClient {
   state: UsageState = emptyUsage();
@@ -15,9 +15,10 @@ export class UsageClient {
   private scheduled = false;
   private readonly stream: LiveStream;
 
-  constructor(base = '') {
+  constructor(project = 'default') {
     this.stream = new LiveStream({
-      url: () => withLastEventId(`${base}/usage/stream`, this.epoch ? `${this.epoch}:${this.position}` : ''),
+      scope: `usage:${project}`,
+      cursor: () => (this.epoch ? `${this.epoch}:${this.position}` : ''),
       frames: {
         snapshot: (d: { epoch: string; position: number; state: UsageJSON }) => {
           this.state = usageFromJSON(d.state);
