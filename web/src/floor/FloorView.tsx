@@ -83,9 +83,10 @@ export function FloorView() {
 
     let raf = 0;
     let lastDraw = 0;
-    const frame = () => {
-      raf = requestAnimationFrame(frame);
+    let lastStep = 0;
+    const step = () => {
       const t0 = performance.now();
+      lastStep = t0;
       const now = Date.now();
       const d = client.drain(now);
       if (d.replaced) scene.replaceState(client.state);
@@ -109,14 +110,25 @@ export function FloorView() {
         setTick((n) => n + 1);
       }
     };
+    const frame = () => {
+      raf = requestAnimationFrame(frame);
+      step();
+    };
     raf = requestAnimationFrame(frame);
     // A ticking clock for "last seen", and a heartbeat for the DOM when frames are sparse.
     const slow = window.setInterval(() => {
       uiDirty = true;
     }, 5_000);
+    // A tab the browser shows but paints rarely (an unfocused window of a
+    // headless or a throttling browser: animation frames about once a second)
+    // still folds and lists what arrives within about UI_EVERY_MS.
+    const starved = window.setInterval(() => {
+      if (document.visibilityState === 'visible' && performance.now() - lastStep > UI_EVERY_MS) step();
+    }, UI_EVERY_MS);
     return () => {
       cancelAnimationFrame(raf);
       clearInterval(slow);
+      clearInterval(starved);
       ro.disconnect();
       mq.removeEventListener('change', onMotion);
       client.stop();
