@@ -12,9 +12,11 @@
 //   connection already carries resumes from the connection's own cursor (the
 //   last position it received: every tab was sent every frame up to it); a
 //   scope new to the connection starts from the lowest cursor any tab
-//   announced (none: a snapshot); a tab asking for a carried scope below the
-//   connection's cursor (or fresh) makes the leader reopen that scope from
-//   there. So a reopen never skips a frame some tab has not seen; what a tab
+//   announced (none: a snapshot); a subscription that joins a carried scope
+//   from below the connection's cursor (or fresh) makes the leader reopen
+//   that scope from there. (A tab's cursor in a scope it already reads may
+//   lag the connection's by the frames still on their way to it: that alone
+//   never reopens anything.) So a reopen never skips a frame some tab has not seen; what a tab
 //   has seen already comes again and is dropped by its client's `advance`;
 // - every frame the connection receives is sent to every tab, in order
 //   (BroadcastChannel keeps one sender's order), and each tab hands it to its
@@ -28,7 +30,8 @@
 //   connection; its subscriptions hear why and ask again later.
 //
 // Messages between tabs (BroadcastChannel `roost-live`):
-//   follower → leader  {t:'announce', tab, scopes: [[scope, cursor|null], ...]}  every scope the tab reads, after each change and when asked
+//   follower → leader  {t:'announce', tab, scopes: [[scope, cursor|null], ...], joined: [scope, ...]}
+//                      every scope the tab reads, after each change and when asked; `joined`: those a subscription joined since the last one
 //                      {t:'bye', tab}                                            the tab is going
 //   leader → all       {t:'who'}                                                 a new leader asks every tab to announce
 //                      {t:'f', line}                                             one frame, the JSON of its `data:` line
@@ -63,7 +66,7 @@ export interface HubStats {
 }
 
 type Msg =
-  | { t: 'announce'; tab: string; scopes: [string, string | null][] }
+  | { t: 'announce'; tab: string; scopes: [string, string | null][]; joined: string[] }
   | { t: 'bye'; tab: string }
   | { t: 'who' }
   | { t: 'f'; line: string }
@@ -103,6 +106,8 @@ export class Hub {
   private readonly seen = new Map<string, { epoch: string; position: number }>();
   private readonly bc: BroadcastChannel | null = null;
   private announceTimer = 0;
+  /** Scopes a subscription joined since the last announcement. */
+  private joined = new Set<string>();
 
   // The leader's side.
   private leader = false;
@@ -141,6 +146,7 @@ export class Hub {
     let set = this.subs.get(sub.scope);
     if (!set) this.subs.set(sub.scope, (set = new Set()));
     set.add(sub);
+    this.joined.add(sub.scope);
     this.announceSoon();
     return () => {
       const s = this.subs.get(sub.scope);
@@ -181,8 +187,10 @@ export class Hub {
 
   private announce(): void {
     const scopes = this.mine();
-    if (this.leader) this.heard(this.tab, scopes);
-    else this.post({ t: 'announce', tab: this.tab, scopes: [...scopes] });
+    const joined = [...this.joined];
+    this.joined.clear();
+    if (this.leader) this.heard(this.tab, scopes, joined);
+    else this.post({ t: 'announce', tab: this.tab, scopes: [...scopes], joined });
   }
 
   private onMessage(m: Msg): void {
@@ -198,7 +206,7 @@ export class Hub {
         return;
       case 'announce':
         if (this.leader) {
-          this.heard(m.tab, new Map(m.scopes));
+          this.heard(m.tab, new Map(m.scopes), Array.isArray(m.joined) ? m.joined : []);
           this.post({ t: 'state', state: this.state });
         }
         return;
@@ -263,13 +271,15 @@ export class Hub {
     }, COLLECT_MS);
   }
 
-  /** A tab's scopes (the leader's own included). */
-  private heard(tab: string, scopes: Map<string, string | null>): void {
+  /** A tab's scopes (the leader's own included), and those a subscription of it joined. */
+  private heard(tab: string, scopes: Map<string, string | null>, joined: string[]): void {
     this.tables.set(tab, scopes);
-    this.reconcile(scopes);
+    const asked = new Map<string, string | null>();
+    for (const scope of joined) if (scopes.has(scope)) asked.set(scope, scopes.get(scope)!);
+    this.reconcile(asked);
   }
 
-  /** Reopens when the union differs from what the connection carries, or `asked` needs a carried scope from lower. */
+  /** Reopens when the union differs from what the connection carries, or a joining subscription (`asked`) needs a carried scope from lower. */
   private reconcile(asked: Map<string, string | null>): void {
     if (this.collecting) return;
     const union = this.union();
