@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { openStore } from '../storage/index.js';
 import { startRoost, VERSION } from '../server/index.js';
 import { loadIdentity } from './owner.js';
+import { MODEL_FLAG_OPTIONS, ModelRoster, modelSettings } from '../models/config.js';
 import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
@@ -16,6 +17,7 @@ const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 usage:
   roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]
               [--shared] [--origin https://roost.example.com] [--public-url https://roost.example.com]   (shared mode: docs/security.md)
+              [--model anthropic:<model> | openai:<model>[@URL] | ollama:<model>] [--model-<role> ...]   (the flock: docs/models.md)
   roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin]   (the first account)
   roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
   roost mcp   [--server URL] [--agent ID] [--team T]   (an MCP server on stdio: status, messages, task, ask a person)
@@ -28,7 +30,9 @@ usage:
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
 environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS, ROOST_PUBLIC_URL,
-             ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000)
+             ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000),
+             ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's window, default 600000),
+             ROOST_FLOCK_LEASE_MS, ROOST_FLOCK_CALL_TIMEOUT_MS, ROOST_FLOCK_BANTER_WAIT_MS (docs/flock.md)
 `;
 
 function isLoopback(host: string): boolean {
@@ -48,12 +52,17 @@ async function serve(argv: string[]): Promise<void> {
       origin: { type: 'string', multiple: true },
       'public-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      ...MODEL_FLAG_OPTIONS,
     },
   });
   if (values.help) {
     process.stdout.write(HELP);
     return;
   }
+  // The models behind the flock (docs/models.md): none configured is allowed (lists then answer 503).
+  const ms = modelSettings(values, process.env);
+  if (!ms.ok) throw new Error(ms.message);
+  const models = new ModelRoster(ms.value);
   const env = process.env;
   const host = values.host ?? env.ROOST_HOST ?? '127.0.0.1';
   const port = Number(values.port ?? env.ROOST_PORT ?? 4319);
@@ -73,6 +82,10 @@ async function serve(argv: string[]): Promise<void> {
     sweepEveryMs: setting('ROOST_SWEEP_MS', 10),
     snapshotEvery: setting('ROOST_SNAPSHOT_EVERY', 1),
     presenceExpireMs: setting('ROOST_PRESENCE_EXPIRE_MS', 1000),
+    flockVerdictWindowMs: setting('ROOST_FLOCK_WINDOW_MS', 1000),
+    flockLeaseMs: setting('ROOST_FLOCK_LEASE_MS', 1000),
+    flockCallTimeoutMs: setting('ROOST_FLOCK_CALL_TIMEOUT_MS', 100),
+    flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
   };
   const store = await openStore({ db, dataDir });
   // Beyond loopback every request must be authenticated: without an account
@@ -95,6 +108,7 @@ async function serve(argv: string[]): Promise<void> {
     shared,
     origins,
     publicUrl,
+    models,
     ...tuning,
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';

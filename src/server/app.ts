@@ -19,6 +19,9 @@ import { FleetService } from './fleet.js';
 import { HookService } from './hooks.js';
 import { UsageService, usageRoutes, usageScope } from './usage.js';
 import { askRoutes } from './ask.js';
+import { FLOCK_DEFAULTS, FlockService } from './flock/service.js';
+import { flockRoutes, flockScopes } from './flock/routes.js';
+import type { ModelRoster } from '../models/config.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
@@ -70,6 +73,16 @@ export interface RoostConfig {
   requestTimeoutMs: number;
   /** An idle keep-alive connection closes after this (above a load balancer's own idle timeout). */
   keepAliveTimeoutMs: number;
+  /** The models behind the flock's crows (`--model`, docs/models.md); null: lists answer 503. */
+  models: ModelRoster | null;
+  /** A flock verdict's approval window (default 10 minutes; shorter in tests). */
+  flockVerdictWindowMs: number;
+  /** The flock driver's lease (docs/flock.md, "The lease"). */
+  flockLeaseMs: number;
+  /** One try of one flock model call. */
+  flockCallTimeoutMs: number;
+  /** How long a finished list waits for banter in the air. */
+  flockBanterWaitMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -95,6 +108,11 @@ export const DEFAULTS: RoostConfig = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
+  models: null,
+  flockVerdictWindowMs: FLOCK_DEFAULTS.verdictWindowMs,
+  flockLeaseMs: FLOCK_DEFAULTS.leaseMs,
+  flockCallTimeoutMs: FLOCK_DEFAULTS.callTimeoutMs,
+  flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -116,6 +134,9 @@ export interface Roost {
   /** The default project's tokens and cost; `usageByProject` has every project's. */
   usage: UsageService;
   usageByProject: PerProject<UsageService>;
+  /** The default project's flock; `flocks` has every project's. */
+  flock: FlockService;
+  flocks: PerProject<FlockService>;
   identity: IdentityService;
   access: Access;
   /** Every live connection and the scopes the apps declare (src/server/live.ts). */
@@ -244,6 +265,19 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       }),
   );
   const usage = await usageByProject.get('default');
+  // The flock: lists handed to crows, verdicts as approvals (docs/flock.md).
+  const flocks = new PerProject(
+    (project) =>
+      new FlockService(store, {
+        live,
+        channel: channel(1000),
+        maxReplay: cfg.maxReplay,
+        project,
+        approvals: () => approvalsByProject.get(project),
+        settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs },
+      }),
+  );
+  const flock = await flocks.get('default');
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
   const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, secureCookies: publicOrigin?.startsWith('https:') ?? false });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
@@ -261,6 +295,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   await work.start();
   // The live scopes of every app (docs/architecture.md, "Live streams").
   live.declare('floor', floorScope(floors)).declare('approvals', approvalsScope(approvalsByProject)).declare('usage', usageScope(usageByProject)).declare('fleet', fleet.scope);
+  const fs = flockScopes(flocks);
+  live.declare('flock', fs.flock).declare('flock.list', fs.list);
   for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
 
   // One route table per app, every one mounted the same way (src/server/route.ts);
@@ -273,6 +309,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...hooks.routes(),
     ...usageRoutes(usageByProject, floors, live),
     ...askRoutes(store, floors, approvalsByProject),
+    ...flockRoutes(flocks, approvalsByProject, live, access),
     ...ids.routes(),
     ...work.routes(),
   ];
@@ -323,6 +360,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     approvalsByProject,
     usage,
     usageByProject,
+    flock,
+    flocks,
     identity,
     access,
     live,
@@ -331,6 +370,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     url: `http://${host}:${port}`,
     async close() {
       live.stop();
+      await flocks.stopAll();
       await floors.stopAll();
       await approvalsByProject.stopAll();
       holders.stop();

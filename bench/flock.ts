@@ -1,0 +1,137 @@
+// The flock's own overhead (issue 13, targets): a model that answers at once
+// (an in-process provider: no network, no tokens to wait for), every verdict
+// approved the moment its approval is asked (through the one approvals model,
+// as a person's decision would be), on a real server with a SQLite file.
+//
+// 1. per item: single-item lists one after the other, from the POST to
+//    list.finished folded (triage, its approval and verdict, a flight, the
+//    answer, its approval and verdict, banter, the finish: about 12 appends);
+//    p50/p99 over `n` lists. What is measured is Roost's work alone.
+// 2. 20 lists of 50 items handed over at once, 5 SSE watchers per list (100
+//    in all): the time until every list finished, and whether every watcher
+//    got every event of its list.
+//
+// Prints one JSON line: { perItemP50, perItemP99, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../src/storage/index.js';
+import { startRoost } from '../src/server/app.js';
+import { ModelRoster, parseModelSpec } from '../src/models/config.js';
+import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
+
+const N = Number(process.argv[2] ?? 200);
+const LISTS = Number(process.argv[3] ?? 20);
+const ITEMS = Number(process.argv[4] ?? 50);
+const WATCHERS_PER_LIST = 5;
+
+const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
+const instant: ModelProvider = {
+  provider: 'bench',
+  model: 'instant',
+  label: 'bench:instant',
+  capabilities: { structuredOutput: true, tokenUsage: true, streaming: false },
+  async call(req: ModelRequest): Promise<ModelOutcome> {
+    if (req.tool?.name === 'triage') return { ok: true, kind: 'tool', input: { mode: 'solo', task_type: 'writing', subtasks: [], reason: 'bench' }, text: '', usage, model: 'instant', stop: 'tool' };
+    if (req.tool) return { ok: true, kind: 'tool', input: { answer: 'merged' }, text: '', usage, model: 'instant', stop: 'tool' };
+    return { ok: true, kind: 'text', text: 'done, and nicely', usage, model: 'instant', stop: 'end' };
+  },
+};
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
+  const spec = parseModelSpec('anthropic:instant');
+  if (!spec.ok) throw new Error(spec.message);
+  const models = new ModelRoster({ default: spec.value, roles: {} }, { make: () => instant });
+  const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models, flockBanterWaitMs: 1000 });
+  try {
+    // Every verdict approved the moment it is asked (a person who never hesitates).
+    roost.approvals.onRequested((a) => {
+      if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'bench').catch(() => {});
+    });
+    const post = async (text: string, requester: string): Promise<string> => {
+      const r = await fetch(`${roost.url}/api/lists`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, requester }) });
+      if (r.status !== 202) throw new Error(`POST /api/lists answered ${r.status}: ${await r.text()}`);
+      return ((await r.json()) as { list_id: string }).list_id;
+    };
+    // Warm up, timed too: every verdict asked and approved while trust rises
+    // (the flock is trusted at writing after 6 approved triages, each crow after
+    // 6 approved outputs: about 60 lists).
+    const asked: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const t0 = performance.now();
+      await roost.flock.finished(await post('write a warm-up note', `warm-${i}`));
+      asked.push(performance.now() - t0);
+    }
+    asked.sort((a, b) => a - b);
+    const trusted = roost.flock.state.history.filter((c) => c.to === 2).length;
+    const times: number[] = [];
+    for (let i = 0; i < N; i++) {
+      const t0 = performance.now();
+      const id = await post('write the release note', `solo-${i}`);
+      await roost.flock.finished(id);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((times.length * p) / 100))];
+
+    // 20 lists of 50 items at once, 5 watchers each.
+    const text = Array.from({ length: ITEMS }, (_, i) => `write note number ${i + 1}`).join('\n');
+    const t0 = performance.now();
+    const ids = await Promise.all(Array.from({ length: LISTS }, (_, i) => post(text, `bulk-${i}`)));
+    const watchers = ids.flatMap((id) =>
+      Array.from({ length: WATCHERS_PER_LIST }, async () => {
+        const ac = new AbortController();
+        const r = await fetch(`${roost.url}/api/events?list_id=${id}`, { signal: ac.signal });
+        const dec = new TextDecoder();
+        let buf = '';
+        let events = 0;
+        try {
+          for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+            buf += dec.decode(chunk, { stream: true });
+            let cut: number;
+            while ((cut = buf.indexOf('\n\n')) >= 0) {
+              const block = buf.slice(0, cut);
+              buf = buf.slice(cut + 2);
+              if (block.includes('\nevent: ') || block.startsWith('event: ')) events++;
+              if (block.includes('event: list.finished')) {
+                ac.abort();
+                return { id, events };
+              }
+            }
+          }
+        } catch {}
+        return { id, events };
+      }),
+    );
+    await Promise.all(ids.map((id) => roost.flock.finished(id)));
+    const bulkMs = performance.now() - t0;
+    const got = await Promise.all(watchers);
+    // What each list's stream holds: its contract events in the log.
+    const expected = new Map<string, number>();
+    for (const id of ids) expected.set(id, (roost.flock as unknown as { listFrames: Map<string, unknown[]> }).listFrames.get(id)?.length ?? 0);
+    const complete = got.filter((g) => g.events === expected.get(g.id)).length;
+    process.stdout.write(
+      JSON.stringify({
+        perItemP50: pct(50),
+        perItemP99: pct(99),
+        withApprovalsP50: asked[Math.floor(asked.length / 2)],
+        withApprovalsMax: asked[asked.length - 1],
+        trustedHolders: trusted,
+        bulkSeconds: bulkMs / 1000,
+        bulkItemsPerSec: (LISTS * ITEMS) / (bulkMs / 1000),
+        watchersComplete: `${complete}/${got.length}`,
+        events: [...expected.values()].reduce((a, b) => a + b, 0),
+      }) + '\n',
+    );
+  } finally {
+    await roost.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

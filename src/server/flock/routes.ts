@@ -1,0 +1,189 @@
+// The flock's routes (spec/flock-events.md, docs/flock.md): one table,
+// mounted like every app's. Paths, payloads and status codes are the
+// contract's; error bodies are `{message}` (plus the server's `kind`), and a
+// 429 is `{message, cooldown_s}`.
+
+import { Type } from '@sinclair/typebox';
+import { cooldownS, flockLedger, isTrustHolder, FLOCK_LIMITS, nestsIndex, overRate, spunCrows, TASK_TYPES, TODO_NEST } from '../../core/flock.js';
+import { LIST_BODY_MAX, parseListText } from '../../core/flock-wire.js';
+import { personaRecords } from '../../core/personas.js';
+import { NO_PROVIDER_MESSAGE } from '../../models/config.js';
+import type { Access } from '../access.js';
+import { PROJECT_PARAM } from '../access.js';
+import { decider, type ApprovalService } from '../approvals.js';
+import { HttpError, sendJson } from '../http.js';
+import type { Live, ScopeSpec } from '../live.js';
+import { route, type Route } from '../route.js';
+import type { PerProject } from '../scoped.js';
+import { verdictApprovalId, type FlockService } from './service.js';
+
+const ListBody = Type.Object({
+  text: Type.String({ maxLength: LIST_BODY_MAX }),
+  requester: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.requester })),
+  nest_id: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.id })),
+  token_budget: Type.Optional(Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget })),
+});
+
+const VerdictBody = Type.Object({
+  item_id: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.id + 5 }),
+  target: Type.Union([Type.Literal('triage'), Type.Literal('output')]),
+  approve: Type.Boolean(),
+});
+
+const TrustBody = Type.Object({
+  holder: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.crowName }),
+  task_type: Type.Union(TASK_TYPES.map((t) => Type.Literal(t))),
+  action: Type.Union([Type.Literal('demote'), Type.Literal('reset')]),
+  reason: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.reason }),
+});
+
+const BudgetBody = Type.Object({ token_budget: Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget }) });
+
+/** `flock:<project>` (the whole flock, for the view) and `flock.list:<project>/<list_id>` (one list's contract stream). */
+export function flockScopes(flocks: PerProject<FlockService>): { flock: ScopeSpec; list: ScopeSpec } {
+  const project = (key: string): string => {
+    if (!PROJECT_PARAM.test(key)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
+    return key;
+  };
+  const split = (key: string): [string, string] => {
+    const i = key.indexOf('/');
+    if (i < 0) throw new HttpError(400, 'bad_request', 'a list scope is flock.list:<project>/<list_id>');
+    return [project(key.slice(0, i)), key.slice(i + 1)];
+  };
+  return {
+    flock: { need: (key) => ({ project: project(key), min: 'viewer' }), open: async (key) => (await flocks.get(key)).channel },
+    list: {
+      need: (key) => ({ project: split(key)[0], min: 'viewer' }),
+      open: async (key) => {
+        const [p, list_id] = split(key);
+        return (await flocks.get(p)).listChannel(list_id);
+      },
+    },
+  };
+}
+
+export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProject<ApprovalService>, live: Live, access: Access): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/api/lists',
+      auth: 'editor',
+      body: ListBody,
+      maxBody: LIST_BODY_MAX + 4096,
+      doc: '202 {list_id}; 400, 404 unknown nest, 429 {message, cooldown_s}, 503 without a model',
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await flocks.of(req);
+        if (!svc.models?.ready) throw new HttpError(503, 'unavailable', NO_PROVIDER_MESSAGE);
+        // Shared mode: the signed-in member (or the token's owner), never the body's word. Local mode: self-asserted.
+        let requester: string;
+        if (access.mode === 'shared') requester = principal!.name;
+        else {
+          requester = (body.requester ?? '').replace(/\s+/g, ' ').trim();
+          if (!requester) throw new HttpError(400, 'bad_request', '"requester" is required: who hands over the list');
+        }
+        const now = Date.now();
+        const cool = cooldownS(svc.state, requester, now);
+        if (cool > 0) return void sendJson(res, 429, { message: `${requester} is cooling down after too many strikes; try again in ${cool} s.`, cooldown_s: cool });
+        const nest_id = body.nest_id ?? TODO_NEST;
+        if (!svc.state.nests.has(nest_id)) throw new HttpError(404, 'not_found', `no nest "${nest_id.slice(0, 80)}"`);
+        if (overRate(svc.state, requester, now, 'list')) {
+          const c = await svc.strike(requester, 'rate');
+          const wait = c || 60;
+          return void sendJson(res, 429, { message: `${requester} may start ${FLOCK_LIMITS.listsPerMinute} lists a minute; try again in ${wait} s.`, cooldown_s: wait });
+        }
+        const parsed = parseListText(body.text);
+        if (!parsed.ok) {
+          const c = await svc.strike(requester, parsed.strike);
+          // The strike that starts a cooldown is answered as a prank.
+          if (c > 0) return void sendJson(res, 429, { message: `${parsed.message}. ${requester} is cooling down for ${c} s.`, cooldown_s: c });
+          throw new HttpError(400, 'bad_request', parsed.message);
+        }
+        const list_id = await svc.startList(requester, parsed.items, nest_id, body.token_budget);
+        sendJson(res, 202, { list_id });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/events',
+      auth: 'viewer',
+      stream: true,
+      doc: '?list_id=: the list\'s contract events (SSE, id: lines, Last-Event-ID)',
+      handler: async ({ req, res, url, grant }) => {
+        const list_id = url.searchParams.get('list_id');
+        if (!list_id) throw new HttpError(400, 'bad_request', 'name the list: /api/events?list_id=<id>');
+        if (list_id.length > FLOCK_LIMITS.id || !/^[A-Za-z0-9_.:-]+$/.test(list_id)) throw new HttpError(400, 'bad_request', 'that is not a list id');
+        await live.serve(req, res, url, grant!, [`flock.list:${grant!.project}/${list_id}`]);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/verdicts',
+      auth: 'editor',
+      body: VerdictBody,
+      doc: '204; 404 when nothing waits (a second answer included); the decider is the caller',
+      handler: async ({ req, res, body }) => {
+        const svc = await flocks.of(req);
+        const target = body.target;
+        const nothing = () => new HttpError(404, 'not_found', `no ${target} verdict waits for ${body.item_id.slice(0, 90)}`);
+        const pending = svc.pendingVerdict(body.item_id, target);
+        if (!pending) throw nothing();
+        const ap = await approvals.of(req);
+        await svc.ensureApproval(pending.list, pending.item, target);
+        const id = verdictApprovalId(svc.project, body.item_id, target);
+        const by = await decider(access, req, undefined);
+        let won: boolean;
+        try {
+          won = (await ap.decide(id, body.approve ? 'allow' : 'deny', by)).won;
+        } catch (e) {
+          if (e instanceof HttpError && (e.status === 409 || e.status === 404)) throw nothing();
+          throw e;
+        }
+        if (!won) throw nothing();
+        // The verdict is in the log before the answer (the approval's listener writes the same one, keyed).
+        await svc.writeVerdict(pending.list.list_id, body.item_id, target, body.approve ? 'approved' : 'rejected', by);
+        res.writeHead(204);
+        res.end();
+      },
+    }),
+    route({ method: 'GET', path: '/api/trust', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, flockLedger((await flocks.of(req)).state)) }),
+    route({
+      method: 'POST',
+      path: '/api/trust',
+      auth: 'owner',
+      body: TrustBody,
+      doc: 'demote (one level) or reset a holder, with a reason (logged)',
+      handler: async ({ req, res, body }) => {
+        const svc = await flocks.of(req);
+        if (!isTrustHolder(svc.state, body.holder)) throw new HttpError(404, 'not_found', `no trust holder "${body.holder}" (a working crow, or "flock")`);
+        const by = await decider(access, req, undefined);
+        const r = await svc.demote(body.holder, body.task_type, body.action, by, body.reason);
+        sendJson(res, 200, { holder: body.holder, task_type: body.task_type, ...r, by, reason: body.reason });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/api/budget',
+      auth: 'owner',
+      body: BudgetBody,
+      doc: 'the project\'s default token budget for new lists',
+      handler: async ({ req, res, body }) => {
+        const svc = await flocks.of(req);
+        await svc.setProjectBudget(body.token_budget, await decider(access, req, undefined));
+        sendJson(res, 200, { token_budget: svc.state.budget.project });
+      },
+    }),
+    route({ method: 'GET', path: '/api/personas', auth: 'viewer', handler: ({ res }) => sendJson(res, 200, personaRecords()) }),
+    route({ method: 'GET', path: '/api/crows', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, { crows: spunCrows((await flocks.of(req)).state) }) }),
+    route({ method: 'GET', path: '/api/nests', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, nestsIndex((await flocks.of(req)).state)) }),
+    route({
+      method: 'GET',
+      path: '/api/flock',
+      auth: 'viewer',
+      doc: 'the models serving each role, and the lists with their status',
+      handler: async ({ req, res }) => {
+        const svc = await flocks.of(req);
+        sendJson(res, 200, svc.overview());
+      },
+    }),
+  ];
+}

@@ -1,0 +1,810 @@
+// The flock of one project (docs/flock.md): its stream `flock` (default
+// project) or `flock:<project>`, folded on the fold host by the pure fold
+// (src/core/flock.ts), served live on two kinds of scope, and driven.
+//
+// - `flock:<project>`: every folded entry (`{event, effects}`), a snapshot of
+//   the whole state first (the flock view, on /live).
+// - `flock.list:<project>/<list_id>`: one list's contract events, each frame
+//   `event: <type>` with the stored body as data (spec/flock-events.md), what
+//   `GET /api/events?list_id=` serves. A subscriber without a cursor gets the
+//   list's events so far as its first frame; `Last-Event-ID` resumes after it.
+//
+// The driver: the node holding the project's lease (`lease.claimed`) reads
+// the fold's queries (itemPhase, toFly, pickCrows, draftAnswer, listStatus)
+// after every change of a list and appends what comes next; model calls run
+// beside it and land as `crow.landed`. Each pending verdict is an approval of
+// kind `verdict` in the one approvals model; its close is appended as the
+// verdict (keyed, so once). A restart resumes from the log: flights with no
+// landing are flown again, open banter is dropped, unannounced trust changes
+// are announced.
+
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  applyFlock,
+  cooldownS,
+  draftAnswer,
+  emptyFlock,
+  FLOCK_LIMITS,
+  FLOCK_PROTOCOL_VERSION,
+  flockTs,
+  flockToJSON,
+  flyingListsOf,
+  inFlight,
+  itemPhase,
+  leaseHolder,
+  listStatus,
+  outputNeedsApproval,
+  pickCrows,
+  previewTrust,
+  toFly,
+  triageNeedsApproval,
+  trustChangedEvent,
+  trustLevel,
+  unannouncedTrust,
+  unfinishedLists,
+  type FlockItem,
+  type FlockList,
+  type FlockState,
+  type VerdictTarget,
+  type VerdictValue,
+} from '../../core/flock.js';
+import type { Approval } from '../../core/approvals.js';
+import type { ModelOutcome, ModelProvider, ModelRequest } from '../../models/index.js';
+import type { ModelRole, ModelRoster } from '../../models/config.js';
+import type { EventStore, LogEntry } from '../../storage/types.js';
+import { FoldedStream, type Folded } from '../folded.js';
+import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
+import type { ApprovalService } from '../approvals.js';
+import { HttpError } from '../http.js';
+import { banterLine, banterRequest, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
+
+export const FLOCK_STREAM = 'flock';
+
+export function flockStream(project: string): string {
+  return project === 'default' ? FLOCK_STREAM : `${FLOCK_STREAM}:${project}`;
+}
+
+/** The contract's list events (spec/flock-events.md): what a list's stream carries. */
+export const LIST_EVENTS: ReadonlySet<string> = new Set([
+  'list.started',
+  'item.triaged',
+  'crow.flying',
+  'crow.landed',
+  'item.answered',
+  'verdict',
+  'trust.changed',
+  'item.skipped',
+  'requester.pranked',
+  'list.finished',
+  'crow.banter',
+]);
+
+export interface FlockSettings {
+  /** The models behind the crows; null: POST /api/lists answers 503. */
+  models: ModelRoster | null;
+  /** An approval's window: unanswered past it, the verdict is `timeout` (default 10 minutes). */
+  verdictWindowMs: number;
+  /** The driver's lease, renewed every third of it. */
+  leaseMs: number;
+  /** One try of one model call (the provider's retry policy wraps it). */
+  callTimeoutMs: number;
+  /** How long `list.finished` waits for banter in the air. */
+  banterWaitMs: number;
+  /** This node's name in the lease (a fresh one per process by default). */
+  node: string;
+}
+
+export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> = {
+  verdictWindowMs: 10 * 60 * 1000,
+  leaseMs: 30_000,
+  callTimeoutMs: 60_000,
+  banterWaitMs: 20_000,
+};
+
+export interface FlockOptions {
+  live: Live;
+  channel: ChannelOptions;
+  maxReplay: number;
+  project: string;
+  approvals: () => Promise<ApprovalService>;
+  settings: Omit<FlockSettings, 'node'> & { node?: string };
+}
+
+/** The approval id of an item's verdict: stable, so a restart finds the one it asked for. */
+export function verdictApprovalId(project: string, item_id: string, target: VerdictTarget): string {
+  return 'ap_' + createHash('sha256').update(`flock\n${project}\n${item_id}\n${target}`).digest('hex').slice(0, 24);
+}
+
+type Obj = Record<string, unknown>;
+
+interface Running {
+  list_id: string;
+  reserve: number;
+}
+
+export class FlockService {
+  private host: FoldedStream<FlockState>;
+  readonly stream: string;
+  readonly node: string;
+  /** Each kept list's contract events with their positions (the list streams' replay). */
+  private listFrames = new Map<string, { position: number; ev: Ev }[]>();
+  private listChannels = new Map<string, LiveChannel>();
+  /** Model calls this node has in the air, by `<item>\0<crow>` (or `banter\0<list>\0<crow>`). */
+  private calls = new Map<string, Running>();
+  /** Tokens reserved by calls in the air, per list (the budget check counts them). */
+  private reserved = new Map<string, number>();
+  private dirty = new Set<string>();
+  private running = new Set<string>();
+  /** Passes in progress (a stop waits for them, so nothing is appended to a closed store). */
+  private passes = new Set<Promise<void>>();
+  private scheduled = false;
+  /** Lists that wanted crows when none was free. */
+  private starved = new Set<string>();
+  private asking = new Map<string, Promise<Approval | null>>();
+  private finishTimers = new Map<string, NodeJS.Timeout>();
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private unlisten: (() => void) | null = null;
+  private recent = new Map<string, string[]>();
+  private droppedBanter = new Set<string>();
+  private finishWaiters = new Map<string, (() => void)[]>();
+  readonly settings: FlockSettings;
+  /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
+  readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
+
+  constructor(
+    private store: EventStore,
+    private opts: FlockOptions,
+  ) {
+    this.stream = flockStream(opts.project);
+    this.node = opts.settings.node ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.settings = { ...opts.settings, node: this.node };
+    this.host = new FoldedStream<FlockState>(
+      store,
+      {
+        stream: this.stream,
+        scope: `flock:${opts.project}`,
+        empty: emptyFlock,
+        step: (state, entry) => {
+          const e = JSON.parse(entry.body) as unknown;
+          const effects = applyFlock(state, e, entry.position);
+          const out: Folded<FlockState> & { accepted: boolean } = { state, events: [{ name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` }], accepted: effects.length > 0 };
+          return out;
+        },
+        snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: flockToJSON(state) }),
+        applied: (entry, out) => this.applied(entry, (out as Folded<FlockState> & { accepted?: boolean }).accepted === true),
+      },
+      { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
+    );
+  }
+
+  get state(): FlockState {
+    return this.host.state;
+  }
+
+  get position(): number {
+    return this.host.position;
+  }
+
+  get channel(): LiveChannel {
+    return this.host.channel;
+  }
+
+  get project(): string {
+    return this.opts.project;
+  }
+
+  /** What `GET /api/flock` shows: the models per role, the lease, and each kept list's status. */
+  overview(): unknown {
+    const now = Date.now();
+    return {
+      protocol: FLOCK_PROTOCOL_VERSION,
+      ready: this.settings.models?.ready ?? false,
+      models: this.settings.models?.describe() ?? [],
+      driver: leaseHolder(this.state, now),
+      token_budget: this.state.budget.project,
+      lists: [...this.state.lists.keys()].map((id) => listStatus(this.state, id)),
+    };
+  }
+
+  get models(): ModelRoster | null {
+    return this.settings.models;
+  }
+
+  async start(): Promise<void> {
+    this.host.listen();
+    await this.host.start();
+    const approvals = await this.opts.approvals();
+    this.unlisten = approvals.onClosed((a) => void this.approvalClosed(a).catch((e) => console.error('roost: flock verdict failed', e)));
+    if (this.settings.models) {
+      await this.tickLease();
+      this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+      this.leaseTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    for (const t of this.finishTimers.values()) clearTimeout(t);
+    this.unlisten?.();
+    await Promise.race([Promise.allSettled([...this.passes]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    if (leaseHolder(this.state, Date.now()) === this.node) {
+      try {
+        await this.append([{ type: 'lease.released', node: this.node, ts: flockTs(Date.now()) }]);
+      } catch {}
+    }
+    for (const c of this.listChannels.values()) c.stop();
+    await this.host.stop();
+  }
+
+  // ------------------------------------------------------------ the log
+
+  /** Appends events (each stamped with its `ts` by the caller) and resolves once folded here. */
+  async append(events: Obj[], key?: string): Promise<void> {
+    if (events.length === 0) return;
+    const r = await this.store.append(
+      this.stream,
+      events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })),
+      key ? { idempotencyKey: key } : undefined,
+    );
+    this.stats.appends++;
+    await this.host.folded(r.last);
+  }
+
+  private applied(entry: LogEntry, accepted: boolean): void {
+    if (!accepted) return;
+    const type = entry.type;
+    if (type === 'lease.claimed' || type === 'lease.released') return;
+    const body = JSON.parse(entry.body) as Obj;
+    const list_id = typeof body.list_id === 'string' ? body.list_id : '';
+    if (list_id && LIST_EVENTS.has(type)) {
+      const ev: Ev = { name: type, data: entry.body };
+      let frames = this.listFrames.get(list_id);
+      if (!frames) this.listFrames.set(list_id, (frames = []));
+      frames.push({ position: entry.position, ev });
+      const ch = this.listChannels.get(list_id);
+      if (ch) ch.publish(ch.frame(entry.position, [ev]));
+      this.remember(list_id, body);
+      if (type === 'list.finished') {
+        const t = this.finishTimers.get(list_id);
+        if (t) clearTimeout(t);
+        this.finishTimers.delete(list_id);
+        this.forgetOld();
+        for (const f of this.finishWaiters.get(list_id) ?? []) f();
+        this.finishWaiters.delete(list_id);
+      }
+    }
+    if (list_id) this.kick(list_id);
+    if (type === 'crow.landed' && this.starved.size) for (const l of this.starved) this.kick(l);
+  }
+
+  /** A short line of what happened, for banter's "recent flock events". */
+  private remember(list_id: string, b: Obj): void {
+    let r = this.recent.get(list_id);
+    if (!r) this.recent.set(list_id, (r = []));
+    if (b.type === 'crow.landed') r.push(`${b.crow} came back ${b.ok ? 'with an answer' : `without one (${b.error ?? 'failed'})`} for ${b.item_id}`);
+    else if (b.type === 'verdict') r.push(`the ${b.target} of ${b.item_id} was ${b.verdict}`);
+    else if (b.type === 'item.triaged') r.push(`Sentry sent ${b.item_id} ${b.mode} as ${b.task_type}`);
+    if (r.length > 8) r.shift();
+  }
+
+  /** Frames of lists the fold no longer keeps are dropped with them. */
+  private forgetOld(): void {
+    for (const id of this.listFrames.keys()) {
+      if (this.state.lists.has(id)) continue;
+      this.listFrames.delete(id);
+      this.recent.delete(id);
+      this.listChannels.get(id)?.closeAll('this list is no longer kept');
+      this.listChannels.delete(id);
+    }
+  }
+
+  /** The live channel of one list's stream; 404 for a list this server does not know (or no longer keeps). */
+  listChannel(list_id: string): LiveChannel {
+    let ch = this.listChannels.get(list_id);
+    if (ch) return ch;
+    if (!this.state.lists.has(list_id)) throw new HttpError(404, 'not_found', `no list "${list_id.slice(0, 80)}"`);
+    const evsUpTo = (upTo: number): Ev[] => (this.listFrames.get(list_id) ?? []).filter((f) => f.position <= upTo).map((f) => f.ev);
+    ch = new LiveChannel(
+      `flock.list:${this.opts.project}/${list_id}`,
+      this.store.epoch,
+      {
+        position: () => this.position,
+        // A new reader gets the list's events so far (each with the id of the position folded now).
+        snapshot: () => ch!.frame(this.position, evsUpTo(this.position)),
+        replay: async (after, upTo) => {
+          const out: Frame[] = [];
+          for (const f of this.listFrames.get(list_id) ?? []) if (f.position > after && f.position <= upTo) out.push(ch!.frame(f.position, [f.ev]));
+          return out;
+        },
+      },
+      // No ring: the list's frames are kept above, in position order.
+      this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
+    );
+    this.listChannels.set(list_id, ch);
+    return ch;
+  }
+
+  // ------------------------------------------------------------ lists
+
+  /** Resolves once the list is finished (at once when it is). */
+  finished(list_id: string): Promise<void> {
+    if (this.state.lists.get(list_id)?.finished || this.state.forgottenLists.has(list_id)) return Promise.resolve();
+    return new Promise((ok) => {
+      let ws = this.finishWaiters.get(list_id);
+      if (!ws) this.finishWaiters.set(list_id, (ws = []));
+      ws.push(ok);
+    });
+  }
+
+  /** A new list (already checked by the route): resolves with its id once folded. */
+  async startList(requester: string, items: string[], nest_id: string, token_budget?: number): Promise<string> {
+    const list_id = `l-${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const ev: Obj = {
+      type: 'list.started',
+      list_id,
+      ts: flockTs(Date.now()),
+      requester,
+      nest_id,
+      items: items.map((text, i) => ({ item_id: `${list_id}-${i + 1}`, text })),
+      token_budget: token_budget ?? this.state.budget.project,
+    };
+    await this.append([ev]);
+    if (!this.state.lists.has(list_id)) throw new HttpError(400, 'bad_request', 'the list was not accepted');
+    return list_id;
+  }
+
+  /**
+   * A strike against a requester; when it starts a cooldown, `requester.pranked`
+   * goes to each of their lists still flying. Resolves with the cooldown (s) now running.
+   */
+  async strike(requester: string, reason: 'rate' | 'empty' | 'garbage'): Promise<number> {
+    const now = Date.now();
+    const before = cooldownS(this.state, requester, now);
+    await this.append([{ type: 'requester.strike', requester, reason, ts: flockTs(now) }]);
+    const after = cooldownS(this.state, requester, now);
+    if (after > before) {
+      const message = `${requester} sent too many lists or lists without work in them; new lists are refused for ${after} s.`;
+      const ts = flockTs(Date.now());
+      await this.append(flyingListsOf(this.state, requester).map((list_id) => ({ type: 'requester.pranked', list_id, message, cooldown_s: after, ts })));
+    }
+    return after;
+  }
+
+  // ------------------------------------------------------------ verdicts
+
+  /** The pending verdict of an item's target, when one waits for a person. */
+  pendingVerdict(item_id: string, target: VerdictTarget): { list: FlockList; item: FlockItem } | null {
+    const m = /^(.+)-([1-9][0-9]{0,2})$/.exec(item_id);
+    if (!m) return null;
+    const list = this.state.lists.get(m[1]);
+    const item = list?.items[Number(m[2]) - 1];
+    if (!list || list.finished || !item || item.item_id !== item_id) return null;
+    const phase = itemPhase(item);
+    if (target === 'triage' && phase === 'triage_verdict' && item.triage?.needs_approval) return { list, item };
+    if (target === 'output' && phase === 'output_verdict' && item.answer?.needs_approval) return { list, item };
+    return null;
+  }
+
+  /** Asks for the approval of a pending verdict (once; the id is stable); appends the verdict when it closed already. */
+  async ensureApproval(list: FlockList, item: FlockItem, target: VerdictTarget): Promise<Approval | null> {
+    const approvals = await this.opts.approvals();
+    const id = verdictApprovalId(this.opts.project, item.item_id, target);
+    const known = approvals.state.byId.get(id);
+    if (known) {
+      if (known.status !== 'pending') await this.approvalClosed(known);
+      return known;
+    }
+    if (approvals.state.forgotten.has(id)) {
+      // Closed long ago and its verdict never written: fail safe.
+      await this.writeVerdict(list.list_id, item.item_id, target, 'timeout', '');
+      return null;
+    }
+    let p = this.asking.get(id);
+    if (!p) {
+      const asker = target === 'triage' ? 'Sentry' : (item.answer?.crows[0] ?? 'flock');
+      const digest =
+        target === 'triage'
+          ? `${item.text}\n→ ${item.triage?.mode} ${item.triage?.task_type}: ${item.triage?.reason ?? ''}${item.triage?.subtasks.length ? `\n${item.triage.subtasks.map((s, i) => `${i + 1}. ${s}`).join('\n')}` : ''}`
+          : `${item.text}\n→ ${(item.answer?.crows ?? []).join(', ')}: ${item.answer?.text ?? ''}`;
+      p = approvals
+        .request({
+          id,
+          kind: 'verdict',
+          asker,
+          askerName: asker,
+          scope: { list: list.list_id, item: item.item_id, target },
+          source: 'flock',
+          tool: target,
+          input: digest.slice(0, 2000),
+          window: this.settings.verdictWindowMs,
+        })
+        .then((r) => r.approval)
+        .finally(() => this.asking.delete(id));
+      this.asking.set(id, p);
+    }
+    return p;
+  }
+
+  /** An approval closed: a verdict approval's close is the verdict (first decision wins; expired or withdrawn is `timeout`). */
+  private async approvalClosed(a: Approval): Promise<void> {
+    if (a.kind !== 'verdict' || a.source !== 'flock') return;
+    const { list, item, target } = a.scope as { list?: string; item?: string; target?: string };
+    if (!list || !item || (target !== 'triage' && target !== 'output')) return;
+    if (a.id !== verdictApprovalId(this.opts.project, item, target)) return;
+    const verdict: VerdictValue = a.status === 'allowed' ? 'approved' : a.status === 'denied' ? 'rejected' : 'timeout';
+    await this.writeVerdict(list, item, target, verdict, verdict === 'timeout' ? '' : a.decidedBy);
+  }
+
+  /** Appends a verdict and the trust changes it announces, in one append (keyed: once per target). */
+  async writeVerdict(list_id: string, item_id: string, target: VerdictTarget, verdict: VerdictValue, by: string): Promise<void> {
+    const ts = flockTs(Date.now());
+    const ev: Obj = { type: 'verdict', list_id, item_id, target, verdict, ts, ...(by ? { by } : {}) };
+    const ann = previewTrust(this.state, ev).map((c) => trustChangedEvent(c, ts));
+    await this.append([ev, ...ann], `verdict:${item_id}:${target}`);
+  }
+
+  // ------------------------------------------------------------ the lease
+
+  get driving(): boolean {
+    return !this.stopped && this.settings.models !== null && leaseHolder(this.state, Date.now()) === this.node;
+  }
+
+  /**
+   * The lease is held only while there is work (an unfinished list): an idle
+   * flock writes nothing. Renewed by its holder every third of its time;
+   * taken by any node once nobody holds it and work waits.
+   */
+  private async tickLease(): Promise<void> {
+    if (this.stopped) return;
+    const holder = leaseHolder(this.state, Date.now());
+    if (holder !== '' && holder !== this.node) return;
+    if (unfinishedLists(this.state).length === 0) return;
+    await this.claimLease();
+  }
+
+  private claiming: Promise<void> | null = null;
+
+  private claimLease(): Promise<void> {
+    this.claiming ??= this.claim().finally(() => (this.claiming = null));
+    return this.claiming;
+  }
+
+  private async claim(): Promise<void> {
+    if (this.stopped) return;
+    const was = this.driving;
+    await this.append([{ type: 'lease.claimed', node: this.node, ttl_ms: this.settings.leaseMs, ts: flockTs(Date.now()) }]);
+    if (this.driving && !was) await this.resume();
+  }
+
+  /** Took the lease (a start, or another node's lease ran out): pick up what the log says is unfinished. */
+  private async resume(): Promise<void> {
+    const ts = flockTs(Date.now());
+    // Open banter is dropped (its call died with the node that made it).
+    const open = inFlight(this.state);
+    const drops = open.banter.map((b) => ({ type: 'banter.dropped', list_id: b.list_id, item_id: b.item_id, crow: b.crow, to: b.to, reason: 'restart', ts }));
+    const ann = unannouncedTrust(this.state).map((c) => trustChangedEvent(c, ts));
+    await this.append([...drops, ...ann]);
+    for (const id of unfinishedLists(this.state)) this.kick(id);
+  }
+
+  // ------------------------------------------------------------ the driver
+
+  kick(list_id: string): void {
+    if (this.stopped) return;
+    this.dirty.add(list_id);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.pump);
+  }
+
+  private pump = (): void => {
+    this.scheduled = false;
+    for (const id of [...this.dirty]) {
+      if (this.running.has(id)) continue;
+      this.dirty.delete(id);
+      this.running.add(id);
+      const p = this.drive(id);
+      this.passes.add(p);
+      void p.finally(() => this.passes.delete(p)).catch(() => {});
+      void p
+        .catch((e) => {
+          if (!this.stopped) console.error(`roost: flock list ${id}`, e);
+        })
+        .finally(() => {
+          this.running.delete(id);
+          if (this.dirty.has(id)) this.kick(id);
+        });
+    }
+  };
+
+  private provider(role: ModelRole): ModelProvider | null {
+    return this.settings.models?.forRole(role) ?? this.settings.models?.forRole('crow') ?? null;
+  }
+
+  /** Whether a call of this worst case still fits the list's budget, counting calls in the air. */
+  private fits(list: FlockList, worst: number): boolean {
+    return list.tokens_used + (this.reserved.get(list.list_id) ?? 0) + worst <= list.token_budget;
+  }
+
+  /** One pass over a list: each item's next step, appended; model calls started. */
+  private async drive(list_id: string): Promise<void> {
+    if (!this.driving) {
+      // Nobody drives (an idle flock lets its lease lapse): take it; taking it resumes every unfinished list.
+      if (this.settings.models && !this.stopped && leaseHolder(this.state, Date.now()) === '' && this.state.lists.get(list_id)?.finished === null) await this.claimLease();
+      return;
+    }
+    const list = this.state.lists.get(list_id);
+    if (!list || list.finished) return;
+    const ts = () => flockTs(Date.now());
+    this.starved.delete(list_id);
+    for (const item of list.items) {
+      if (!this.driving) return;
+      const phase = itemPhase(item);
+      switch (phase) {
+        case 'triage': {
+          const req = triageRequest(this.state, item);
+          if (!this.fits(list, worstCase(req))) {
+            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
+            break;
+          }
+          this.reserve(list_id, item.item_id, 'Sentry', worstCase(req));
+          await this.append([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Sentry', borrowed: false, ts: ts() }]);
+          this.fly(list_id, item.item_id, 'Sentry', 'sentry', req);
+          break;
+        }
+        case 'triaging':
+        case 'flying':
+        case 'merging':
+          // Flights in the log with no call here: a restart. Fly them again.
+          for (const f of item.flights.values()) {
+            if (f.state !== 'flying' || this.calls.has(`${item.item_id}\u0000${f.crow}`)) continue;
+            const req = f.role === 'triage' ? triageRequest(this.state, item) : f.role === 'merge' ? mergeRequest(this.state, item) : workRequest(this.state, item, f.crow, f.subtask);
+            this.reserve(list_id, item.item_id, f.crow, worstCase(req));
+            this.fly(list_id, item.item_id, f.crow, f.role === 'triage' ? 'sentry' : f.role === 'merge' ? 'elder' : 'crow', req);
+          }
+          break;
+        case 'triage_verdict':
+          if (!item.triage!.needs_approval) await this.writeVerdict(list_id, item.item_id, 'triage', 'auto', '');
+          else await this.ensureApproval(list, item, 'triage');
+          break;
+        case 'output_verdict':
+          if (!item.answer!.needs_approval) await this.writeVerdict(list_id, item.item_id, 'output', 'auto', '');
+          else await this.ensureApproval(list, item, 'output');
+          break;
+        case 'rejected':
+          await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'rejected', ts: ts() }]);
+          break;
+        case 'failed':
+          await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
+          break;
+        case 'work':
+          await this.work(list, item);
+          break;
+        case 'merge': {
+          const req = mergeRequest(this.state, item);
+          if (!this.fits(list, worstCase(req))) {
+            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
+            break;
+          }
+          this.reserve(list_id, item.item_id, 'Elder', worstCase(req));
+          await this.append([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Elder', borrowed: false, ts: ts() }]);
+          this.fly(list_id, item.item_id, 'Elder', 'elder', req);
+          break;
+        }
+        case 'answer': {
+          const { answer, crows } = draftAnswer(item);
+          if (!answer.trim()) {
+            // Nothing usable came back: a failure, not an empty answer.
+            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
+            break;
+          }
+          const needs = outputNeedsApproval(this.state, item.triage!.task_type, crows);
+          const at = ts();
+          // When trust skips the approval, the answer and its `auto` verdict are one append.
+          const banter = this.banterPlan(list, item, crows, at);
+          try {
+            await this.append([
+              { type: 'item.answered', list_id, item_id: item.item_id, answer, crows, needs_approval: needs, ts: at },
+              ...(needs ? [] : [{ type: 'verdict', list_id, item_id: item.item_id, target: 'output', verdict: 'auto', ts: at }]),
+              ...(banter ? [banter.event] : []),
+            ]);
+          } finally {
+            banter?.launch();
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    await this.maybeFinish(list);
+  }
+
+  /** Sends the crows an item wants (one per open subtask of a split; up to MurderSize for a murder). */
+  private async work(list: FlockList, item: FlockItem): Promise<void> {
+    const t = item.triage!;
+    const want = toFly(item);
+    const taken = [...item.flights.keys()];
+    const picked = pickCrows(this.state, list.nest_id, want.crows, taken);
+    if (picked.length === 0) {
+      this.starved.add(list.list_id);
+      return;
+    }
+    const flights = t.mode === 'split' ? picked.slice(0, want.subtasks.length).map((p, i) => ({ ...p, subtask: want.subtasks[i] })) : picked.map((p) => ({ ...p, subtask: 0 }));
+    const reqs = flights.map((f) => workRequest(this.state, item, f.crow, f.subtask));
+    const worst = reqs.reduce((n, r) => n + worstCase(r), 0);
+    if (!this.fits(list, worst)) {
+      await this.append([{ type: 'item.skipped', list_id: list.list_id, item_id: item.item_id, reason: 'budget', ts: flockTs(Date.now()) }]);
+      return;
+    }
+    const ts = flockTs(Date.now());
+    flights.forEach((f, i) => this.reserve(list.list_id, item.item_id, f.crow, worstCase(reqs[i])));
+    await this.append(flights.map((f) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ts })));
+    flights.forEach((f, i) => this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i]));
+  }
+
+  private reserve(list_id: string, item_id: string, crow: string, worst: number): void {
+    this.calls.set(`${item_id}\u0000${crow}`, { list_id, reserve: worst });
+    this.reserved.set(list_id, (this.reserved.get(list_id) ?? 0) + worst);
+  }
+
+  private release(key: string): void {
+    const r = this.calls.get(key);
+    if (!r) return;
+    this.calls.delete(key);
+    const left = (this.reserved.get(r.list_id) ?? 0) - r.reserve;
+    if (left > 0) this.reserved.set(r.list_id, left);
+    else this.reserved.delete(r.list_id);
+  }
+
+  private async call(role: ModelRole, req: ModelRequest): Promise<ModelOutcome> {
+    const p = this.provider(role);
+    this.stats.calls++;
+    if (!p) return { ok: false, error: { kind: 'bad_request', message: `no model serves the ${role} role`, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
+    const out = await p.call({ ...req, timeoutMs: this.settings.callTimeoutMs });
+    if (!out.ok) this.stats.failedCalls++;
+    return out;
+  }
+
+  /** One flight's model call, landed when it returns (the provider retries; a failure lands ok:false). */
+  private fly(list_id: string, item_id: string, crow: string, role: ModelRole, req: ModelRequest): void {
+    const key = `${item_id}\u0000${crow}`;
+    void (async () => {
+      let out: ModelOutcome;
+      try {
+        out = await this.call(role, req);
+      } catch (e) {
+        out = { ok: false, error: { kind: 'bad_response', message: (e as Error).message, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
+      }
+      if (this.stopped) return;
+      const ts = flockTs(Date.now());
+      const tokens = Math.max(0, Math.min(FLOCK_LIMITS.callTokens, Math.round(out.usage.total)));
+      const events: Obj[] = [];
+      if (!out.ok) {
+        events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: `${out.error.kind}: ${out.error.message}`.slice(0, FLOCK_LIMITS.error), ts });
+      } else if (crow === 'Sentry') {
+        if (out.kind !== 'tool') {
+          events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: 'bad_response: the Sentry did not call the triage tool', ts });
+        } else {
+          const t = normalTriage(out.input as TriageInput);
+          const needs = triageNeedsApproval(this.state, t.task_type);
+          events.push({ type: 'item.triaged', list_id, item_id, ...t, needs_approval: needs, ts });
+          events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, ts });
+          if (!needs) events.push({ type: 'verdict', list_id, item_id, target: 'triage', verdict: 'auto', ts });
+        }
+      } else if (crow === 'Elder') {
+        const answer = out.kind === 'tool' ? String((out.input as { answer?: unknown }).answer ?? '') : out.text;
+        if (!answer.trim()) events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: 'bad_response: the Elder merged nothing', ts });
+        else events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, output: answer.slice(0, FLOCK_LIMITS.output), ts });
+      } else {
+        const text = out.kind === 'text' ? out.text : out.text || JSON.stringify(out.input);
+        if (!text.trim()) events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: 'bad_response: the answer was empty', ts });
+        else events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, output: text.slice(0, FLOCK_LIMITS.output), ts });
+      }
+      // Released once the landing is folded: a pass in between must not take the flight for one to fly again.
+      try {
+        await this.append(events);
+      } finally {
+        this.release(key);
+      }
+    })().catch((e) => {
+      this.release(key);
+      if (!this.stopped) console.error(`roost: flock flight ${crow} of ${item_id}`, e);
+    });
+  }
+
+  // ------------------------------------------------------------ banter
+
+  /**
+   * Banter for an item being answered: at most two lines per list, never
+   * blocking. The answer's first crow speaks to another crow that worked the
+   * list (else the Sentry, or the Elder for a murder). Returns the
+   * `banter.started` event (appended with the answer, so the list waits for
+   * the line) and the call to make once it is folded; null when no slot, no
+   * model or no budget.
+   */
+  private banterPlan(list: FlockList, item: FlockItem, crows: string[], ts: string): { event: Obj; launch: () => void } | null {
+    if (list.banter.started >= FLOCK_LIMITS.banterPerList || !this.provider('banter')) return null;
+    const speaker = crows[0];
+    if (!speaker) return null;
+    let to = '';
+    for (const it of list.items) for (const f of it.flights.values()) if (!to && f.role === 'work' && f.crow !== speaker) to = f.crow;
+    if (!to) to = item.triage?.mode === 'murder' ? 'Elder' : 'Sentry';
+    const req = banterRequest(this.state, item, speaker, to, this.recent.get(list.list_id) ?? []);
+    const worst = worstCase(req);
+    if (!this.fits(list, worst)) return null;
+    const key = `banter\u0000${item.item_id}\u0000${speaker}`;
+    const base = { list_id: list.list_id, item_id: item.item_id, crow: speaker, to };
+    this.calls.set(key, { list_id: list.list_id, reserve: worst });
+    this.reserved.set(list.list_id, (this.reserved.get(list.list_id) ?? 0) + worst);
+    const launch = () => {
+      if (!list.banter.open.some((b) => b.item_id === item.item_id && b.crow === speaker)) return this.release(key);
+      void (async () => {
+        const out = await this.call('banter', req);
+        this.release(key);
+        if (this.stopped || this.droppedBanter.has(key)) return;
+        const tokens = Math.max(0, Math.round(out.usage.total));
+        const line = out.ok && out.kind === 'text' ? banterLine(out.text) : '';
+        const at = flockTs(Date.now());
+        const ev: Obj = line ? { type: 'crow.banter', ...base, text: line, tokens, ts: at } : { type: 'banter.dropped', ...base, tokens, reason: out.ok ? 'unusable' : 'failed', ts: at };
+        // The last thing a list waited for: its finish goes in the same append.
+        const l = this.state.lists.get(list.list_id);
+        const last = l && !l.finished && l.banter.open.length === 1 && l.items.every((i) => i.skipped || i.outputVerdict);
+        await this.append(last ? [ev, { type: 'list.finished', list_id: l.list_id, tokens_used: l.tokens_used + tokens, token_budget: l.token_budget, ts: at }] : [ev]);
+      })().catch((e) => {
+        this.release(key);
+        if (!this.stopped) console.error('roost: flock banter', e);
+      });
+    };
+    return { event: { type: 'banter.started', ...base, ts }, launch };
+  }
+
+  /** Finishes a list whose items are all closed, once its banter landed (or after the wait, dropped as late). */
+  private async maybeFinish(list: FlockList): Promise<void> {
+    const st = listStatus(this.state, list.list_id);
+    if (!st || st.finished) return;
+    const closed = st.items.every((i) => i.phase === 'done' || i.phase === 'skipped');
+    if (!closed) return;
+    if (st.can_finish) {
+      const t = this.finishTimers.get(list.list_id);
+      if (t) clearTimeout(t);
+      this.finishTimers.delete(list.list_id);
+      await this.append([{ type: 'list.finished', list_id: list.list_id, tokens_used: list.tokens_used, token_budget: list.token_budget, ts: flockTs(Date.now()) }]);
+      return;
+    }
+    if (this.finishTimers.has(list.list_id)) return;
+    const timer = setTimeout(() => {
+      void (async () => {
+        const l = this.state.lists.get(list.list_id);
+        if (!l || l.finished || !this.driving) return;
+        const ts = flockTs(Date.now());
+        for (const b of l.banter.open) this.droppedBanter.add(`banter\u0000${b.item_id}\u0000${b.crow}`);
+        await this.append(l.banter.open.map((b) => ({ type: 'banter.dropped', list_id: l.list_id, item_id: b.item_id, crow: b.crow, to: b.to, reason: 'late', ts })));
+        this.finishTimers.delete(list.list_id);
+        this.kick(list.list_id);
+      })().catch((e) => console.error('roost: flock banter wait', e));
+    }, this.settings.banterWaitMs);
+    timer.unref();
+    this.finishTimers.set(list.list_id, timer);
+  }
+
+  // ------------------------------------------------------------ owner actions
+
+  /** An owner demotes (one level down) or resets (to stranger) a holder, with a reason. */
+  async demote(holder: string, task_type: string, action: 'demote' | 'reset', by: string, reason: string): Promise<{ from: number; to: number }> {
+    const from = trustLevel(this.state, holder, task_type);
+    if (from === 0) throw new HttpError(409, 'conflict', `${holder} is already a stranger at ${task_type}`);
+    const to = action === 'reset' ? 0 : from - 1;
+    const before = this.state.changes;
+    await this.append([{ type: 'trust.changed', list_id: '', holder, task_type, from, to, by, reason, ts: flockTs(Date.now()) }]);
+    if (this.state.changes === before) throw new HttpError(409, 'conflict', 'the ledger changed meanwhile; read it and try again');
+    return { from, to };
+  }
+
+  async setProjectBudget(token_budget: number, by: string): Promise<void> {
+    await this.append([{ type: 'budget.set', token_budget, by, ts: flockTs(Date.now()) }]);
+  }
+}

@@ -1,0 +1,55 @@
+// The flock in shared mode: the requester is the signed-in member (or the
+// token's owner), never the body's word; the decider of a verdict is the
+// caller; roles gate the routes (a viewer reads and watches, an editor hands
+// over lists and decides, an owner demotes).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, makeUser, mintToken, sharedServer, stream, type Caller, type SharedServer } from './support/shared.js';
+import { flockModel, type FlockModel } from './support/flock-model.js';
+
+let srv: SharedServer;
+let model: FlockModel;
+let bob: Caller;
+let vic: Caller;
+
+before(async () => {
+  model = await flockModel('anthropic');
+  srv = await sharedServer({ models: model.roster(), flockBanterWaitMs: 1000 });
+  bob = await makeUser(srv, 'bob', 'default', 'editor');
+  vic = await makeUser(srv, 'vic', 'default', 'viewer');
+});
+after(async () => {
+  await srv.close();
+  await model.close();
+});
+
+test('shared mode: the requester is the caller, the decider is the caller, roles gate the routes', async () => {
+  const r = await call(srv.url, bob, 'POST', '/api/lists', { text: 'write the shared note', requester: 'mallory' });
+  assert.equal(r.status, 202, JSON.stringify(r.json));
+  const list_id = r.json.list_id as string;
+  // A viewer reads and watches, and may not hand over lists or decide.
+  assert.equal((await call(srv.url, vic, 'POST', '/api/lists', { text: 'write it', requester: 'vic' })).status, 403);
+  const w = await stream(srv.url, vic, `/api/events?list_id=${list_id}`);
+  const started = await w.waitFor((f) => f.event === 'list.started');
+  assert.equal(JSON.parse(started.data).requester, 'Bob', "the caller's name, not the body's");
+  await w.waitFor((f) => f.event === 'item.triaged');
+  const item = `${list_id}-1`;
+  assert.equal((await call(srv.url, vic, 'POST', '/api/verdicts', { item_id: item, target: 'triage', approve: true })).status, 403);
+  assert.equal((await call(srv.url, bob, 'POST', '/api/verdicts', { item_id: item, target: 'triage', approve: true, by: 'someone else' })).status, 204);
+  const v = await w.waitFor((f) => f.event === 'verdict');
+  assert.equal(JSON.parse(v.data).by, 'Bob');
+  // A token acts for its owner.
+  const tok = await mintToken(srv, srv.owner, 'default', 'editor');
+  const t = await call(srv.url, tok, 'POST', '/api/lists', { text: 'write the token note', requester: 'mallory' });
+  assert.equal(t.status, 202);
+  const w2 = await stream(srv.url, tok, `/api/events?list_id=${t.json.list_id}`);
+  assert.notEqual(JSON.parse((await w2.waitFor((f) => f.event === 'list.started')).data).requester, 'mallory');
+  w2.close();
+  // The ledger is read by a viewer; only an owner demotes.
+  assert.equal((await call(srv.url, vic, 'GET', '/api/trust')).status, 200);
+  assert.equal((await call(srv.url, bob, 'POST', '/api/trust', { holder: 'flock', task_type: 'writing', action: 'reset', reason: 'no' })).status, 403);
+  assert.equal((await call(srv.url, srv.owner, 'POST', '/api/trust', { holder: 'flock', task_type: 'writing', action: 'reset', reason: 'no' })).status, 409);
+  // Nobody at all: 401.
+  assert.equal((await call(srv.url, {}, 'GET', '/api/trust')).status, 401);
+  w.close();
+});
