@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { endLeftovers, startOf } from '../src/bridge/children.js';
+import { TAG_VAR, endLeftovers, endTagged, sessionTag, startOf, tagged } from '../src/bridge/children.js';
 import { need } from './support/env.js';
-import { descendants, hasProc, running } from './support/procs.js';
+import { descendants, hasProc, matching, running } from './support/procs.js';
 import { until } from './support/until.js';
 
 /** A node process that ignores SIGTERM and starts `sleep 61` in a process group of its own (as Claude Code runs its shell). */
@@ -44,4 +44,47 @@ test('a restarted bridge ends what the killed one recorded, and what that starte
   assert.equal(running(b.pid!), true, 'a reused pid is not ours to end');
   assert.equal(running(sb), true);
   assert.deepEqual(await endLeftovers([{ pid: a.pid!, start: 'x', what: 'claude s-1' }]), [], 'nothing left: nothing to do');
+});
+
+/**
+ * A detached loop (its own session, re-parented to init once its parent exits) that ignores
+ * SIGTERM and forks every 10 ms, each child a `sleep` that ignores SIGTERM too; with `tag`.
+ */
+function forker(tag: string, marker: string, everyS = 0.01): void {
+  const script = `trap "" TERM; while :; do sleep ${marker} & sleep ${everyS}; done`;
+  const c = spawn('bash', ['-c', `setsid bash -c '${script}' </dev/null >/dev/null 2>&1 &`], { env: { PATH: process.env.PATH, [TAG_VAR]: tag }, stdio: 'ignore' });
+  c.unref();
+}
+
+test('a sweep by tag ends a loop that forks every 10 ms, every time (8 of 8), and leaves other tags alone', { timeout: 60_000 }, async (t) => {
+  if (!need(t, hasProc(), 'Linux /proc (environments and which processes still run)')) return;
+  const bridge = 'b' + String(process.pid);
+  const marker = (i: number) => `301.${process.pid}${i}`;
+  const other = `302.${process.pid}`;
+  t.after(async () => {
+    for (let n = 0; n < 50; n++) {
+      const left = [...[...Array(8).keys()].flatMap((i) => matching(marker(i))), ...matching(other)];
+      if (!left.length) break;
+      for (const pid of left) if (running(pid)) process.kill(pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+  forker(sessionTag('bother', 's1'), other, 0.5);
+  const times: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    forker(sessionTag(bridge, `s${i}`), marker(i));
+    await until('the loop to fork', () => matching(marker(i)).length >= 5, 10_000, 20);
+    const sweep = await endTagged({ session: sessionTag(bridge, `s${i}`) }, 300);
+    times.push(sweep.ms);
+    assert.deepEqual(sweep.resisting, [], `round ${i}: nothing resisted`);
+    assert.ok(sweep.ended >= 5, `round ${i}: the loop and its children were ended (${sweep.ended})`);
+    assert.deepEqual(matching(marker(i)), [], `round ${i}: nothing of the loop runs`);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(matching(marker(i)), [], `round ${i}: and nothing came back`);
+  }
+  assert.ok(matching(other).length >= 1, 'another bridge’s tagged loop still runs');
+  assert.ok(tagged({ bridge: 'bother' }).length >= 1);
+  assert.equal((await endTagged({ bridge: 'bother' }, 100)).resisting.length, 0, 'a sweep by bridge ends any session’s tag of it');
+  assert.deepEqual(matching(other), []);
+  t.diagnostic(`sweeps of a fork loop (300 ms SIGTERM grace): ${times.join(', ')} ms`);
 });

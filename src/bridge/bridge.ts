@@ -32,6 +32,9 @@
 //   Claude Code sessions, so their Work agents (and chats) stay the same;
 // - before any of that, whatever a killed predecessor left running is ended
 //   (state-file.ts), so an old process never writes into a resumed session;
+// - every process a session starts carries the session's tag in its
+//   environment (children.ts); a close, a stop and the next start after a
+//   crash end everything carrying it, repeating until nothing is left;
 // - a stop ends every session at once (processes, worktrees) and gives the
 //   posts that say so a bounded time, so it never waits on an unreachable server.
 
@@ -40,6 +43,7 @@ import { hostname } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { Approvals } from './approvals.js';
 import { Board, closedReason } from './board.js';
+import { TAG_VAR, sessionTag } from './children.js';
 import { BoardClient, Connection } from './client.js';
 import { excludeLocally, repoTop } from './git.js';
 import { HandStarted } from './hands.js';
@@ -186,7 +190,7 @@ export class Bridge {
       const hands = new HandStarted({
         space: this.pump.link,
         claude: this.opts.claude,
-        env: (hookId) => this.approvals.env(hookId),
+        env: (hookId) => ({ ...this.approvals.env(hookId), [TAG_VAR]: sessionTag(this.state.bridge, hookId) }),
         settings: this.approvals.settings(),
         isOurs: (sid) => this.runs.bySid(sid) !== undefined,
         wake: () => this.pump.wake(),
@@ -239,6 +243,8 @@ export class Bridge {
     try {
       await Promise.all(this.runs.all().map((r) => this.runs.close(r, reason, true)));
       await this.pump.hands?.stop(reason);
+      // Each close ended what its session started; this catches anything else of this bridge's.
+      await this.state.endTagged('still running at the stop');
       let timer: NodeJS.Timeout | null = null;
       await Promise.race([this.conn.drain(), new Promise((r) => (timer = setTimeout(r, postsMs)))]);
       if (timer) clearTimeout(timer);

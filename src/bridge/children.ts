@@ -17,6 +17,16 @@
 //   signalled (once it dies they are re-parented and the link is lost), each
 //   with its own start, and get the same treatment;
 // - SIGTERM first, SIGKILL after the grace period to whatever still runs.
+//
+// Descendants are not enough: a background job (`(sleep 299 &)`) is
+// re-parented to init and no longer descends from anything recorded. So every
+// session's process is also started with a tag in its environment
+// (ROOST_BRIDGE_TAG=<bridge id>:<session id>), which everything it starts
+// inherits; `endTagged` ends every process whose /proc/<pid>/environ carries
+// it, pass after pass until a pass finds nothing, so a tool that forks during
+// the cleanup is caught by the next pass. Limits (docs/bridge.md): Linux
+// only, processes of the bridge's own uid only, and a process that clears or
+// replaces its environment is not found.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -155,4 +165,98 @@ export async function endLeftovers(records: ChildRecord[], graceMs = 3000): Prom
   const gone = Date.now() + 2000;
   while ((procs = procs.filter((p) => stillRuns(p.pid, p.start))).length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
   return alive;
+}
+
+// ------------------------------------------------------------ tagged processes
+
+/**
+ * The environment variable every session's Claude Code process is started
+ * with: `<bridge id>:<session id>`. Every process it starts inherits it,
+ * re-parented background jobs included, so `/proc/<pid>/environ` names the
+ * bridge and the session of everything a session left running, however it
+ * was detached. Linux only (elsewhere only the recorded processes are ended).
+ */
+export const TAG_VAR = 'ROOST_BRIDGE_TAG';
+
+/** The tag of one session of a bridge. */
+export const sessionTag = (bridge: string, session: string) => `${bridge}:${session}`;
+
+/** Which tags a sweep ends: one session's (`bridge:session`), or every session's of a bridge (`bridge:`). */
+export type TagMatch = { session: string } | { bridge: string };
+
+function tagOf(pid: number): string | null {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return null; // gone, or another user's (only the same uid can read it)
+  }
+  const key = `${TAG_VAR}=`;
+  for (const kv of raw.split('\0')) if (kv.startsWith(key)) return kv.slice(key.length);
+  return null;
+}
+
+function matches(tag: string, m: TagMatch): boolean {
+  return 'session' in m ? tag === m.session : tag.startsWith(m.bridge + ':');
+}
+
+/** Every running process (not this one, not a zombie) whose environment carries a matching tag, with its start. */
+export function tagged(m: TagMatch): { pid: number; start: string }[] {
+  if (!PROC) return [];
+  const out: { pid: number; start: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid || pid <= 1) continue;
+    const tag = tagOf(pid);
+    if (tag === null || !matches(tag, m)) continue;
+    const p = linuxProc(pid);
+    if (p && !p.zombie) out.push({ pid, start: p.start });
+  }
+  return out;
+}
+
+export interface Sweep {
+  /** Processes signalled, all passes together. */
+  ended: number;
+  /** Passes that found something. */
+  passes: number;
+  ms: number;
+  /** Still running when the time ran out (pids). */
+  resisting: number[];
+}
+
+/**
+ * Ends every process whose environment carries a matching tag, repeating
+ * until a pass finds nothing, so a process that forks meanwhile cannot
+ * escape: SIGTERM to all found (new ones included) for up to `graceMs`, then
+ * SIGKILL to whatever still carries the tag, pass after pass, until none is
+ * left or `limitMs` has gone by (what resists is returned, for the log).
+ * Each process is checked against its start before it is signalled.
+ */
+export async function endTagged(m: TagMatch, graceMs = 2000, limitMs = 8000): Promise<Sweep> {
+  const t0 = Date.now();
+  const seen = new Set<number>();
+  let passes = 0;
+  const pass = (sig: NodeJS.Signals): number => {
+    const found = tagged(m);
+    if (found.length) passes++;
+    for (const p of found) {
+      if (!stillRuns(p.pid, p.start)) continue;
+      seen.add(p.pid);
+      signal(p.pid, sig);
+    }
+    return found.length;
+  };
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  if (pass('SIGTERM') === 0) return { ended: 0, passes: 0, ms: Date.now() - t0, resisting: [] };
+  while (Date.now() - t0 < graceMs) {
+    await pause(50);
+    if (pass('SIGTERM') === 0) return { ended: seen.size, passes, ms: Date.now() - t0, resisting: [] };
+  }
+  while (Date.now() - t0 < limitMs) {
+    if (pass('SIGKILL') === 0) return { ended: seen.size, passes, ms: Date.now() - t0, resisting: [] };
+    await pause(20);
+  }
+  return { ended: seen.size, passes, ms: Date.now() - t0, resisting: tagged(m).map((p) => p.pid) };
 }

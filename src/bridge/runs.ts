@@ -14,8 +14,9 @@
 //   Work agent's key); a relaunch continues the same conversation
 //   (`--resume`), and a crash that left the state file behind Claude Code's
 //   own record is corrected once, quietly (see `launch`);
-// - close ends the process (stdin closed, SIGTERM, SIGKILL after 3 s) before
-//   the worktree is removed, and answers every approval still waiting with a
+// - close ends the process (stdin closed, SIGTERM, SIGKILL after 3 s), then
+//   every process carrying the session's tag (children.ts), before the
+//   worktree is removed, and answers every approval still waiting with a
 //   denial.
 
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -25,6 +26,7 @@ import { homedir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { oneLine, type Board, type StartAsk } from './board.js';
 import { startClaude } from './claude.js';
+import { TAG_VAR, endTagged, sessionTag } from './children.js';
 import { SessionOutput, noConversation, resultSummary, succeeded, userMessage, type OutputSink, type ResultMessage } from './claude-stream.js';
 import { addWorktree, mainRepoOf, removeWorktree, repoTop } from './git.js';
 import type { BridgeState } from './state-file.js';
@@ -245,7 +247,7 @@ export class Runs {
     const c = startClaude(
       this.opts.claude,
       args,
-      { cwd: run.cwd, env: this.approvals.env(run.id), stdin: true, track: this.state.tracker, what: `claude ${run.id}` },
+      { cwd: run.cwd, env: { ...this.approvals.env(run.id), [TAG_VAR]: sessionTag(this.state.bridge, run.id) }, stdin: true, track: this.state.tracker, what: `claude ${run.id}` },
       (m) => run.output.read(m),
       (why) => {
         if (run.proc !== c.proc) return;
@@ -414,6 +416,11 @@ export class Runs {
       await exited;
       clearTimeout(t);
     }
+    // Everything the session started, however detached (a background job re-parented to init,
+    // a tool that forks meanwhile), carries its tag: ended until none is left (children.ts).
+    const swept = await endTagged({ session: sessionTag(this.state.bridge, run.id) });
+    if (swept.ended) this.opts.log(`${run.id}: ended ${swept.ended} process(es) it left running (${swept.passes} pass(es), ${swept.ms} ms)`);
+    if (swept.resisting.length) this.opts.log(`${run.id}: still running after ${swept.ms} ms, not ended: pid ${swept.resisting.join(', ')}`);
     // Its Work agent ends (a running execution fails with the reason; the chat stays). The
     // execution's end is reported first, and kept until answered: the agent-ended report
     // alone would be lost if the server is away, and a standing agent comes back.

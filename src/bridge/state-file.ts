@@ -10,7 +10,9 @@
 // - `reports`: Work reports that end an execution, until the server answered;
 // - `owner` and `children`: the bridge process that wrote it and the Claude
 //   Code processes it runs (children.ts), so the next start can tell a second
-//   bridge from a dead one and end what a dead one left running.
+//   bridge from a dead one and end what a dead one left running; with
+//   `bridge`, which every session's processes carry in their environment
+//   (ROOST_BRIDGE_TAG), also whatever those started, however detached.
 //
 // Invariants:
 // - writes are whole-file (a temp file renamed over the old one) and chained,
@@ -25,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildTracker } from './claude.js';
-import { endLeftovers, startOf, stillRuns, type ChildRecord } from './children.js';
+import { endLeftovers, endTagged, startOf, stillRuns, type ChildRecord } from './children.js';
 import { lockRoot, type RootLock } from './root-lock.js';
 
 export interface StateFile {
@@ -135,10 +137,23 @@ export class BridgeState {
       const ended = await endLeftovers(left);
       if (ended.length) this.log(`ended ${ended.length} Claude Code process(es) the previous bridge left running (${ended.map((c) => `${c.what}, pid ${c.pid}`).join('; ')})`);
     }
+    // And whatever the sessions started, however detached: it carries this bridge's tag.
+    await this.endTagged('the previous bridge left running');
     const me = startOf(process.pid);
     this.data.owner = me ? { pid: process.pid, start: me } : undefined;
     this.data.children = [];
     await this.save();
+  }
+
+  /**
+   * Ends every process carrying a tag of this bridge (any session's, children.ts),
+   * until none is left or the time runs out, and says so in the log.
+   */
+  async endTagged(what: string): Promise<void> {
+    if (!this.data.bridge) return;
+    const swept = await endTagged({ bridge: this.data.bridge });
+    if (swept.ended) this.log(`ended ${swept.ended} process(es) ${what} (${swept.passes} pass(es), ${swept.ms} ms)`);
+    if (swept.resisting.length) this.log(`still running after ${swept.ms} ms, not ended: pid ${swept.resisting.join(', ')}`);
   }
 
   /** Records each Claude Code process this bridge starts until it ends (written at once: a kill may come any moment). */

@@ -31,6 +31,27 @@ export function cmdline(pid: number): string {
   }
 }
 
+/** Every running process whose command line includes `text` (this one excluded), wherever it was re-parented. */
+export function matching(text: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const pid = Number(name);
+    if (running(pid) && cmdline(pid).includes(text)) out.push(pid);
+  }
+  return out;
+}
+
+/** The value of `name` in the environment of `pid` (readable for processes of the same uid), or null. */
+export function environ(pid: number, name: string): string | null {
+  try {
+    const kv = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find((x) => x.startsWith(name + '='));
+    return kv === undefined ? null : kv.slice(name.length + 1);
+  } catch {
+    return null;
+  }
+}
+
 /** Every running descendant of `pid`, with its command line. */
 export function descendants(pid: number): { pid: number; cmd: string }[] {
   const kids = new Map<number, number[]>();
