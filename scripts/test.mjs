@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with node's test runner (TypeScript via tsx).
 // Usage: node scripts/test.mjs [filter-substring ...]
+// A test file (a process) has 300 s: the real CLIs' suites take a few tens of
+// seconds each test, more on a busy machine; a file that hangs fails then.
 // In CI (CI=true) a suite whose environment is missing fails instead of skipping.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -38,7 +40,7 @@ if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1'
 const r = spawnSync(
   process.execPath,
   // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
-  ['--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test', '--test-reporter=spec', '--test-timeout=180000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
+  ['--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test', '--test-reporter=spec', '--test-timeout=300000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);
