@@ -11,13 +11,14 @@
 //
 // Internal mode: `--poster <url>` is the load generator (run as a child).
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from './chromium.js';
 // window.__roost, as the page declares it (types only: nothing of web/ is loaded here).
 import type {} from '../web/src/floor/hook.js';
 
@@ -99,13 +100,6 @@ async function poster(url: string): Promise<void> {
 
 // ---------------------------------------------------------------- driver
 
-function chromiumPath(): string {
-  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
-  const p = execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser || true'], { encoding: 'utf8' }).trim();
-  if (!p) throw new Error('chromium not found: apt-get install chromium, or set ROOST_CHROMIUM');
-  return p;
-}
-
 async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const s = createServer();
@@ -174,12 +168,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
   const profile = mkdtempSync(join(tmpdir(), 'roost-bench-chromium-'));
   const { url, proc: server } = await startServer(dataDir);
   let load: ChildProcess | null = null;
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1600, height: 1000 },
-  });
+  const context = await launchChromium(profile, { width: 1600, height: 1000 });
   try {
     const page = await context.newPage();
     await page.goto(url + '/');

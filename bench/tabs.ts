@@ -8,11 +8,12 @@
 // (a person sees one tab at a time; the frame itself is there at once).
 //
 //   node dist/bench/tabs.js [agents]    # prints one JSON line
-import { execFileSync } from 'node:child_process';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from './chromium.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { startRoost } from '../src/server/index.js';
 
@@ -22,13 +23,6 @@ const TABS = [
   ...Array.from({ length: 2 }, () => ({ path: '/inbox', badge: 'inbox-connection' })),
   ...Array.from({ length: 2 }, () => ({ path: '/work', badge: 'work-conn' })),
 ];
-
-function chromiumPath(): string {
-  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
-  const p = execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser || true'], { encoding: 'utf8' }).trim();
-  if (!p) throw new Error('chromium not found: apt-get install chromium, or set ROOST_CHROMIUM');
-  return p;
-}
 
 function quantile(v: number[], q: number): number {
   const s = [...v].sort((a, b) => a - b);
@@ -40,12 +34,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'roost-bench-tabs-'));
   const profile = mkdtempSync(join(tmpdir(), 'roost-bench-chromium-'));
   const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0 });
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
+  const context = await launchChromium(profile, { width: 1280, height: 800 });
   try {
     const t0 = performance.now();
     const pages: Page[] = [];
