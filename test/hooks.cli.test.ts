@@ -177,3 +177,71 @@ test('shared mode: the token comes from an environment variable, is sent by ever
     stub.close();
   }
 });
+
+test('--mcp registers `roost mcp` with Claude Code, Codex and Gemini CLI, and uninstall takes out only that', async () => {
+  const { parse } = await import('smol-toml');
+  const project = tempDir();
+  mkdirSync(join(project, '.claude'));
+  const path = join(project, '.claude', 'settings.json');
+  writeFileSync(path, JSON.stringify(USER_SETTINGS, null, 2));
+  writeFileSync(join(project, '.mcp.json'), JSON.stringify({ mcpServers: { other: { command: 'other-mcp' } } }));
+  const server = 'http://127.0.0.1:5555';
+  const r = await roost(['hooks', 'install', '--project', project, '--server', server, '--mcp', '--team', 'shop', '--token-env', 'ROOST_TOKEN']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /mcp: roost registered in .*\.mcp\.json/);
+  const mcpJson = JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8'));
+  assert.deepEqual(mcpJson.mcpServers.other, { command: 'other-mcp' }, 'the project’s other server stays');
+  assert.equal(mcpJson.mcpServers.roost.command, process.execPath);
+  assert.deepEqual(mcpJson.mcpServers.roost.args, [ROOST, 'mcp', '--server', server, '--team', 'shop', '--token-env', 'ROOST_TOKEN']);
+  const s = JSON.parse(readFileSync(path, 'utf8'));
+  assert.deepEqual(s.enabledMcpjsonServers, ['roost'], 'loads without the project-servers prompt');
+  assert.deepEqual(s.permissions.allow, ['Bash(npm test)', 'mcp__roost'], 'Roost’s tools run without a permission prompt');
+  await roost(['hooks', 'install', '--project', project, '--server', server, '--mcp', '--team', 'shop', '--token-env', 'ROOST_TOKEN']);
+  assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), s, 'installing twice changes nothing');
+  const un = await roost(['hooks', 'uninstall', '--project', project]);
+  assert.match(un.out, /mcp: roost unregistered/);
+  assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), USER_SETTINGS, 'back to exactly what the user had');
+  assert.deepEqual(JSON.parse(readFileSync(join(project, '.mcp.json'), 'utf8')), { mcpServers: { other: { command: 'other-mcp' } } });
+
+  // A .mcp.json that held only Roost's server goes away with it; a `roost` server the person wrote is left alone.
+  const p2 = tempDir();
+  await roost(['hooks', 'install', '--project', p2, '--mcp']);
+  assert.ok(existsSync(join(p2, '.mcp.json')));
+  await roost(['hooks', 'uninstall', '--project', p2]);
+  assert.equal(existsSync(join(p2, '.mcp.json')), false);
+  writeFileSync(join(p2, '.mcp.json'), JSON.stringify({ mcpServers: { roost: { command: 'my-own-roost' } } }));
+  const mine = await roost(['hooks', 'install', '--project', p2, '--mcp']);
+  assert.match(mine.out, /mcp: left as it is/);
+  assert.equal(JSON.parse(readFileSync(join(p2, '.mcp.json'), 'utf8')).mcpServers.roost.command, 'my-own-roost');
+  assert.equal(JSON.parse(readFileSync(join(p2, '.claude', 'settings.json'), 'utf8')).enabledMcpjsonServers, undefined);
+
+  // User scope: ~/.claude.json's mcpServers (Claude Code's user scope), the rest of that file kept.
+  const home = tempDir();
+  writeFileSync(join(home, '.claude.json'), JSON.stringify({ numStartups: 3, projects: {} }));
+  await roost(['hooks', 'install', '--user', '--mcp'], { HOME: home });
+  const cj = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8'));
+  assert.equal(cj.numStartups, 3);
+  assert.deepEqual(cj.mcpServers.roost.args.slice(1), ['mcp', '--server', 'http://127.0.0.1:4319']);
+  assert.deepEqual(JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8')).permissions.allow, ['mcp__roost']);
+  await roost(['hooks', 'uninstall', '--user'], { HOME: home });
+  assert.deepEqual(JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')), { numStartups: 3, projects: {} });
+
+  // Codex: [mcp_servers.roost] between Roost's markers, beside the [otel] block; Gemini CLI: mcpServers.roost.
+  const p3 = tempDir();
+  mkdirSync(join(p3, '.codex'));
+  writeFileSync(join(p3, '.codex', 'config.toml'), 'model = "o4"\n');
+  for (const tool of ['codex', 'gemini-cli']) assert.equal((await roost(['hooks', 'install', '--tool', tool, '--project', p3, '--server', server, '--mcp'])).code, 0);
+  const toml = readFileSync(join(p3, '.codex', 'config.toml'), 'utf8');
+  const cfg = parse(toml) as any;
+  assert.equal(cfg.model, 'o4');
+  assert.equal(cfg.mcp_servers.roost.command, process.execPath);
+  assert.deepEqual(cfg.mcp_servers.roost.args, [ROOST, 'mcp', '--server', server]);
+  assert.ok(cfg.otel, 'the telemetry block is there too');
+  await roost(['hooks', 'install', '--tool', 'codex', '--project', p3, '--server', server, '--mcp']);
+  assert.equal(readFileSync(join(p3, '.codex', 'config.toml'), 'utf8'), toml, 'installing twice changes nothing');
+  const gem = JSON.parse(readFileSync(join(p3, '.gemini', 'settings.json'), 'utf8'));
+  assert.deepEqual(gem.mcpServers.roost, { command: process.execPath, args: [ROOST, 'mcp', '--server', server] });
+  for (const tool of ['codex', 'gemini-cli']) assert.match((await roost(['hooks', 'uninstall', '--tool', tool, '--project', p3])).out, /mcp: roost unregistered/);
+  assert.equal(readFileSync(join(p3, '.codex', 'config.toml'), 'utf8'), 'model = "o4"\n');
+  assert.deepEqual(JSON.parse(readFileSync(join(p3, '.gemini', 'settings.json'), 'utf8')), {});
+});

@@ -18,7 +18,7 @@
 // for approvals (a failed http hook does not block, so a fail-closed decision
 // needs a process that answers deny on any error). See docs/integrations.md.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,7 @@ import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
 import { claudeMatcher } from '../core/approval-rules.js';
 import { PACKAGE_ROOT } from '../server/index.js';
 import { formatWindow, parseWindow } from '../core/window.js';
+import { addClaudeMcpSettings, addCodexMcp, addMcpServer, mcpEntry, removeClaudeMcpSettings, removeCodexMcp, removeMcpServer } from './mcp-config.js';
 import { addClaudeTelemetry, addCodexTelemetry, addGeminiTelemetry, codexConfigPath, readText, removeClaudeTelemetry, removeCodexTelemetry, removeGeminiTelemetry } from './telemetry.js';
 
 export interface HookOptions {
@@ -218,6 +219,11 @@ export function settingsPath(tool: AgentTool, scope: { user: boolean; project: s
   return join(scope.user ? scope.home : scope.project, dir, file);
 }
 
+/** Where Claude Code reads the `roost` MCP server: the project's .mcp.json, or (user scope) ~/.claude.json. */
+export function claudeMcpPath(user: boolean, project: string, home: string): string {
+  return user ? join(home, '.claude.json') : join(project, '.mcp.json');
+}
+
 function readSettings(path: string): Json {
   if (!existsSync(path)) return {};
   const text = readFileSync(path, 'utf8');
@@ -249,6 +255,7 @@ const USAGE = `usage:
                         [--token-env NAME]   (shared mode: the variable holding the agent's token)
                         [--command-only]     (Claude Code before 2.1.63, which has no http hooks)
                         [--no-telemetry]     (leave the tool's OpenTelemetry export as it is)
+                        [--mcp]              (also register \`roost mcp\` as the tool's MCP server "roost")
   roost hooks uninstall [--tool T] [--user | --project DIR]
   roost hooks status    [--tool T] [--user | --project DIR]
 
@@ -271,6 +278,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       'token-env': { type: 'string' },
       'command-only': { type: 'boolean' },
       'no-telemetry': { type: 'boolean' },
+      mcp: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -329,9 +337,31 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
           telemetry = `${r.said} in ${cfg}`;
         }
       } else if (tool === 'cursor') telemetry = 'telemetry: Cursor exports none';
+      // The roost MCP server, when asked for.
+      let mcp: string | undefined;
+      if (values.mcp) {
+        const entry = mcpEntry({ server, team: values.team, tokenEnv, node: env.ROOST_HOOK_NODE ?? process.execPath, script: join(PACKAGE_ROOT, 'bin', 'roost.js') });
+        if (tool === 'claude-code') {
+          const file = claudeMcpPath(!!values.user, project, home);
+          const holder = readSettings(file);
+          mcp = addMcpServer(holder, entry);
+          if (mcp === 'mcp: roost registered') {
+            writeSettings(file, holder);
+            addClaudeMcpSettings(settings, !values.user);
+            mcp += ` in ${file}`;
+          }
+        } else if (tool === 'gemini-cli') mcp = addMcpServer(settings, entry);
+        else if (tool === 'codex') {
+          const cfg = codexConfigPath(path);
+          const r = addCodexMcp(readText(cfg), entry);
+          if (r.text !== readText(cfg)) writeText(cfg, r.text);
+          mcp = `${r.said} in ${cfg}`;
+        } else mcp = 'mcp: not registered for Cursor (add `roost mcp` in Cursor’s MCP settings)';
+      }
       writeSettings(path, settings);
       say(`roost hooks installed for ${tool} in ${path}`);
       say(`  ${telemetry}`);
+      if (mcp) say(`  ${mcp}`);
       if (tool === 'codex') {
         say('  codex:     runs a project\'s .codex/ hooks and config only in a trusted project, and each new or');
         say('             changed hook only once you trust it: open /hooks in Codex (automation that vets its');
@@ -351,7 +381,29 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
       const settings = readSettings(path);
       const n = removeRoostHooks(tool, settings);
       const telemetryOff = tool === 'claude-code' ? removeClaudeTelemetry(settings) : tool === 'gemini-cli' ? removeGeminiTelemetry(settings) : false;
-      if (n > 0 || telemetryOff) writeSettings(path, settings);
+      // The roost MCP server, wherever install put it.
+      let mcpOff = false;
+      if (tool === 'claude-code') {
+        mcpOff = removeClaudeMcpSettings(settings);
+        const file = claudeMcpPath(!!values.user, project, home);
+        if (existsSync(file)) {
+          const holder = readSettings(file);
+          if (removeMcpServer(holder)) {
+            mcpOff = true;
+            if (!values.user && Object.keys(holder).length === 0) rmSync(file);
+            else writeSettings(file, holder);
+          }
+        }
+      } else if (tool === 'gemini-cli') mcpOff = removeMcpServer(settings);
+      else if (tool === 'codex') {
+        const cfg = codexConfigPath(path);
+        const r = removeCodexMcp(readText(cfg));
+        if (r.removed) {
+          writeText(cfg, r.text);
+          mcpOff = true;
+        }
+      }
+      if (n > 0 || telemetryOff || mcpOff) writeSettings(path, settings);
       say(n > 0 ? `removed ${n} roost hook${n === 1 ? '' : 's'} from ${path}` : `no roost hooks in ${path}`);
       if (tool === 'codex') {
         const cfg = codexConfigPath(path);
@@ -361,6 +413,7 @@ export async function hooksCommand(argv: string[], env: NodeJS.ProcessEnv = proc
           say(`telemetry: off (Roost's [otel] block removed from ${cfg})`);
         }
       } else if (telemetryOff) say('telemetry: off');
+      if (mcpOff) say('mcp: roost unregistered');
       break;
     }
     case 'status': {

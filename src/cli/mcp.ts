@@ -11,7 +11,9 @@
 //
 //   roost mcp [--server URL] [--agent ID] [--name NAME] [--team TEAM] [--token-env NAME]
 //
-// The agent is `--agent` (default `mcp:<folder>` of the working directory),
+// The agent is `--agent`, else the Claude Code session that started this
+// server (CLAUDE_CODE_SESSION_ID: the session's own desk, `claude-code:<id>`),
+// else `mcp:<folder>` of the working directory;
 // its team `--team` (default the folder's name). In shared mode the token comes
 // from the variable --token-env names (default ROOST_TOKEN), never a flag.
 // stdout carries the protocol; anything said for people goes to stderr.
@@ -23,13 +25,17 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { VERSION } from '../server/index.js';
 import { parseWindow } from '../core/window.js';
+import { sessionAgentId } from '../integrations/index.js';
 
 export interface McpOptions {
   server: string;
   agent: string;
-  name: string;
+  /** The agent's name on the floor; undefined keeps the name its hooks gave it. */
+  name?: string;
   team: string;
   token?: string;
+  /** The agent's source on the floor (`mcp`, or the tool whose session this is). */
+  source?: string;
 }
 
 const STATUSES = ['idle', 'thinking', 'working', 'waiting', 'done', 'error'] as const;
@@ -51,7 +57,8 @@ export function roostMcpServer(o: McpOptions): McpServer {
     return { status: r.status, json };
   };
   const said = (r: { status: number; json: any }) => `Roost said ${r.status}${r.json?.message ? ': ' + r.json.message : ''}`;
-  const me = { id: o.agent, name: o.name, source: 'mcp' };
+  const source = o.source ?? 'mcp';
+  const me = { id: o.agent, ...(o.name ? { name: o.name } : {}), source };
   const server = new McpServer({ name: 'roost', version: VERSION });
 
   server.registerTool(
@@ -62,7 +69,7 @@ export function roostMcpServer(o: McpOptions): McpServer {
       inputSchema: { status: z.enum(STATUSES), activity: z.string().max(280).optional().describe('one line: what you are doing') },
     },
     async ({ status, activity }) => {
-      const r = await call('POST', '/events', { type: 'status', agent: me, team: o.team, source: 'mcp', status, ...(activity ? { activity } : {}) }).catch((e) => ({ status: 0, json: { message: String(e?.message ?? e) } }));
+      const r = await call('POST', '/events', { type: 'status', agent: me, team: o.team, source, status, ...(activity ? { activity } : {}) }).catch((e) => ({ status: 0, json: { message: String(e?.message ?? e) } }));
       return r.status === 200 ? ok(`status: ${status}${activity ? ' · ' + activity : ''}`) : fail(said(r));
     },
   );
@@ -84,7 +91,7 @@ export function roostMcpServer(o: McpOptions): McpServer {
         if (r.status === 201 || r.status === 200) return ok(`posted to nest ${nest}`);
         return fail(r.status === 404 ? `no nest "${nest}" on this Roost server (${said(r)})` : said(r));
       }
-      const r = await call('POST', '/events', { type: 'message', agent: me, team: o.team, source: 'mcp', text, ...(to?.length ? { to } : {}) }).catch((e) => ({ status: 0, json: { message: String(e?.message ?? e) } }));
+      const r = await call('POST', '/events', { type: 'message', agent: me, team: o.team, source, text, ...(to?.length ? { to } : {}) }).catch((e) => ({ status: 0, json: { message: String(e?.message ?? e) } }));
       return r.status === 200 ? ok(`sent${to?.length ? ' to ' + to.join(', ') : ''}`) : fail(said(r));
     },
   );
@@ -111,7 +118,7 @@ export function roostMcpServer(o: McpOptions): McpServer {
     async ({ question, window }, extra) => {
       const ms = window ? parseWindow(window) : undefined;
       if (window && ms === undefined) return fail(`window must be a duration like 90s, 10m or 1h, got ${window}`);
-      const r = await call('POST', '/ask', { question, agent: o.agent, name: o.name, team: o.team, source: 'mcp', ...(ms ? { window: ms } : {}) }, extra.signal).catch((e) => ({
+      const r = await call('POST', '/ask', { question, agent: o.agent, name: o.name ?? o.agent, team: o.team, source, ...(ms ? { window: ms } : {}) }, extra.signal).catch((e) => ({
         status: 0,
         json: { message: `Roost server at ${o.server} could not be reached (${e?.cause?.code ?? e?.message ?? e})` },
       }));
@@ -130,11 +137,16 @@ export async function mcpCommand(argv: string[], env: NodeJS.ProcessEnv = proces
   });
   const folder = basename(process.cwd()) || 'mcp';
   const team = values.team ?? folder;
-  const agent = values.agent ?? `mcp:${folder}`;
+  // Started by Claude Code (which puts its session id in every MCP server's
+  // environment): the tools act as that session's agent, the one its hooks
+  // put on the floor, and keep the name the hooks gave it.
+  const claudeSession = values.agent ? undefined : env.CLAUDE_CODE_SESSION_ID?.trim() || undefined;
+  const agent = values.agent ?? (claudeSession ? sessionAgentId(claudeSession) : `mcp:${folder}`);
   const server = roostMcpServer({
     server: (values.server ?? env.ROOST_SERVER ?? 'http://127.0.0.1:4319').replace(/\/+$/, ''),
     agent,
-    name: values.name ?? agent,
+    name: values.name ?? (claudeSession ? undefined : agent),
+    source: claudeSession ? 'claude-code' : 'mcp',
     team,
     token: env[values['token-env'] ?? 'ROOST_TOKEN'] || undefined,
   });

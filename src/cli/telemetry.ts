@@ -22,6 +22,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { AgentTool } from '../integrations/index.js';
+import { removeMarkedBlock } from './mcp-config.js';
 
 type Json = Record<string, any>;
 
@@ -120,11 +121,7 @@ export function addCodexTelemetry(text: string, server: string): { text: string;
 }
 
 function removeCodexBlock(text: string): string {
-  const i = text.indexOf(BEGIN);
-  if (i < 0) return text;
-  const j = text.indexOf(END, i);
-  if (j < 0) return text;
-  return (text.slice(0, i).replace(/\n+$/, '\n') + text.slice(j + END.length).replace(/^\n+/, '')).replace(/^\n+$/, '');
+  return removeMarkedBlock(text, BEGIN, END);
 }
 
 export function removeCodexTelemetry(text: string): { text: string; removed: boolean } {
