@@ -11,7 +11,7 @@
 //    in all): the time until every list finished, and whether every watcher
 //    got every event of its list.
 //
-// Prints one JSON line: { perItemP50, perItemP99, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
+// Prints one JSON line: { cpuPerItem, perItemP50, perItemP99, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,12 +67,16 @@ async function main(): Promise<void> {
     asked.sort((a, b) => a - b);
     const trusted = roost.flock.state.history.filter((c) => c.to === 2).length;
     const times: number[] = [];
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < N; i++) {
       const t0 = performance.now();
       const id = await post('write the release note', `solo-${i}`);
       await roost.flock.finished(id);
       times.push(performance.now() - t0);
     }
+    const cpu = process.cpuUsage(cpu0);
+    // The process's CPU per item (server and the HTTP client in it): what a loaded machine inflates least.
+    const cpuPerItem = (cpu.user + cpu.system) / 1000 / N;
     times.sort((a, b) => a - b);
     const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((times.length * p) / 100))];
 
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
     const complete = got.filter((g) => g.events === expected.get(g.id)).length;
     process.stdout.write(
       JSON.stringify({
+        cpuPerItem,
         perItemP50: pct(50),
         perItemP99: pct(99),
         withApprovalsP50: asked[Math.floor(asked.length / 2)],

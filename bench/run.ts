@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,restart-agents,fold,work-fold,signin]
+//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,restart-agents,fold,work-fold,signin,flock]
 //                          [--runs 3] [--seconds 5]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -473,6 +473,36 @@ async function main(): Promise<void> {
     const label = 'pure Work fold (1,000,000 messages in one conversation)';
     add({ workload: label, metric: 'events/s', values: v, unit: 'ev/s', target: '> 500,000', ok: (m) => m > 500_000 });
     add({ workload: label, metric: 'time of the last tenth over the first (1 = linear)', values: ratio, unit: '×' });
+  }
+
+  if (want('flock')) {
+    // The flock with a model that answers at once (bench/flock.ts): Roost's own time per item, and 20 lists of 50 with 100 watchers.
+    const p99: number[] = [];
+    const p50: number[] = [];
+    const cpu: number[] = [];
+    const bulk: number[] = [];
+    const complete: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ cpuPerItem: number; perItemP50: number; perItemP99: number; bulkSeconds: number; watchersComplete: string }>('flock.js', [args.quick ? '100' : '200', '20', '50']);
+      cpu.push(r.cpuPerItem);
+      p50.push(r.perItemP50);
+      p99.push(r.perItemP99);
+      bulk.push(r.bulkSeconds);
+      complete.push(r.watchersComplete);
+    }
+    const label = 'flock, a model answering at once (one-item lists in turn; trusted, so no approvals)';
+    add({ workload: label, metric: 'CPU per item (server and client, one process)', values: cpu, unit: 'ms' });
+    add({ workload: label, metric: 'per item, POST to list.finished, p50', values: p50, unit: 'ms' });
+    add({ workload: label, metric: 'per item, POST to list.finished, p99', values: p99, unit: 'ms', target: '< 5 ms', ok: (m) => m < 5 });
+    add({
+      workload: '20 flock lists of 50 items at once, 5 watchers each',
+      metric: 'until every list finished',
+      values: bulk,
+      unit: 's',
+      target: 'every event to all 100 watchers',
+      ok: () => complete.every((c) => c === '100/100'),
+      note: `watchers with every event: ${complete.join(', ')}`,
+    });
   }
 
   if (want('signin')) {
