@@ -19,6 +19,7 @@ interface Caller {
 async function call(url: string, who: Caller, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
   if (who.cookie) (headers.cookie = who.cookie), (headers.origin = url);
   if (who.token) headers.authorization = `Bearer ${who.token}`;
   const r = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -73,8 +73,8 @@ describe('a state-changing request from another site is refused', () => {
 
   test('a foreign Origin is a 403 on every POST, PUT and DELETE, with a body or without one', async () => {
     const foreign = { host: new URL(own).host, origin: 'http://evil.example' };
-    const sp = await (await fetch(own + '/api/v2/spaces', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'box' }) })).json();
-    await fetch(own + '/api/v2/projects/default/spaces', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ space: sp.id }) });
+    const sp = await (await fetch(own + '/api/v2/spaces', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify({ name: 'box' }) })).json();
+    await fetch(own + '/api/v2/projects/default/spaces', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify({ space: sp.id }) });
     for (const [method, path, body] of [
       ['POST', '/reset', undefined],
       ['POST', `/api/v2/projects/default/spaces/${sp.id}/revoke`, undefined],

@@ -111,7 +111,7 @@ describe('GET /live in local mode', () => {
       );
       await waitMux(m, (f) => f.s === 'work.live:default' && f.e === 'role' && f.d.role === 'owner');
       await single.waitFor((f) => f.event === 'snapshot');
-      const made = await fetch(srv.url + '/api/v2/conversations?project=default', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Plans' }) });
+      const made = await fetch(srv.url + '/api/v2/conversations?project=default', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify({ title: 'Plans' }) });
       const id = ((await made.json())).id;
       const ev = await waitMux(m, (f) => f.s === 'work:default' && f.e === 'event');
       assert.equal(ev.d.event.type, 'conversation.created');
@@ -120,7 +120,7 @@ describe('GET /live in local mode', () => {
       const changed = await single.waitFor((f) => f.event === 'conversation.changed');
       assert.deepEqual(JSON.parse(changed.data), { id, rev: pos(ev.p) });
       assert.equal(changed.id, ev.p);
-      const general = await fetch(srv.url + '/api/v2/conversations/general/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'note to self' }) });
+      const general = await fetch(srv.url + '/api/v2/conversations/general/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify({ text: 'note to self' }) });
       assert.equal(general.status, 200);
       const priv = await waitMux(m, (f) => f.s === 'work.private' && f.e === 'event');
       assert.equal(priv.d.event.text, 'note to self');

@@ -17,7 +17,7 @@ async function call(base: string, method: string, path: string, body?: unknown, 
   const r = await fetch(base + path, {
     method,
     // A bodiless write says it is not a cross-site form (docs/security.md).
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : method !== 'GET' ? { 'roost-client': 'test' } : {}), ...headers },
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : method !== 'GET' ? { 'roost-client': 'test' } : {}), ...(method === 'POST' ? { 'idempotency-key': crypto.randomUUID() } : {}), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();

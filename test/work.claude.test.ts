@@ -61,7 +61,7 @@ async function world(t: any, script: Parameters<typeof modelStandin>[0], extra: 
     return b;
   };
   const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(roost.url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+    const r = await fetch(roost.url + path, { method, headers: body ? { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() } : {}, body: body ? JSON.stringify(body) : undefined });
     return { status: r.status, json: await r.json().catch((): any => null) };
   };
   const snap = async () => (await api('GET', '/api/v2/snapshot?project=default')).json;

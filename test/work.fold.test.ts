@@ -283,3 +283,19 @@ test('a bug in the fold shows: nothing catches what the fold throws', () => {
   const event = { type: 'message.posted', conversation: 'general', by: ann, get text(): string { throw new Error('a bug in a fold step'); } };
   assert.throws(() => applyWork(s, event, s.rev + 1), /a bug in a fold step/);
 });
+
+test('member.changed: the project says who may do what at each position; a removal deletes, a no-op touches nothing, a preview leaves no trace', () => {
+  const s = run([
+    { type: 'member.changed', uid: 'ann', name: 'Ann', role: 'owner', by: { uid: 'roost', name: 'Roost' }, at: 1 },
+    { type: 'member.changed', uid: 'bob', name: 'Bob', role: 'editor', by: ann, at: 2 },
+  ]);
+  assert.deepEqual([...s.members.values()].map((m) => [m.uid, m.role, m.by.name, m.rev]), [['ann', 'owner', 'Roost', 1], ['bob', 'editor', 'Ann', 2]]);
+  assert.deepEqual(touches(s, { type: 'member.changed', uid: 'bob', name: 'Bob', role: 'editor', by: ann, at: 3 }), [], 'the same role again');
+  assert.deepEqual(touches(s, { type: 'member.changed', uid: 'bob', name: 'Bob', role: null, by: ann, at: 3 }), [{ family: 'project', id: 'member:bob' }]);
+  assert.equal(s.members.get('bob')!.role, 'editor', 'previewing changed nothing');
+  for (const bad of [{ uid: 'bob', name: 'Bob', role: 'admin', by: ann }, { uid: 'bob', name: 'Bob', role: 'viewer' }, { uid: 'bad id!', name: 'x', role: 'viewer', by: ann }, { uid: 'bob', role: 'viewer', by: ann }])
+    assert.deepEqual(touches(s, { type: 'member.changed', ...bad, at: 3 }), [], JSON.stringify(bad));
+  const gone = run([{ type: 'member.changed', uid: 'bob', name: 'Bob', role: null, by: ann, at: 3 }], s);
+  assert.deepEqual([...gone.members.keys()], ['ann']);
+  assert.deepEqual(workToJSON(workFromJSON(workToJSON(gone))), workToJSON(gone), 'members ship with the state');
+});

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { TestAccess, client, workServer, type WorkServer } from './support/work-server.js';
 import { openSse } from './support/sse.js';
+import { workContractCases } from './support/work-contract.js';
 import { answer, inProcess, tempDir } from './support/server.js';
 import { SqliteStore } from '../src/storage/index.js';
 import { startRoost } from '../src/server/index.js';
@@ -513,7 +514,7 @@ test('a blocked execution points at its board approval: the board project is the
     const report = async (approval: unknown, project: string | null, key?: string) => {
       const headers: Record<string, string> = { 'content-type': 'application/json', ...ann.auth };
       if (project) headers['roost-project'] = project;
-      if (key) headers['idempotency-key'] = key;
+      headers['idempotency-key'] = key ?? crypto.randomUUID();
       const r = await fetch(exec, { method: 'POST', headers, body: JSON.stringify({ command: cmd.json.id, event: 'blocked', reason: 'needs approval: Bash $ git push', approval }) });
       return { status: r.status, json: (await r.json()) };
     };
@@ -576,7 +577,7 @@ test('a blocked execution’s pointer must name a request the board holds pendin
     const exec = `${s.url}/api/v2/spaces/${space}/executions`;
     const report = async (approval: Record<string, string>, reason: string, key?: string) => {
       const headers: Record<string, string> = { 'content-type': 'application/json', 'roost-project': 'alpha', ...ann.auth };
-      if (key) headers['idempotency-key'] = key;
+      headers['idempotency-key'] = key ?? crypto.randomUUID();
       const r = await fetch(exec, { method: 'POST', headers, body: JSON.stringify({ command: cmd.json.id, event: 'blocked', reason, approval }) });
       return { status: r.status, json: (await r.json()) };
     };
@@ -617,12 +618,13 @@ test('a blocked execution’s pointer must name a request the board holds pendin
     assert.equal(await s.store.head('work:alpha'), head, 'refused without a key: nothing stored');
     const still = (await bob.get(x)).json.item;
     assert.deepEqual([still.state, still.approval], ['running', null], 'nobody is shown a request the board does not hold');
-    // Keyed: the refusal is what a retry gets too.
+    // Keyed: refused again while it is false, and nothing sticks to the key (docs/work.md, "Keys and answers").
     const keyed = await report({ ...harmless, session: 'other', rid: 'toolu_rm' }, 'needs approval: Bash $ ls logs', 'k-lie');
     assert.equal(keyed.status, 409);
-    assert.equal((await report({ ...harmless, session: 'other', rid: 'toolu_rm', digest: '$ rm -rf ~' }, 'x', 'k-lie')).status, 409, 'the same key answers the same');
-    // The true pointer: accepted, and the blocked line is the board's request, whatever the reason said.
-    const ok = await report({ thread: 'ops', session: 'other', rid: 'toolu_rm', tool: 'Bash', digest: '$ rm -rf ~' }, 'needs approval: Bash $ ls logs', 'k-true');
+    assert.equal((await report({ ...harmless, session: 'other', rid: 'toolu_rm' }, 'x', 'k-lie')).status, 409, 'the same lie, the same refusal');
+    assert.equal(await s.store.head('work:alpha'), head, 'a refusal stores nothing, keyed or not');
+    // The true pointer, under the same key: accepted, and the blocked line is the board's request, whatever the reason said.
+    const ok = await report({ thread: 'ops', session: 'other', rid: 'toolu_rm', tool: 'Bash', digest: '$ rm -rf ~' }, 'needs approval: Bash $ ls logs', 'k-lie');
     assert.equal(ok.status, 200, JSON.stringify(ok.json));
     const seen = (await bob.get(x)).json.item;
     assert.deepEqual(seen.approval, { project: 'alpha', thread: 'ops', session: 'other', rid: 'toolu_rm', tool: 'Bash', digest: '$ rm -rf ~' });
@@ -635,7 +637,7 @@ test('a blocked execution’s pointer must name a request the board holds pendin
     // Once the board has it decided, a retry of the accepted report answers as the first time (nothing stored twice).
     await onBoard(s, 'alpha', 'ops', [{ type: 'session.approval', id: 'other', rid: 'toolu_rm', state: 'denied', name: 'Bob', uid: 'bob' }]);
     const atRetry = await s.store.head('work:alpha');
-    assert.equal((await report({ thread: 'ops', session: 'other', rid: 'toolu_rm', tool: 'Bash', digest: '$ rm -rf ~' }, 'needs approval: Bash $ ls logs', 'k-true')).status, 200);
+    assert.equal((await report({ thread: 'ops', session: 'other', rid: 'toolu_rm', tool: 'Bash', digest: '$ rm -rf ~' }, 'needs approval: Bash $ ls logs', 'k-lie')).status, 200);
     assert.equal(await s.store.head('work:alpha'), atRetry);
   } finally {
     await s.close();
@@ -651,6 +653,7 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
   const call = async (who: Who, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers };
     if (body !== undefined) h['content-type'] = 'application/json';
+    if (method === 'POST') h['idempotency-key'] ??= crypto.randomUUID();
     if (who.cookie) (h.cookie = who.cookie), (h.origin = srv.url);
     if (who.token) h.authorization = `Bearer ${who.token}`;
     const r = await fetch(srv.url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -706,3 +709,6 @@ test('shared mode: from a blocked execution to the board decision; a viewer is r
     await srv.close();
   }
 });
+
+// The contract's words, point by point (issue 16), on SQLite; work.pg.test.ts runs the same cases on PostgreSQL.
+workContractCases('SQLite', (access) => workServer(access));

@@ -9,7 +9,9 @@ import { startRoost, type Roost } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable } from './support/pg.js';
 import { openSse } from './support/sse.js';
-import { client } from './support/work-server.js';
+import { client, workServer } from './support/work-server.js';
+import { workContractCases } from './support/work-contract.js';
+import { tempDir } from './support/server.js';
 
 const reachable = await pgReachable();
 
@@ -88,3 +90,14 @@ test('two nodes: a blocked report on one node is checked against the board reque
     }
   });
 });
+
+// The contract's words, point by point (issue 16), on PostgreSQL: the cases work.http.test.ts runs on SQLite.
+workContractCases(
+  'PostgreSQL',
+  async (access) => {
+    const db = freshSchema('roost_workc');
+    const s = await workServer(access, ['alpha', 'beta'], tempDir(), () => PostgresStore.open(db.url));
+    return { ...s, close: async () => (await s.close(), await db.drop()) };
+  },
+  (t) => need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`),
+);

@@ -157,6 +157,9 @@ export class WorkPump implements WorkSide {
       this.log(`did not start ${c.id}: ${r.json?.message ?? (run.closing ? 'the session is closing' : r.status)}`);
       if (run.closing) return; // close() reported its end
       run.inflight = null;
+      // Refused about the state of things (not the head yet on this node, the agent busy): the key
+      // `<command>:started` stays free, so the next due set that names it tries again with it.
+      if (r.status === 409) this.tried.delete(c.id);
       // No answer (the connection closed while it was sent): it may have started; the state
       // file keeps it, so the next start reports it interrupted.
       if (r.status !== 0) void this.runs.remember(run);

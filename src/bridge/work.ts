@@ -19,7 +19,17 @@
 //   `:output:<n>`, `:blocked:<rid>`, `:finished`) and retried with its key, so
 //   nothing is stored twice.
 
+import { randomBytes } from 'node:crypto';
 import type { Connection, PostResult } from './client.js';
+
+/**
+ * The key of a post that is one request of its own (a contribution, an
+ * observation): new per call, the same across the connection's retries of it.
+ * An execution's report is keyed by its facts instead (`<command>:<event>`).
+ */
+function once(): string {
+  return 'w-' + randomBytes(12).toString('base64url');
+}
 
 export interface Observation {
   /** The stable key: Claude Code's session id. */
@@ -100,7 +110,7 @@ export class SpaceLink {
     if (typeof id !== 'string' || !id) throw new Error(`could not register the Space "${this.opts.name}": the server answered no id`);
     this.id = id;
     if (this.opts.contribute && this.opts.project) {
-      const c = await this.opts.conn.post(`/api/v2/projects/${encodeURIComponent(this.opts.project)}/spaces`, { space: this.id });
+      const c = await this.opts.conn.post(`/api/v2/projects/${encodeURIComponent(this.opts.project)}/spaces`, { space: this.id }, once());
       if (c.status !== 200 && c.status !== 409) throw new Error(`could not contribute the Space to ${this.opts.project}: ${c.json?.message ?? c.status}`);
       if (c.status === 200) this.projects = [this.opts.project];
     }
@@ -147,7 +157,7 @@ export class SpaceLink {
       this.reconciled = false;
       return;
     }
-    const r = await this.opts.conn.post(`/api/v2/spaces/${this.id}/agents`, this.body({ full: true, agents: this.opts.observations() }));
+    const r = await this.opts.conn.post(`/api/v2/spaces/${this.id}/agents`, this.body({ full: true, agents: this.opts.observations() }), once());
     this.reconciled = r.status === 200;
     if (this.reconciled) {
       this.opts.log(`reported the Space's ${this.opts.observations().length} agent(s) to ${this.target}`);
@@ -158,7 +168,7 @@ export class SpaceLink {
   /** Reports what changed about some agents (dropped while the Space acts in no project: the next full snapshot has it). */
   observe(...agents: Observation[]): void {
     if (!this.id || !this.reconciled) return;
-    void this.opts.conn.post(`/api/v2/spaces/${this.id}/agents`, this.body({ agents }));
+    void this.opts.conn.post(`/api/v2/spaces/${this.id}/agents`, this.body({ agents }), once());
   }
 
   /** An execution's lifecycle event, keyed `<command>:<event>[:<n>]`. */

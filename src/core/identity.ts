@@ -77,10 +77,15 @@ export interface IdentityState {
 
 export type IdentityChange =
   | { kind: 'user'; uid: string }
-  | { kind: 'member'; project: string; uid: string }
+  /** `by`: the uid that made the change, when the event names one. */
+  | { kind: 'member'; project: string; uid: string; by?: string }
   | { kind: 'token'; id: string }
   | { kind: 'login'; sessionHash: string }
   | { kind: 'project'; project: string };
+
+function memberChange(project: string, uid: string, by: unknown): IdentityChange {
+  return typeof by === 'string' && by ? { kind: 'member', project, uid, by } : { kind: 'member', project, uid };
+}
 
 export function emptyIdentity(): IdentityState {
   return {
@@ -216,7 +221,7 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       if (m.get(uid) === 'owner' && e.role !== 'owner' && owners(s, project).length === 1) return [];
       if (m.get(uid) === e.role) return [];
       m.set(uid, e.role);
-      return [{ kind: 'member', project, uid }];
+      return [memberChange(project, uid, e.by)];
     }
     case 'member.removed': {
       const project = text(e.project);
@@ -225,7 +230,7 @@ export function applyIdentity(s: IdentityState, raw: unknown): IdentityChange[] 
       if (!m || !m.has(uid)) return [];
       if (m.get(uid) === 'owner' && owners(s, project).length === 1) return [];
       m.delete(uid);
-      return [{ kind: 'member', project, uid }];
+      return [memberChange(project, uid, e.by)];
     }
     case 'login.opened': {
       const sessionHash = str(e.sessionHash, IDENTITY_LIMITS.hash);

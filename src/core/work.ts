@@ -29,6 +29,9 @@
 // - revoking a Space cancels its agents' queued commands and refuses new ones
 //   (the server checks), and keeps every chat, execution and result;
 // - an agent has at most `WORK_LIMITS.queue` commands waiting; more fold to nothing;
+// - `members` is the project's membership as of the position folded
+//   (`member.changed`, written by the server after the identity app's change);
+//   a member's change is the family `project` with id `member:<uid>`;
 // - hostile or impossible events fold to nothing (`changes` empty), never throw:
 //   every field is checked before anything changes. There is no catch-all: a
 //   bug in this file throws, and the tests see it.
@@ -98,6 +101,25 @@ export interface Space {
   contributed: boolean;
   contributedBy?: Who;
   revokedBy?: Who;
+  /** Why it was revoked, when the server did it (its owner was removed from the project). */
+  revokedWhy?: string;
+  rev: number;
+}
+
+export type MemberRole = 'owner' | 'editor' | 'viewer';
+
+/**
+ * A member of the project and their role, as of the position folded: the
+ * project's own copy of who may do what (`member.changed`), written by the
+ * server whenever the identity app changes a membership.
+ */
+export interface Member {
+  uid: string;
+  name: string;
+  role: MemberRole;
+  /** Who made it so (the server, `roost`, for a change it found at start). */
+  by: Who;
+  at: number;
   rev: number;
 }
 
@@ -192,6 +214,8 @@ export interface WorkState {
   commands: Map<string, Command>;
   executions: Map<string, Execution>;
   results: Map<string, Result>;
+  /** The project's members by uid (a removed member is not there; a private stream has none). */
+  members: Map<string, Member>;
   /** Derived, kept by the fold, never on the wire: the ids of each Space's agents. */
   agentsBySpace: Map<string, Set<string>>;
 }
@@ -205,6 +229,7 @@ export interface WorkJSON {
   commands: Command[];
   executions: Execution[];
   results: Result[];
+  members: Member[];
 }
 
 export type WorkFamily = 'conversation' | 'agent' | 'execution' | 'result' | 'project';
@@ -215,7 +240,7 @@ export interface WorkChange {
 }
 
 export function emptyWork(): WorkState {
-  return { rev: 0, spaces: new Map(), conversations: new Map(), agents: new Map(), commands: new Map(), executions: new Map(), results: new Map(), agentsBySpace: new Map() };
+  return { rev: 0, spaces: new Map(), conversations: new Map(), agents: new Map(), commands: new Map(), executions: new Map(), results: new Map(), members: new Map(), agentsBySpace: new Map() };
 }
 
 export const GENERAL = 'general';
@@ -236,6 +261,7 @@ export const WORK_EVENT_TYPES = [
   'execution.resumed',
   'execution.output',
   'execution.finished',
+  'member.changed',
 ] as const;
 
 export function agentIdOf(space: string, session: string): string {
@@ -364,6 +390,19 @@ function putResult(d: Draft, r: Result): void {
   set(d, d.s.results, r.id, { ...r, rev: d.pos });
   touch(d, 'result', r.id);
 }
+/** A member's change, as the family `project` with id `member:<uid>` (a Space's is its id). */
+function putMember(d: Draft, uid: string, m: Member | null): void {
+  const table = d.s.members;
+  if (d.undo) {
+    const had = table.has(uid);
+    const prev = table.get(uid);
+    d.undo.push(had ? () => void table.set(uid, prev!) : () => void table.delete(uid));
+  }
+  if (m) table.set(uid, { ...m, rev: d.pos });
+  else table.delete(uid);
+  touch(d, 'project', `member:${uid}`);
+}
+
 function putSpace(d: Draft, sp: Space): void {
   set(d, d.s.spaces, sp.id, { ...sp, rev: d.pos });
   touch(d, 'project', sp.id);
@@ -501,7 +540,8 @@ function step(d: Draft, e: Rec): void {
       const sid = id(e.space);
       const sp = sid ? s.spaces.get(sid) : undefined;
       if (!sp || !sp.contributed || !by) return;
-      putSpace(d, { ...sp, contributed: false, revokedBy: by });
+      const why = str(e.reason, WORK_LIMITS.reason) || '';
+      putSpace(d, why ? { ...sp, contributed: false, revokedBy: by, revokedWhy: why } : { ...sp, contributed: false, revokedBy: by });
       // Future execution stops: what waits in the queue is cancelled. A
       // running execution may still report its end, so its result is kept.
       for (const aid of s.agentsBySpace.get(sp.id) ?? []) {
@@ -512,8 +552,23 @@ function step(d: Draft, e: Rec): void {
           if (c) putCommand(d, { ...c, status: 'cancelled' });
         }
         putAgent(d, { ...a, queue: [] });
-        say(d, a.conversation, 'system', `${sp.name} was revoked by ${by.name}: ${a.queue.length} queued command(s) cancelled`, SYSTEM, at);
+        say(d, a.conversation, 'system', `${sp.name} was revoked by ${by.name}${why ? ` (${why})` : ''}: ${a.queue.length} queued command(s) cancelled`, SYSTEM, at);
       }
+      return;
+    }
+    case 'member.changed': {
+      // Who may do what from this position on: role null is a removal.
+      const uid = id(e.uid);
+      const name = str(e.name, WORK_LIMITS.name);
+      const role = e.role === 'owner' || e.role === 'editor' || e.role === 'viewer' ? e.role : e.role === null ? null : undefined;
+      if (!uid || name === null || role === undefined || !by) return;
+      const prev = s.members.get(uid);
+      if (role === null) {
+        if (prev) putMember(d, uid, null);
+        return;
+      }
+      if (prev && prev.role === role && prev.name === name) return;
+      putMember(d, uid, { uid, name, role, by, at, rev: d.pos });
       return;
     }
     case 'agent.observed': {
@@ -726,6 +781,7 @@ export function workToJSON(s: WorkState): WorkJSON {
     commands: [...s.commands.values()],
     executions: [...s.executions.values()],
     results: [...s.results.values()],
+    members: [...s.members.values()],
   };
 }
 
@@ -744,6 +800,7 @@ export function workFromJSON(j: WorkJSON): WorkState {
   for (const c of j.commands ?? []) s.commands.set(c.id, { ...c });
   for (const x of j.executions ?? []) s.executions.set(x.id, { ...x });
   for (const r of j.results ?? []) s.results.set(r.id, { ...r });
+  for (const m of j.members ?? []) s.members.set(m.uid, { ...m });
   return s;
 }
 

@@ -62,12 +62,18 @@ export interface Access {
   isAdmin(p: Principal): boolean;
   /** Hears role changes and removals, token changes and ended sign-ins. */
   onChange(listener: (change: AccessChange) => void): () => void;
+  /**
+   * The members of a project and their roles (shared mode), for apps that keep
+   * their own durable copy of who may do what (Work's `member.changed`).
+   * Absent, or null, where there are no members to list (local mode).
+   */
+  members?(project: string): { uid: string; name: string; role: Role }[] | null;
 }
 
 /** What changed in who may do what (`Access.onChange`). */
 export type AccessChange =
   /** A member's role in a project changed, or they were removed from it. */
-  | { kind: 'member'; project: string; uid: string }
+  | { kind: 'member'; project: string; uid: string; by?: { uid: string; name: string } }
   /** A token changed (revoked, or made). */
   | { kind: 'token'; token: string }
   /** A sign-in ended (signed out, or a password change ended the others). */

@@ -48,6 +48,8 @@ export async function call(url: string, who: Caller, method: string, path: strin
   const headers = headersOf(who, url, method);
   // Every write carries a JSON body (a bodiless one an empty object), as our clients send.
   if (method !== 'GET') headers['content-type'] = 'application/json';
+  // And an Idempotency-Key, as our clients send (Work refuses a mutation without one).
+  if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
   const r = await fetch(url + path, { method, headers, body: method === 'GET' ? undefined : JSON.stringify(body ?? {}) });
   const text = await r.text();
   let json: any = null;

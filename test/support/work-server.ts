@@ -4,7 +4,9 @@
 // closing can be exercised before and independently of the accounts layer.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { SqliteStore } from '../../src/storage/index.js';
+import type { EventStore } from '../../src/storage/types.js';
 import { Router } from '../../src/server/http.js';
 import { mountRoutes } from '../../src/server/route.js';
 import { WorkService } from '../../src/server/work/service.js';
@@ -23,12 +25,14 @@ export class TestAccess implements Access {
     this.names.set(uid, name);
     return this;
   }
-  setRole(project: string, uid: string, role: Role | null): void {
+  /** Sets (or, with null, removes) a member's role; `by` is who did it, as the identity app says. */
+  setRole(project: string, uid: string, role: Role | null, by?: string): void {
     let m = this.roles.get(project);
     if (!m) this.roles.set(project, (m = new Map()));
     if (role) m.set(uid, role);
     else m.delete(uid);
-    for (const l of this.listeners) l({ kind: 'member', project, uid });
+    const change: AccessChange = by ? { kind: 'member', project, uid, by: { uid: by, name: this.names.get(by) ?? by } } : { kind: 'member', project, uid };
+    for (const l of this.listeners) l(change);
   }
   principal(req: IncomingMessage): Principal | null {
     const m = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
@@ -48,6 +52,9 @@ export class TestAccess implements Access {
   isAdmin(): boolean {
     return false;
   }
+  members(project: string): { uid: string; name: string; role: Role }[] {
+    return [...(this.roles.get(project) ?? [])].map(([uid, role]) => ({ uid, name: this.names.get(uid) ?? uid, role }));
+  }
   onChange(l: (c: AccessChange) => void): () => void {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
@@ -59,13 +66,17 @@ export interface WorkServer {
   work: WorkService;
   /** The fleet boards a blocked execution's pointer is checked against (no routes: tests append board events to the store). */
   fleet: FleetService;
-  store: SqliteStore;
+  store: EventStore;
   dataDir: string;
   close(): Promise<void>;
 }
 
-export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir()): Promise<WorkServer> {
-  const store = new SqliteStore({ path: join(dataDir, 'roost.db') });
+/** The store a test server runs on: SQLite in `dataDir` unless the test opens another (PostgreSQL). */
+export type OpenStore = (dataDir: string) => Promise<EventStore>;
+const sqlite: OpenStore = (dataDir) => Promise.resolve(new SqliteStore({ path: join(dataDir, 'roost.db') }));
+
+export async function workServer(access: Access, projects = ['alpha', 'beta'], dataDir = tempDir(), open: OpenStore = sqlite): Promise<WorkServer> {
+  const store = await open(dataDir);
   const live = new Live(access, { epoch: store.epoch });
   const channel = { ringSize: 1000, minFlushIntervalMs: 1 };
   const fleet = new FleetService(store, { live, channel, snapshotEvery: 1000, maxReplay: 100_000 });
@@ -114,7 +125,10 @@ export function client(base: string, uid: string | null) {
   };
   return {
     get: (path: string) => call('GET', path),
-    post: (path: string, body: unknown = {}, key?: string) => call('POST', path, body, key ? { 'idempotency-key': key } : {}),
+    /** A POST with an Idempotency-Key: `key`, else a new one (every Work mutation needs one). */
+    post: (path: string, body: unknown = {}, key?: string) => call('POST', path, body, { 'idempotency-key': key ?? randomUUID() }),
+    /** A POST without an Idempotency-Key. */
+    postBare: (path: string, body: unknown = {}) => call('POST', path, body),
     auth: uid ? { authorization: `Bearer ${uid}` } : ({} as Record<string, string>),
   };
 }

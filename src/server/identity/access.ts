@@ -200,6 +200,13 @@ export class SharedAccess implements Access {
     return p.kind === 'local' || (p.kind === 'person' && !!this.identity.state.users.get(p.uid)?.admin);
   }
 
+  members(project: string): { uid: string; name: string; role: Role }[] | null {
+    // Local mode: the person at the machine owns everything; nobody is listed.
+    if (this.mode === 'local') return null;
+    const s = this.identity.state;
+    return [...(s.members.get(project) ?? [])].map(([uid, role]) => ({ uid, name: s.users.get(uid)?.name ?? uid, role }));
+  }
+
   onChange(listener: (c: AccessChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -208,7 +215,10 @@ export class SharedAccess implements Access {
   /** The identity fold's changes, told to the listeners (the live mechanism closes what they take away). */
   private changed(c: IdentityChange): void {
     let a: AccessChange;
-    if (c.kind === 'member') a = { kind: 'member', project: c.project, uid: c.uid };
+    if (c.kind === 'member') {
+      const by = c.by ? this.identity.state.users.get(c.by) : undefined;
+      a = by ? { kind: 'member', project: c.project, uid: c.uid, by: { uid: by.uid, name: by.name } } : { kind: 'member', project: c.project, uid: c.uid };
+    }
     else if (c.kind === 'token') a = { kind: 'token', token: c.id };
     else if (c.kind === 'login') a = { kind: 'login', session: c.sessionHash };
     else return;

@@ -22,7 +22,7 @@ import { projectOf, type Principal } from '../access.js';
 import { route, type Asking, type Auth, type Ctx, type Route } from '../route.js';
 import { ID, TEXT } from '../schemas.js';
 import { SPACES_STREAM, parse, type Book } from './book.js';
-import { PROJECT_ID, liveScope, type WorkService } from './service.js';
+import { PROJECT_ID, liveScope, needKey, type WorkService } from './service.js';
 
 const MAX_BODY = 256 * 1024;
 
@@ -100,7 +100,10 @@ export class WorkRoutes {
   /** The /api/v2 routes (docs/work.md). */
   routes(): Route[] {
     const big = { maxBody: MAX_BODY };
-    return [
+    // Every mutation needs an Idempotency-Key (400 naming it), asked before the handler looks at anything;
+    // terminal bytes are lossy, never stored, and need none.
+    const keyed = (r: Route): Route => (r.method !== 'POST' || r.path.endsWith('/terminal') ? r : { ...r, handler: (c) => (needKey(c.req), r.handler(c)) });
+    const all: Route[] = [
       route({ method: 'GET', path: '/api/v2/projects', auth: 'principal', handler: this.getProjects }),
       route({ method: 'GET', path: '/api/v2/me', auth: 'principal', handler: this.getMe }),
       route({ method: 'GET', path: '/api/v2/snapshot', auth: readAuth, project: workProject, doc: 'viewer; `?scope=private`: any principal (their General Chat)', handler: this.getSnapshot }),
@@ -132,8 +135,10 @@ export class WorkRoutes {
       route({ method: 'POST', path: '/api/v2/spaces/:id/terminal', auth: 'space', body: Terminal, ...big, handler: this.postTerminal }),
       route({ method: 'GET', path: '/api/v2/spaces/:id/commands', auth: 'space', stream: true, handler: this.getFeed }),
       route({ method: 'POST', path: '/api/v2/projects/:project/spaces', auth: 'editor', project: pathProject, body: Contribute, doc: 'and the owner of the Space', handler: this.postContribute }),
-      route({ method: 'POST', path: '/api/v2/projects/:project/spaces/:space/revoke', auth: 'viewer', project: pathProject, doc: 'the Space\'s owner, or a project owner', handler: this.postRevoke }),
+      route({ method: 'POST', path: '/api/v2/projects/:project/spaces/:space/revoke', auth: 'principal', doc: "the Space's owner (a member or not), or a project owner", handler: this.postRevoke }),
+      route({ method: 'POST', path: '/api/v2/spaces/:id/revoke', auth: 'space', doc: 'the Space\'s owner: every project it is contributed to', handler: this.postRevokeEverywhere }),
     ];
+    return all.map(keyed);
   }
 
   // ------------------------------------------------------------ reads
@@ -222,8 +227,8 @@ export class WorkRoutes {
   postConversation = async ({ req, res, grant, body }: Ctx<Static<typeof NewConversation>>): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
-    const stored = await this.w.commit(book, [{ type: 'conversation.created', id: rid('c-'), title: body.title, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
-    sendJson(res, 200, { id: stored[0].id, position: book.pos });
+    const c = await this.w.commit(book, [{ type: 'conversation.created', id: rid('c-'), title: body.title, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
+    await this.w.reply(res, c, () => ({ id: c.stored[0].id, position: book.pos }));
   };
 
   postMessage = async ({ req, res, params, principal, grant, body }: Ctx<Static<typeof NewMessage>>): Promise<void> => {
@@ -237,7 +242,9 @@ export class WorkRoutes {
       if (!c) throw new HttpError(404, 'not_found', `no such conversation: ${cid}`);
       if (c.kind === 'agent') throw new HttpError(409, 'conflict', 'an agent chat takes commands: POST /api/v2/commands');
     }
-    const stored = await this.w.commit(book, [{ type: 'message.posted', conversation: cid, text: body.text, by: this.w.who(p), at: Date.now() }], this.w.key(req, book.stream, p.uid), null);
+    const key = this.w.key(req, book.stream, p.uid);
+    const c = await this.w.commit(book, [{ type: 'message.posted', conversation: cid, text: body.text, by: this.w.who(p), at: Date.now() }], key, null);
+    const stored = c.stored;
     const conv = book.state.conversations.get(cid);
     // Its message is among the newest: look from the end (a long chat is not walked per post).
     let seq: number | null = null;
@@ -245,7 +252,7 @@ export class WorkRoutes {
       const m = conv!.messages[i];
       if (m.at === stored[0].at && m.text === stored[0].text && m.by.uid === p.uid) seq = m.seq;
     }
-    sendJson(res, 200, { conversation: cid, seq, position: book.pos });
+    await this.w.reply(res, c, () => ({ conversation: cid, seq, position: book.pos }));
   };
 
   /**
@@ -270,15 +277,12 @@ export class WorkRoutes {
     const title = body.title?.trim() ? body.title.trim().slice(0, WORK_LIMITS.title) : (msg?.text.split('\n')[0].slice(0, 80) ?? '');
     const at = Date.now();
     const target = rid('c-');
-    const stored = await this.w.commit(book, [{ type: 'conversation.linked', side: 'project', project, target, title, request: msg?.text ?? '', by: this.w.who(g), at }], rawKey, refusal);
-    const ev = stored[0];
-    await this.w.commit(
-      priv,
-      [{ type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.w.who(g), at: ev.at }],
-      rawKey ? `${priv.stream}|${g.uid}|link:${rawKey}` : undefined,
-      null,
-    );
-    sendJson(res, 200, { project, conversation: ev.target, position: book.pos });
+    const c = await this.w.commit(book, [{ type: 'conversation.linked', side: 'project', project, target, title, request: msg?.text ?? '', by: this.w.who(g), at }], rawKey, refusal);
+    // Its answer is kept only once both halves are stored.
+    if (c.answer !== undefined) return this.w.reply(res, c, () => null);
+    const ev = c.stored[0];
+    await this.w.commit(priv, [{ type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.w.who(g), at: ev.at }], `${priv.stream}|${g.uid}|link:${rawKey}`, null);
+    await this.w.reply(res, c, () => ({ project, conversation: ev.target, position: book.pos }));
   };
 
   // ------------------------------------------------------------ commands
@@ -289,13 +293,20 @@ export class WorkRoutes {
     const book = await this.w.projectBook(g.project);
     await book.fresh();
     // An id the project has no agent by (Object.prototype's keys included) is a 404 before the fold is asked.
-    const why = book.state.agents.get(agent) ? mayCommand(book.state, agent, g.uid) : 'no such agent';
+    const found = book.state.agents.get(agent);
+    let why = found ? mayCommand(book.state, agent, g.uid) : 'no such agent';
+    // Its owner removed a moment ago: the revocation that follows is on its way (syncMembers).
+    const owner = found ? book.state.spaces.get(found.space)?.owner : undefined;
+    if (!why && owner && !this.w.isMember(owner.uid, g.project)) why = `its Space's owner ${owner.name} is no longer a member of this project`;
     const refusal = why ? new HttpError(why === 'no such agent' ? 404 : 409, why === 'no such agent' ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why}`) : null;
-    const stored = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
-    const id = String(stored[0].id);
-    const c = book.state.commands.get(id);
-    const a = book.state.agents.get(agent);
-    sendJson(res, 200, { id, position: c?.position ?? null, status: c?.status ?? null, queue: a ? a.queue : [] });
+    const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    const id = String(done.stored[0].id);
+    // As it is now, kept with the key: a retry gets this, not the queue of its own time.
+    await this.w.reply(res, done, () => {
+      const c = book.state.commands.get(id);
+      const a = book.state.agents.get(agent);
+      return { id, position: c?.position ?? null, status: c?.status ?? null, queue: a ? a.queue : [] };
+    });
   };
 
   postCancel = async ({ req, res, params, grant }: Ctx): Promise<void> => {
@@ -303,8 +314,8 @@ export class WorkRoutes {
     const book = await this.w.projectBook(g.project);
     const c = book.state.commands.get(params.id);
     const refusal = !c ? new HttpError(404, 'not_found', `no such command: ${params.id}`) : c.status !== 'queued' ? new HttpError(409, 'conflict', `the command is ${c.status}; only a queued command can be cancelled`) : null;
-    await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
-    sendJson(res, 200, { id: params.id, status: book.state.commands.get(params.id)?.status });
+    const done = await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    await this.w.reply(res, done, () => ({ id: params.id, status: book.state.commands.get(params.id)?.status }));
   };
 
   postCallable = async ({ req, res, params, grant, body }: Ctx<Static<typeof Callable>>): Promise<void> => {
@@ -314,8 +325,8 @@ export class WorkRoutes {
     if (!a) throw new HttpError(404, 'not_found', `no such agent: ${params.id}`);
     const sp = book.state.spaces.get(a.space)!;
     if (sp.owner.uid !== g.uid) throw new HttpError(403, 'forbidden', `only ${sp.owner.name}, who owns the Space, may change who can call ${a.label}`);
-    await this.w.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
-    sendJson(res, 200, { id: a.id, callable: book.state.agents.get(a.id)!.callable });
+    const done = await this.w.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
+    await this.w.reply(res, done, () => ({ id: a.id, callable: book.state.agents.get(a.id)!.callable }));
   };
 
   // ------------------------------------------------------------ spaces
@@ -324,12 +335,13 @@ export class WorkRoutes {
     const p = principal!;
     const key = this.w.key(req, SPACES_STREAM, p.uid);
     const ev = { type: 'space.registered', id: rid('s-'), name: body.name, by: this.w.who(p), at: Date.now() };
-    const r = await this.w.store.append(SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }], { idempotencyKey: key });
+    const r = (await this.w.store.findKey(SPACES_STREAM, { idempotencyKey: key })) ?? (await this.w.store.append(SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }], { idempotencyKey: key }));
     await this.w.readSpaces();
     const stored = r.duplicate ? parse((await this.w.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
     // The owner's open Work views list their Spaces: tell them (lossy; they refetch).
     this.w.toPerson(p.uid, 'spaces', { space: stored.id });
-    sendJson(res, 200, { id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate });
+    // A bridge registers under the same key at every start: it gets the first answer (`duplicate: false` included).
+    await this.w.reply(res, { key, stream: SPACES_STREAM, answer: r.answer }, () => ({ id: stored.id, name: stored.name, owner: stored.by, duplicate: r.duplicate }));
   };
 
   getSpaces = ({ res, principal }: Ctx): void => {
@@ -347,28 +359,64 @@ export class WorkRoutes {
     const book = await this.w.projectBook(project);
     const sp = await this.w.needSpace(body.space, g);
     const refusal = book.state.spaces.get(sp.id)?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
-    await this.w.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
-    sendJson(res, 200, { space: sp.id, project, contributed: true });
+    const done = await this.w.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    await this.w.reply(res, done, () => ({ space: sp.id, project, contributed: true }));
   };
 
-  /** The Space's owner, or a project owner, revokes future execution. */
-  postRevoke = async ({ req, res, params, grant }: Ctx): Promise<void> => {
-    const g = grant!;
-    const project = g.project;
-    const book = await this.w.projectBook(project);
-    const sp = book.state.spaces.get(params.space);
+  /**
+   * The Space's owner, or a project owner, revokes future execution. The
+   * owner needs no role in the project: a member who was removed can still
+   * take their machine back (their contributions were revoked at removal; a
+   * later one, made while they were a member again, is theirs to revoke).
+   */
+  postRevoke = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+    const g = principal!;
+    const project = checkedProject(params.project ?? '');
+    const role = this.w.access.roleIn(g, project);
+    const known = this.w.projectList().some((x) => x.id === project);
+    const book = known ? await this.w.book(project) : null;
+    await book?.fresh();
+    const sp = book?.state.spaces.get(params.space);
+    const mine = !!sp && sp.owner.uid === g.uid;
+    // A stranger learns nothing: the same 403 whether the project or the Space exists or not.
+    if (!mine && role === null) throw new HttpError(403, 'forbidden', `you are not a member of project "${project}"`);
+    if (!book) throw new HttpError(404, 'not_found', `no such project: ${project}`);
     if (!sp) throw new HttpError(404, 'not_found', `${params.space} was never contributed to ${project}`);
-    if (sp.owner.uid !== g.uid && !roleAtLeast(g.role, 'owner')) throw new HttpError(403, 'forbidden', `only ${sp.owner.name} (the Space's owner) or a project owner may revoke it`);
+    if (!mine && !roleAtLeast(role, 'owner')) throw new HttpError(403, 'forbidden', `only ${sp.owner.name} (the Space's owner) or a project owner may revoke it`);
     const refusal = !sp.contributed ? new HttpError(409, 'conflict', `${sp.name} is already revoked`) : null;
-    await this.w.commit(book, [{ type: 'space.revoked', space: sp.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
-    sendJson(res, 200, { space: sp.id, project, contributed: false });
+    const done = await this.w.commit(book, [{ type: 'space.revoked', space: sp.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    await this.w.reply(res, done, () => ({ space: sp.id, project, contributed: false }));
+  };
+
+  /**
+   * The Space's owner revokes it in every project it is contributed to,
+   * member there or not: one `space.revoked` per project, each under the
+   * request's key in that project's stream (a retry stores nothing again).
+   * Answers the projects it was revoked in by this request.
+   */
+  postRevokeEverywhere = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+    const p = principal!;
+    const sp = await this.w.needSpace(params.id, p);
+    await this.w.freshProjects();
+    const revoked: string[] = [];
+    for (const book of [...this.w.loaded.values()].filter((b) => 'project' in b.scope)) {
+      const key = this.w.key(req, book.stream, p.uid);
+      const contributed = !!book.state.spaces.get(sp.id)?.contributed;
+      const prior = await this.w.store.findKey(book.stream, { idempotencyKey: key });
+      if (!contributed && !prior) continue;
+      const done = await this.w.commit(book, contributed ? [{ type: 'space.revoked', space: sp.id, by: this.w.who(p), at: Date.now() }] : [], key, null);
+      if (done.stored.length) revoked.push((book.scope as { project: string }).project);
+    }
+    sendJson(res, 200, { space: sp.id, revoked: revoked.sort() });
   };
 
   /** The contribution a Space's report is about: the named project, or its only one. */
   private async reportBook(spaceId: string, project: string | undefined, p: Principal): Promise<Book> {
     await this.w.freshProjects();
     const all = this.w.contributions(spaceId, p);
-    if (all.length === 0 && this.w.contributions(spaceId).length > 0) throw new HttpError(403, 'forbidden', 'you are no longer a member of the project this Space is contributed to');
+    // Contributed where its owner is no longer a member (revoked there at the removal): say so.
+    const removed = () => [...this.w.loaded.values()].some((b) => 'project' in b.scope && b.state.spaces.has(spaceId) && this.w.access.roleIn(p, b.scope.project) === null);
+    if (all.length === 0 && (this.w.contributions(spaceId).length > 0 || removed())) throw new HttpError(403, 'forbidden', 'you are no longer a member of the project this Space is contributed to');
     if (project !== undefined) {
       const b = all.find((x) => (x.scope as { project: string }).project === project);
       if (!b) throw new HttpError(409, 'conflict', `this Space is not contributed to project ${project} (or was revoked)`);
@@ -388,27 +436,30 @@ export class WorkRoutes {
     const p = principal!;
     const spaceId = params.id;
     const book = await this.reportBook(spaceId, body.project, p);
+    const key = this.w.key(req, book.stream, p.uid);
     await book.fresh();
     const at = Date.now();
+    // The reporting member (or token owner), from the transport, on every event.
+    const by = this.w.who(p);
     const events: Record<string, unknown>[] = [];
     const seen = new Set<string>();
     for (const o of body.agents as (Static<typeof Observation> & Record<string, unknown>)[]) {
       const session = o.session;
       seen.add(session);
-      if (o.ended === true) events.push({ type: 'agent.ended', space: spaceId, session, reason: typeof o.reason === 'string' ? o.reason.slice(0, WORK_LIMITS.reason) : 'ended', at });
-      else events.push({ type: 'agent.observed', space: spaceId, session, ...pick(o, ['label', 'pane', 'cwd', 'mode', 'origin', 'state']), at });
+      if (o.ended === true) events.push({ type: 'agent.ended', space: spaceId, session, reason: typeof o.reason === 'string' ? o.reason.slice(0, WORK_LIMITS.reason) : 'ended', by, at });
+      else events.push({ type: 'agent.observed', space: spaceId, session, ...pick(o, ['label', 'pane', 'cwd', 'mode', 'origin', 'state']), by, at });
     }
     if (body.full === true)
       for (const a of agentsOfSpace(book.state, spaceId))
-        if (a.state !== 'ended' && !seen.has(a.session)) events.push({ type: 'agent.ended', space: spaceId, session: a.session, reason: 'gone from the Space', at });
+        if (a.state !== 'ended' && !seen.has(a.session)) events.push({ type: 'agent.ended', space: spaceId, session: a.session, reason: 'gone from the Space', by, at });
     // Keep only what changes something (folded in order, then undone).
     const changes = previewWork(book.state, events);
     const real = events.filter((_, i) => changes[i].length > 0);
     const project = (book.scope as { project: string }).project;
-    // The answer is the Space's agents as the project now sees them, so a
-    // retry (which finds nothing left to change) answers the same.
-    if (real.length) await this.w.commit(book, real, this.w.key(req, book.stream, p.uid), null);
-    sendJson(res, 200, { project, agents: this.spaceAgents(book, spaceId) });
+    // The answer is the Space's agents as the project now sees them, kept with
+    // the key when something was stored (a report that changes nothing stores nothing, not even its key).
+    const done = await this.w.commit(book, real, key, null);
+    await this.w.reply(res, done, () => ({ project, agents: this.spaceAgents(book, spaceId) }));
   };
 
   private spaceAgents(book: Book, space: string): { id: string; session: string; state: string }[] {
@@ -430,7 +481,7 @@ export class WorkRoutes {
     const inProject = (book.scope as { project: string }).project;
     if (this.w.access.roleIn(p, inProject) === null) throw new HttpError(403, 'forbidden', `you are no longer a member of project "${inProject}"; this Space cannot report there`);
     const kind = body.event;
-    const ev: Record<string, unknown> = { type: EXECUTION_EVENTS[kind], command: cmdId, at: Date.now() };
+    const ev: Record<string, unknown> = { type: EXECUTION_EVENTS[kind], command: cmdId, by: this.w.who(p), at: Date.now() };
     let refusal: HttpError | null = null;
     if (kind === 'blocked') {
       ev.reason = body.reason !== undefined ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';
@@ -459,9 +510,11 @@ export class WorkRoutes {
       changes.length === 0
         ? new HttpError(409, 'conflict', kind === 'started' ? `command ${cmdId} cannot start: it is ${c.status}${c.status === 'queued' ? ' behind others, or the agent is busy or ended (one at a time, in queue order)' : ''}` : `command ${cmdId} has no ${kind === 'output' ? 'running' : 'matching'} execution to update`)
         : null;
-    await this.w.commit(book, [ev], this.w.key(req, book.stream, p.uid), refusal);
-    const x = book.state.executions.get(`x-${cmdId}`);
-    sendJson(res, 200, { project: inProject, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null });
+    const done = await this.w.commit(book, [ev], this.w.key(req, book.stream, p.uid), refusal);
+    await this.w.reply(res, done, () => {
+      const x = book.state.executions.get(`x-${cmdId}`);
+      return { project: inProject, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null };
+    });
   };
 
   /**

@@ -7,10 +7,11 @@
 // events, appends them to one stream in one append (atomic, durable on return,
 // with the request's Idempotency-Key), waits until this node has folded them,
 // and answers from the stored events (`commit`). The fold derives everything
-// else (queues, agent state, chat lines). A retry with the same key stores
-// nothing and answers from the events the first request stored, so it gets
-// the same result, even a refusal (a refused keyed request stores a small
-// `request.refused` marker for that reason).
+// else (queues, agent state, chat lines). Every mutation needs an
+// Idempotency-Key (400 without one). A retry with a key that went through
+// stores nothing and gets the first answer byte for byte (kept with the key);
+// a refused request stores nothing, so its key stays free for a later,
+// valid attempt (docs/work.md, "Keys and answers").
 //
 // Live, through the one live mechanism (src/server/live.ts), as scopes:
 // - `work:<project>` and `work.private` (the caller's General Chat): a book's
@@ -23,10 +24,10 @@
 // Presence is who holds a `work:<project>` scope now; across nodes it is the
 // generic src/server/presence.ts.
 
-import type { IncomingMessage } from 'node:http';
-import { applySpaceRegistry, type SpaceRecord, type WorkState } from '../../core/work.js';
-import type { EventStore, NewEvent } from '../../storage/types.js';
-import { HttpError, idempotencyKeyOf } from '../http.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applySpaceRegistry, type SpaceRecord, type Who, type WorkState } from '../../core/work.js';
+import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
+import { HttpError, idempotencyKeyOf, sendJsonText } from '../http.js';
 import type { Route } from '../route.js';
 import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live.js';
 import { LocalAccess, type Access, type AccessChange, type Principal } from '../access.js';
@@ -36,6 +37,9 @@ import { SpaceFeeds } from './feed.js';
 import { WorkRoutes } from './routes.js';
 
 export { PRESENCE_EXPIRE_MS };
+
+/** The server, as the actor of what it records on its own (a change found at start). */
+const ROOST: Who = { uid: 'roost', name: 'Roost' };
 export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface ProjectInfo {
@@ -68,6 +72,23 @@ export interface WorkOptions {
   projects?: () => ProjectInfo[];
   /** How long another node's presence lasts without a repeat (default PRESENCE_EXPIRE_MS, 30 s). */
   presenceExpireMs?: number;
+}
+
+/** What `commit` stored (or found stored under the key), and the first answer when it was kept. */
+export interface Committed {
+  key: string;
+  stream: string;
+  stored: Record<string, unknown>[];
+  answer: string | undefined;
+}
+
+export const MISSING_KEY = 'this request needs an Idempotency-Key header (a unique string per request; send the same one to retry it)';
+
+/** The request's Idempotency-Key: 400 naming the header when it has none. */
+export function needKey(req: IncomingMessage): string {
+  const raw = idempotencyKeyOf(req);
+  if (!raw) throw new HttpError(400, 'bad_request', MISSING_KEY);
+  return raw;
 }
 
 const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
@@ -132,6 +153,9 @@ export class WorkService {
     await this.readSpaces();
     for (const p of this.projectList()) await this.book(p.id);
     this.unaccess = this.access.onChange((c) => this.accessChanged(c));
+    // What changed while no server ran (and, once, every membership from before member.changed existed).
+    for (const p of this.projectList()) void this.syncMembers(p.id, ROOST);
+    await Promise.all([...this.memberSync.values()]);
     this.presence.start();
   }
 
@@ -218,28 +242,57 @@ export class WorkService {
     return this.book(project);
   }
 
-  key(req: IncomingMessage, stream: string, uid: string): string | undefined {
-    const raw = idempotencyKeyOf(req);
-    return raw && `${stream}|${uid}|${raw}`;
+  /**
+   * The request's Idempotency-Key in its namespace (the stream and the
+   * caller). Every Work mutation needs one: 400 naming the header without it.
+   */
+  key(req: IncomingMessage, stream: string, uid: string): string {
+    return `${stream}|${uid}|${needKey(req)}`;
   }
 
   /**
-   * Appends `events` to the book's stream in one append and returns the
-   * stored bodies (the first request's, when the key was seen before).
-   * `refusal`: the conflict found against the current state; with a key the
-   * request may be the retry of one that was applied, so the store decides.
+   * Appends `events` to the book's stream in one append, under `key`, and
+   * returns the stored bodies. A key already used on this stream is the
+   * retry of a request that went through: nothing is stored or checked, and
+   * the first request's events (and its answer, when kept) are returned.
+   * Otherwise `refusal` (the conflict found against the current state, or
+   * about the request) is thrown and nothing is stored, so the key stays
+   * free for a later attempt: a refusal never sticks to its key. No events
+   * and no refusal: nothing is appended (the answer is not kept either).
    */
-  async commit(book: Book, events: Record<string, unknown>[], key: string | undefined, refusal: HttpError | null): Promise<Record<string, unknown>[]> {
-    if (refusal && !key) throw refusal;
-    const toStore: NewEvent[] = refusal
-      ? [{ type: 'request.refused', body: JSON.stringify({ type: 'request.refused', status: refusal.status, kind: refusal.kind, message: refusal.message }) }]
-      : events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) }));
+  async commit(book: Book, events: Record<string, unknown>[], key: string, refusal: HttpError | null): Promise<Committed> {
+    const prior = await this.store.findKey(book.stream, { idempotencyKey: key });
+    if (prior) return this.priorOf(book, key, prior);
+    if (refusal) throw refusal;
+    if (events.length === 0) return { key, stream: book.stream, stored: [], answer: undefined };
+    const toStore: NewEvent[] = events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) }));
     const r = await this.store.append(book.stream, toStore, { idempotencyKey: key });
+    // Two attempts at once: the other one stored it first.
+    if (r.duplicate) return this.priorOf(book, key, r);
     await book.folded(r.last);
-    const stored = r.duplicate ? (await this.store.read(book.stream, r.first - 1, r.last - r.first + 1)).map((e) => parse(e.body)) : toStore.map((e) => parse(e.body));
+    return { key, stream: book.stream, stored: toStore.map((e) => parse(e.body)), answer: undefined };
+  }
+
+  private async priorOf(book: Book, key: string, r: AppendResult): Promise<Committed> {
+    await book.folded(r.last);
+    const stored = (await this.store.read(book.stream, r.first - 1, r.last - r.first + 1)).map((e) => parse(e.body));
+    // A refusal stored by an older server under this key (`request.refused`): it still answers that.
     const refused = stored.find((e) => e.type === 'request.refused');
     if (refused) throw new HttpError(Number(refused.status) || 409, (refused.kind as 'conflict') ?? 'conflict', String(refused.message));
-    return stored;
+    return { key, stream: book.stream, stored, answer: r.answer };
+  }
+
+  /**
+   * Answers a mutation: the first answer, byte for byte, when `c` is a
+   * duplicate whose answer was kept; else `body`, kept with the key for the
+   * duplicates to come (the first kept stays).
+   */
+  async reply(res: ServerResponse, c: { key: string; stream: string; answer: string | undefined }, body: () => unknown): Promise<void> {
+    if (c.answer !== undefined) return sendJsonText(res, 200, c.answer);
+    const text = JSON.stringify(body());
+    // A convenience, not a fact of the log: a failure to keep it leaves the rebuilt answer to the next retry.
+    await this.store.keepAnswer(c.stream, { idempotencyKey: c.key }, text).catch(() => false);
+    sendJsonText(res, 200, text);
   }
 
   who(p: Principal): { uid: string; name: string } {
@@ -253,6 +306,58 @@ export class WorkService {
     if (!sp) throw new HttpError(404, 'not_found', `no such Space: ${spaceId}`);
     if (sp.owner.uid !== p.uid) throw new HttpError(403, 'forbidden', `the Space "${sp.name}" belongs to ${sp.owner.name}; only its owner's bridge may act for it`);
     return sp;
+  }
+
+  /** Whether `uid` is a member of the project now (true where members are not listed: local mode). */
+  isMember(uid: string, project: string): boolean {
+    const list = this.access.members?.(project);
+    return !list || list.some((m) => m.uid === uid);
+  }
+
+  private memberSync = new Map<string, Promise<void>>();
+
+  /**
+   * Brings the project's stream in line with who may do what (`only`: one
+   * member, else all): a `member.changed` for each membership, role or name
+   * the stream does not hold yet, and for a member no longer there, their
+   * removal followed by a `space.revoked` of each Space of theirs
+   * contributed to the project (its queued commands cancelled, with the
+   * reason in its agents' chats). One append per member; per project one
+   * sync at a time. The key is the member's change and the stream's head it
+   * was judged at, so nodes that judge the same change at the same head
+   * store it once (their appends are duplicates). Failures are logged: the
+   * next change or start tries again.
+   */
+  syncMembers(project: string, by: Who, only?: string): Promise<void> {
+    if (!this.access.members) return Promise.resolve();
+    const run = async () => {
+      const book = this.loaded.get(WORK_PREFIX + project);
+      const listed = this.access.members?.(project);
+      if (!book || !listed || !this.projectList().some((x) => x.id === project)) return;
+      await book.fresh();
+      const now = new Map(listed.map((m) => [m.uid, m]));
+      const uids = only !== undefined ? [only] : [...new Set([...now.keys(), ...book.state.members.keys()])];
+      for (const uid of uids) {
+        const want = now.get(uid);
+        const had = book.state.members.get(uid);
+        const events: Record<string, unknown>[] = [];
+        const at = Date.now();
+        if (want && (had?.role !== want.role || had.name !== want.name)) events.push({ type: 'member.changed', uid, name: want.name, role: want.role, by, at });
+        if (!want) {
+          if (had) events.push({ type: 'member.changed', uid, name: had.name, role: null, by, at });
+          for (const sp of book.state.spaces.values())
+            if (sp.contributed && sp.owner.uid === uid) events.push({ type: 'space.revoked', space: sp.id, reason: `its owner ${sp.owner.name} was removed from the project`, by, at });
+        }
+        if (events.length === 0) continue;
+        const key = `${book.stream}|roost|member:${uid}:${want?.role ?? 'removed'}:${book.pos}`;
+        const r = await this.store.append(book.stream, events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) })), { idempotencyKey: key });
+        await book.folded(r.last);
+      }
+    };
+    const prev = this.memberSync.get(project) ?? Promise.resolve();
+    const next = prev.then(run).catch((e: unknown) => console.error(`roost: work could not record a membership change in ${project}: ${e instanceof Error ? e.message : String(e)}`));
+    this.memberSync.set(project, next);
+    return next;
   }
 
   /** With several nodes: every loaded project caught up with the log (a contribution made elsewhere a moment ago). */
@@ -302,6 +407,8 @@ export class WorkService {
   private accessChanged(c: AccessChange): void {
     if (c.kind !== 'member') return;
     const { project, uid } = c;
+    // The project's durable copy of it (member.changed), and a removed member's Spaces revoked there.
+    void this.syncMembers(project, c.by ?? ROOST, uid);
     for (const ch of this.lossy.get(project)?.values() ?? []) {
       for (const sub of ch.subs) {
         if (sub.who.uid !== uid) continue;
