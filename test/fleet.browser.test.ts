@@ -249,8 +249,9 @@ describe('the fleet board in the browser', () => {
     const page = await openBoard(anaB, server.url, th, 'Ana');
     await bridge(server.url, th, { type: 'session.spawn', id: 'r1', session: 'steady', flavor: 'plain', root: 'r' });
     await expectText(page, 'session-turns', 'r1', '0');
-    // The page's stream is cut and cannot come back for a while (the network refuses it).
-    const stream = `**/fleet/${th}/stream**`;
+    // The page's stream (the browser's one live connection) is cut and cannot
+    // come back for a while (the network refuses it).
+    const stream = /\/live\?/;
     await page.route(stream, (route) => route.abort());
     (await server.fleet.board(th)).channel.closeAll('test: cut');
     await page.getByTestId('board-connection').getByText('Reconnecting…').waitFor();
