@@ -14,6 +14,7 @@ import { until as waitUntil } from './support/until.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { Router } from '../src/server/http.js';
 import { endReporter, spooled } from './support/hook-spool.js';
+import { pendingOf as pending } from './support/approvals-http.js';
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
 const fixture = (p: string) => JSON.parse(readFileSync(join(FIX, p), 'utf8'));
@@ -26,9 +27,6 @@ async function postJson(url: string, body: unknown, signal?: AbortSignal): Promi
   return { status: r.status, json: text ? JSON.parse(text) : null };
 }
 
-async function pending(url: string): Promise<any[]> {
-  return ((await (await fetch(url + '/approvals')).json())).pending;
-}
 
 const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 10_000) => waitUntil<T>(what, f, ms, 25);
 

@@ -12,6 +12,7 @@ import { inProcess, freePort } from './support/server.js';
 import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
 import { until } from './support/until.js';
 import { statusTimeline } from './support/timeline.js';
+import { decide, pendingOf } from './support/approvals-http.js';
 import { endReporter, spoolOf, spooled } from './support/hook-spool.js';
 import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, toolResults} from './support/model-standin.js';
 
@@ -100,15 +101,6 @@ async function pendingBash(url: string, running: Promise<{ code: number | null; 
   }, 30_000);
 }
 
-async function pendingOf(url: string): Promise<any[]> {
-  const r = await fetch(url + '/approvals');
-  return ((await r.json()) as { pending: any[] }).pending;
-}
-
-async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
-  const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
-  return { status: r.status, json: (await r.json()) };
-}
 
 test('with approvals on, a Bash call waits: deny blocks it and the model reads why; allow lets it run', async (t) => {
   if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;

@@ -16,6 +16,7 @@ import { codexAvailable, codexSetup, runCodex, type CodexRun } from './support/c
 import { responsesStandin, rStep, rCall, rText, isChild, isMain, allOf, hasOutput, notR, outputs } from './support/responses-standin.js';
 import { statusTimeline, floorEvents, agentOf } from './support/timeline.js';
 import { until } from './support/until.js';
+import { decide, pendingOf } from './support/approvals-http.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js'));
@@ -83,14 +84,6 @@ test('a Codex session: the agent in the folder’s team, its commands, the spawn
 
 // ---------------------------------------------------------------- approvals
 
-async function pendingOf(url: string): Promise<any[]> {
-  return ((await (await fetch(url + '/approvals')).json()) as { pending: any[] }).pending;
-}
-
-async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
-  const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
-  return { status: r.status, json: (await r.json()) };
-}
 
 /** An escalated command (Codex asks before it runs), then a closing text. */
 function escalated(callId: string) {

@@ -15,6 +15,7 @@ import { geminiAvailable, geminiSetup, runGemini, type GeminiRun } from './suppo
 import { geminiStandin, gStep, gCall, gText, gFirstUserIncludes, gHasResponse, gAll, gNot, gResponses } from './support/gemini-standin.js';
 import { statusTimeline, floorEvents, agentOf } from './support/timeline.js';
 import { until } from './support/until.js';
+import { decide, pendingOf } from './support/approvals-http.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js'));
@@ -80,14 +81,6 @@ test('a Gemini CLI session: the agent in the folder’s team, its tools, the del
 
 // ---------------------------------------------------------------- approvals
 
-async function pendingOf(url: string): Promise<any[]> {
-  return ((await (await fetch(url + '/approvals')).json()) as { pending: any[] }).pending;
-}
-
-async function decide(url: string, id: string, decision: 'allow' | 'deny', by?: string) {
-  const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) });
-  return { status: r.status, json: (await r.json()) };
-}
 
 async function askAndDecide(decision: 'allow' | 'deny') {
   const model = await geminiStandin([

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT, type Roost } from '../../src/server/index.js';
 import { until } from './until.js';
+import { approvalsOf } from './approvals-http.js';
 import { and, hasResult, not, offersTool, step, text, toolUse } from './model-standin.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
@@ -22,14 +23,7 @@ export function markerScript(id: string) {
   return [step(toolUse('Bash', { command: `echo yes > ${MARKER}`, description: 'write a marker' }, id), and(offersTool('Bash'), not(hasResult(id)))), step(text('finished'), hasResult(id))];
 }
 
-export async function approvalsOf(url: string): Promise<{ pending: any[]; recent: any[] }> {
-  return (await (await fetch(url + '/approvals?recent=100')).json());
-}
-
-export async function decide(url: string, id: string, decision: 'allow' | 'deny'): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${url}/approvals/${id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision }) });
-  return { status: r.status, json: (await r.json()) };
-}
+export { approvalsOf, decide } from './approvals-http.js';
 
 /** The pending Bash approval for the marker, once the CLI's hook has asked. */
 export function pendingMarker(url: string, ms = 60_000): Promise<any> {
