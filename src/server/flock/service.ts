@@ -46,6 +46,7 @@ import {
   type FlockItem,
   type FlockList,
   type FlockState,
+  type Triage,
   type VerdictTarget,
   type VerdictValue,
 } from '../../core/flock.js';
@@ -625,25 +626,39 @@ export class FlockService {
 
   /** Sends the crows an item wants (one per open subtask of a split; up to MurderSize for a murder). */
   private async work(list: FlockList, item: FlockItem): Promise<void> {
-    const t = item.triage!;
-    const want = toFly(item);
-    const taken = [...item.flights.keys()];
-    const picked = pickCrows(this.state, list.nest_id, want.crows, taken);
-    if (picked.length === 0) {
-      this.starved.add(list.list_id);
-      return;
+    const plan = this.planWork(list, item, item.triage!, flockTs(Date.now()));
+    if (plan === 'starved') return void this.starved.add(list.list_id);
+    if (plan === 'budget') return void (await this.append([{ type: 'item.skipped', list_id: list.list_id, item_id: item.item_id, reason: 'budget', ts: flockTs(Date.now()) }]));
+    try {
+      await this.append(plan.events);
+    } finally {
+      plan.launch();
     }
+  }
+
+  /**
+   * The worker flights an item wants under triage `t` (which may not be
+   * folded yet: the Sentry's landing carries them when no approval is asked):
+   * their `crow.flying` events, their calls reserved, and the launch to run
+   * once appended (only flights the fold accepted fly; the others are released).
+   */
+  private planWork(list: FlockList, item: FlockItem, t: Triage, ts: string): { events: Obj[]; launch: () => void } | 'budget' | 'starved' {
+    const want = item.triage ? toFly(item) : t.mode === 'split' ? { subtasks: t.subtasks.map((_, i) => i + 1), crows: t.subtasks.length } : { subtasks: [], crows: t.mode === 'solo' ? 1 : FLOCK_LIMITS.murderSize };
+    const view: FlockItem = item.triage ? item : { ...item, triage: { ...t } };
+    const picked = pickCrows(this.state, list.nest_id, want.crows, [...item.flights.keys()]);
+    if (picked.length === 0) return 'starved';
     const flights = t.mode === 'split' ? picked.slice(0, want.subtasks.length).map((p, i) => ({ ...p, subtask: want.subtasks[i] })) : picked.map((p) => ({ ...p, subtask: 0 }));
-    const reqs = flights.map((f) => workRequest(this.state, item, f.crow, f.subtask));
-    const worst = reqs.reduce((n, r) => n + worstCase(r), 0);
-    if (!this.fits(list, worst)) {
-      await this.append([{ type: 'item.skipped', list_id: list.list_id, item_id: item.item_id, reason: 'budget', ts: flockTs(Date.now()) }]);
-      return;
-    }
-    const ts = flockTs(Date.now());
+    const reqs = flights.map((f) => workRequest(this.state, view, f.crow, f.subtask));
+    if (!this.fits(list, reqs.reduce((n, r) => n + worstCase(r), 0))) return 'budget';
     flights.forEach((f, i) => this.reserve(list.list_id, item.item_id, f.crow, worstCase(reqs[i])));
-    await this.append(flights.map((f) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ts })));
-    flights.forEach((f, i) => this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i]));
+    return {
+      events: flights.map((f) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ts })),
+      launch: () =>
+        flights.forEach((f, i) => {
+          if (item.flights.get(f.crow)?.state === 'flying' && this.driving) this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i]);
+          else this.release(`${item.item_id}\u0000${f.crow}`);
+        }),
+    };
   }
 
   private reserve(list_id: string, item_id: string, crow: string, worst: number): void {
@@ -683,6 +698,7 @@ export class FlockService {
       const ts = flockTs(Date.now());
       const tokens = Math.max(0, Math.min(FLOCK_LIMITS.callTokens, Math.round(out.usage.total)));
       const events: Obj[] = [];
+      let after: (() => void) | undefined;
       if (!out.ok) {
         events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: `${out.error.kind}: ${out.error.message}`.slice(0, FLOCK_LIMITS.error), ts });
       } else if (crow === 'Sentry') {
@@ -693,7 +709,17 @@ export class FlockService {
           const needs = triageNeedsApproval(this.state, t.task_type);
           events.push({ type: 'item.triaged', list_id, item_id, ...t, needs_approval: needs, ts });
           events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, ts });
-          if (!needs) events.push({ type: 'verdict', list_id, item_id, target: 'triage', verdict: 'auto', ts });
+          if (!needs) {
+            events.push({ type: 'verdict', list_id, item_id, target: 'triage', verdict: 'auto', ts });
+            // No approval asked: the crows take off in the same append.
+            const list = this.state.lists.get(list_id);
+            const item = list?.items.find((i) => i.item_id === item_id);
+            const plan = list && item && this.driving ? this.planWork(list, item, { ...t, needs_approval: false }, ts) : null;
+            if (plan && typeof plan === 'object') {
+              events.push(...plan.events);
+              after = plan.launch;
+            }
+          }
         }
       } else if (crow === 'Elder') {
         const answer = out.kind === 'tool' ? String((out.input as { answer?: unknown }).answer ?? '') : out.text;
@@ -702,13 +728,30 @@ export class FlockService {
       } else {
         const text = out.kind === 'text' ? out.text : out.text || JSON.stringify(out.input);
         if (!text.trim()) events.push({ type: 'crow.landed', list_id, item_id, crow, ok: false, tokens, error: 'bad_response: the answer was empty', ts });
-        else events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, output: text.slice(0, FLOCK_LIMITS.output), ts });
+        else {
+          const output = text.slice(0, FLOCK_LIMITS.output);
+          events.push({ type: 'crow.landed', list_id, item_id, crow, ok: true, tokens, output, ts });
+          // A solo item's one crow came back: its answer goes in the same append.
+          const list = this.state.lists.get(list_id);
+          const item = list?.items.find((i) => i.item_id === item_id);
+          if (list && item?.triage?.mode === 'solo' && !item.answer && this.driving && ![...item.flights.values()].some((f) => f.state === 'flying' && f.crow !== crow)) {
+            const needs = outputNeedsApproval(this.state, item.triage.task_type, [crow]);
+            events.push({ type: 'item.answered', list_id, item_id, answer: output, crows: [crow], needs_approval: needs, ts });
+            if (!needs) events.push({ type: 'verdict', list_id, item_id, target: 'output', verdict: 'auto', ts });
+            const banter = this.banterPlan(list, item, [crow], ts);
+            if (banter) {
+              events.push(banter.event);
+              after = banter.launch;
+            }
+          }
+        }
       }
       // Released once the landing is folded: a pass in between must not take the flight for one to fly again.
       try {
         await this.append(events);
       } finally {
         this.release(key);
+        after?.();
       }
     })().catch((e) => {
       this.release(key);
