@@ -9,7 +9,7 @@ import { startRoost, type Roost } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable } from './support/pg.js';
 import { openSse } from './support/sse.js';
-import { client, workServer } from './support/work-server.js';
+import { TestAccess, client, workServer } from './support/work-server.js';
 import { workContractCases } from './support/work-contract.js';
 import { tempDir } from './support/server.js';
 
@@ -101,3 +101,24 @@ workContractCases(
   },
   (t) => need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`),
 );
+
+test('two nodes hear the same membership change: it is stored once (the key is the change and the head it was judged at)', { timeout: 60_000 }, async (t) => {
+  if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+  const db = freshSchema('roost_workm');
+  const access = new TestAccess().person('ann', 'Ann').person('bob', 'Bob');
+  access.setRole('alpha', 'ann', 'owner');
+  access.setRole('alpha', 'bob', 'editor');
+  const nodes = await Promise.all([0, 1].map(() => workServer(access, ['alpha'], tempDir(), () => PostgresStore.open(db.url))));
+  try {
+    const changes = async () => (await nodes[0].store.read('work:alpha', 0)).map((e) => JSON.parse(e.body)).filter((e) => e.type === 'member.changed');
+    assert.deepEqual((await changes()).map((e) => [e.uid, e.role]).sort(), [['ann', 'owner'], ['bob', 'editor']], 'both nodes started: each member once');
+    for (const [role, n] of [['viewer', 3], [null, 4]] as const) {
+      access.setRole('alpha', 'bob', role, 'ann');
+      await Promise.all(nodes.map((s) => s.work.syncMembers('alpha', { uid: 'roost', name: 'Roost' }, 'bob')));
+      assert.equal((await changes()).length, n, `bob ${String(role)}: stored once`);
+    }
+  } finally {
+    for (const s of nodes) await s.close();
+    await db.drop();
+  }
+});
