@@ -3,3 +3,4 @@
 export * from './claude-code.js';
 export * from './others.js';
 export * from './otlp.js';
+export * from './transcript.js';

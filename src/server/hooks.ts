@@ -80,6 +80,19 @@ export class HookService {
     (await this.usageOf.of(req)).remember(m.agent, { session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team, role }, tool);
   }
 
+  /**
+   * Claude Code's Stop names the session's transcript, SubagentStop the
+   * subagent's own: its messages' usage is counted (after a grace period,
+   * and only for a session whose usage does not come over OTLP).
+   */
+  private async transcript(req: IncomingMessage, tool: string, payload: object, m: ReturnType<typeof mapHook>): Promise<void> {
+    if (!this.usageOf || tool !== 'claude-code' || !m.agent || !m.session) return;
+    const p = payload as Record<string, unknown>;
+    const path = p.hook_event_name === 'Stop' && m.agent === m.session ? p.transcript_path : p.hook_event_name === 'SubagentStop' && m.agent !== m.session ? p.agent_transcript_path : undefined;
+    if (typeof path !== 'string' || !path) return;
+    (await this.usageOf.of(req)).readTranscriptLater(path, { agent: m.agent, session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team });
+  }
+
   private async appendFloor(floor: FloorService, events: FloorEvent[]): Promise<void> {
     if (events.length === 0) return;
     const now = Date.now();
@@ -107,6 +120,7 @@ export class HookService {
     const floor = await this.floors.of(req);
     const m = mapHook(tool, payload, { team, view: floorView(floor.state) });
     await this.remember(req, tool, m);
+    await this.transcript(req, tool, payload, m);
     const rules = url.searchParams.get('approvals');
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http

@@ -25,7 +25,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { applyUsage, costOf, dueBudgetNotices, emptyUsage, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
-import { mapOtlpLogs, sessionAgentId, helperAgentId, GEMINI_PREFIX, toolOfService, type AgentTool, type DecisionReport, type UsageReport } from '../integrations/index.js';
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { dayOf, transcriptUsage, mapOtlpLogs, sessionAgentId, helperAgentId, GEMINI_PREFIX, toolOfService, type AgentTool, type DecisionReport, type UsageReport } from '../integrations/index.js';
 import type { FloorState } from '../core/floor.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError, sendJson } from './http.js';
@@ -49,6 +51,44 @@ export interface UsageOptions {
   maxReplay: number;
   /** The project (its stream is `usageStream(project)`, its live scope `usage:<project>`). */
   project: string;
+  /** How long after Stop/SubagentStop a transcript is read (TRANSCRIPT_GRACE_MS). */
+  transcriptGraceMs?: number;
+}
+
+/**
+ * A transcript is read this long after the hook that names it: longer than
+ * Claude Code's OTLP log export interval (5 s), so a session that exports
+ * OTLP has been counted from OTLP by then, and its transcript is skipped.
+ */
+export const TRANSCRIPT_GRACE_MS = 7000;
+/** A transcript larger than this is not read (a session's is far below). */
+export const TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Usage reported to the service directly (not over OTLP): a transcript's
+ * messages, the bridge's results, the flock's provider calls. One request
+ * each (or a batch: `requests`), keyed so a repeat is skipped.
+ */
+export interface DirectUsage {
+  /** Unique per request within `via` (a message id, a call id). */
+  key: string;
+  via: 'transcript' | 'bridge' | 'flock';
+  agent: string;
+  parent?: string | null;
+  /** The session agent (the agent itself for a top-level one). */
+  session: string;
+  team: string;
+  /** The agent's source on the floor (`claude-code`, `flock`, …). */
+  source: string;
+  model: string;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** The vendor's own cost in USD, when it reports one; else the price table's. */
+  vendorUsd?: number;
+  requests?: number;
+  ts: number;
 }
 
 /** The live scope `usage:<project>`: a viewer of the project reads it. */
@@ -120,6 +160,16 @@ export class UsageService extends OnFoldHost<UsageState> {
   private seen = new Recent<true>(100_000);
   /** Who the hooks saw: agent id, and `<session>#<role>` / `codex#<thread>` for helpers. */
   private identities = new Recent<{ agent: string } & Identity>(20_000);
+  /**
+   * Which source each session's usage comes from (`otlp`, `transcript`,
+   * `bridge`, `flock`): the first one counted. Another source's records for
+   * that session are skipped, so the same requests are never counted twice
+   * (OTLP records and transcript lines share no request id to match on).
+   */
+  private sessionVia = new Recent<string>(20_000);
+  /** Transcript reads waiting out their grace period. */
+  private timers = new Set<NodeJS.Timeout>();
+  private readonly transcriptGraceMs: number;
   /** Metric points received (checked, not added: log records are the usage source). */
   metricPoints = 0;
 
@@ -129,6 +179,7 @@ export class UsageService extends OnFoldHost<UsageState> {
   ) {
     super();
     this.stream = usageStream(opts.project);
+    this.transcriptGraceMs = opts.transcriptGraceMs ?? TRANSCRIPT_GRACE_MS;
     // No stored snapshots yet: a replay folds the stream from the start (one event per model request).
     this.host = new FoldedStream<UsageState>(
       store,
@@ -139,8 +190,11 @@ export class UsageService extends OnFoldHost<UsageState> {
         step: (state, entry) => ({ state, events: [{ name: 'event', data: fold(state, entry) }] }),
         snapshot: (state, position, reset) => JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: usageToJSON(state) }),
         applied: (entry) => {
-          const id = (JSON.parse(entry.body) as { id?: unknown }).id;
-          if (typeof id === 'string') this.seen.set(id, true);
+          const e = JSON.parse(entry.body) as { id?: unknown; type?: unknown; session?: unknown; agent?: unknown; via?: unknown };
+          if (typeof e.id === 'string') this.seen.set(e.id, true);
+          // The first source a session's usage came from is its source from then on.
+          const session = typeof e.session === 'string' && e.session ? e.session : typeof e.agent === 'string' ? e.agent : '';
+          if (e.type === 'usage' && session && !this.sessionVia.has(session)) this.sessionVia.set(session, typeof e.via === 'string' ? e.via : 'otlp');
         },
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
@@ -230,14 +284,107 @@ export class UsageService extends OnFoldHost<UsageState> {
       inRequest.add(id);
       events.push(e);
     };
-    for (const r of usage) push(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
-    for (const d of decisions) push(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
+    const otlpFor = (e: Record<string, unknown>) => {
+      const via = this.sessionVia.get(e.session as string);
+      if (via && via !== 'otlp') skipped++;
+      else push(e);
+    };
+    for (const r of usage) otlpFor(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
+    for (const d of decisions) otlpFor(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
     if (events.length) {
       const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
       await this.host.folded(r.last);
       await this.notifyBudget();
     }
     return { accepted: events.length, skipped };
+  }
+
+  /**
+   * Usage from a source other than OTLP, into the same stream and fold: the
+   * hook point for the flock's provider usage and the bridge's results. A
+   * key already counted is skipped; so is a session whose usage already
+   * comes from another source (see sessionVia).
+   */
+  async record(reports: readonly DirectUsage[]): Promise<{ accepted: number; skipped: number }> {
+    const events: Record<string, unknown>[] = [];
+    let skipped = 0;
+    for (const r of reports) {
+      const id = `${r.via}:${r.key}`.slice(0, USAGE_LIMITS.id);
+      const via = this.sessionVia.get(r.session);
+      if (this.seen.has(id) || (via && via !== r.via) || events.some((e) => e.id === id)) {
+        skipped++;
+        continue;
+      }
+      const c = costOf(r.model, r, r.vendorUsd);
+      const ts = r.ts > 0 ? r.ts : Date.now();
+      events.push({
+        type: 'usage',
+        id,
+        via: r.via,
+        agent: r.agent,
+        parent: r.parent ?? undefined,
+        session: r.session,
+        team: r.team,
+        source: r.source,
+        model: r.model,
+        day: dayOf(ts),
+        input: r.input,
+        output: r.output,
+        cacheRead: r.cacheRead,
+        cacheWrite: r.cacheWrite,
+        costMicros: c.costMicros,
+        costFrom: c.costFrom,
+        ...(r.requests !== undefined ? { requests: r.requests } : {}),
+        ts,
+      });
+    }
+    if (events.length) {
+      const a = await this.store.append(this.stream, events.map((e) => ({ type: 'usage', body: JSON.stringify(e) })));
+      await this.host.folded(a.last);
+      await this.notifyBudget();
+    }
+    return { accepted: events.length, skipped };
+  }
+
+  /**
+   * A Claude Code Stop or SubagentStop named a transcript: read it after the
+   * grace period and count its messages for `who`, unless the session's usage
+   * comes from OTLP. Only a `.jsonl` regular file on this machine is read
+   * (a server in shared mode usually has none: the hooks' machine has it).
+   */
+  readTranscriptLater(path: string, who: { agent: string; session: string; parent: string | null; team: string }): void {
+    if (!isAbsolute(path) || !path.endsWith('.jsonl') || path.length > 4096) return;
+    if (this.sessionVia.get(who.session) === 'otlp') return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.readTranscript(path, who).catch((e) => console.error('roost: a transcript could not be counted', e));
+    }, this.transcriptGraceMs);
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** Reads a transcript now (readTranscriptLater's step, and tests'). */
+  async readTranscript(path: string, who: { agent: string; session: string; parent: string | null; team: string }): Promise<{ accepted: number; skipped: number }> {
+    if (this.sessionVia.get(who.session) === 'otlp') return { accepted: 0, skipped: 0 };
+    let text: string;
+    try {
+      const st = await stat(path);
+      if (!st.isFile() || st.size > TRANSCRIPT_MAX_BYTES) return { accepted: 0, skipped: 0 };
+      text = await readFile(path, 'utf8');
+    } catch {
+      return { accepted: 0, skipped: 0 };
+    }
+    // A subagent's own file marks every line a sidechain; the session's file marks only a subagent's lines so.
+    const reqs = transcriptUsage(text, { sidechain: who.parent !== null });
+    return this.record(
+      reqs.map((q) => ({ key: `claude-code:${q.id}`, via: 'transcript' as const, agent: who.agent, parent: who.parent, session: who.session, team: who.team, source: 'claude-code', model: q.model, input: q.input, output: q.output, cacheRead: q.cacheRead, cacheWrite: q.cacheWrite, ts: q.ts })),
+    );
+  }
+
+  override async stop(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await super.stop();
   }
 
   /** Writes the durable budget notices now due (once each: the key is per budget version and threshold). */
