@@ -10,25 +10,17 @@ import { FleetView } from './fleet/FleetView.js';
 import { InboxView } from './approvals/InboxView.js';
 import { WorkView } from './work/WorkView.js';
 import { CostView } from './cost/CostView.js';
+import { FlockView } from './flock/FlockView.js';
 import { usePendingCount } from './shared/approvals/ApprovalItem.js';
 import { followLink, navigate } from './shared/navigate.js';
 import { PAGES, pageOf, type Page } from './pages.js';
-
-function Soon(props: { what: string; issue: string }) {
-  return (
-    <div class="soon">
-      <h1>{props.what}</h1>
-      <p>Not built yet ({props.issue}). The floor is live.</p>
-    </div>
-  );
-}
 
 /** Each page's view. */
 const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
   '/': () => <FloorView />,
   '/fleet': () => <FleetView />,
   '/work': () => <WorkView />,
-  '/flock': () => <Soon what="Flock" issue="a later issue" />,
+  '/flock': () => <FlockView />,
   '/inbox': () => <InboxView />,
   '/cost': () => <CostView />,
 };

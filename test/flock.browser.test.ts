@@ -1,0 +1,127 @@
+// The flock view in a real browser against a real server and a scripted
+// model stand-in (test/support/flock-model.ts): a two-item list handed over
+// in the page, triage waiting for a verdict, approved (and rejected) in the
+// page, the crow flying and landing, the answer, the output approved, the
+// trust ledger moving; and the 503 without a model, saying how to connect one.
+import { describe, test, before, after, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { inProcess } from './support/server.js';
+import { chromiumPath, launch } from './support/browser.js';
+import { need, screenshotDir } from './support/env.js';
+import { flockModel, type FlockModel } from './support/flock-model.js';
+import { PACKAGE_ROOT } from '../src/server/index.js';
+import type { Roost } from '../src/server/index.js';
+
+const ready = (t: TestContext) =>
+  need(t, chromiumPath() !== null, 'Debian’s chromium (apt-get install chromium)') && need(t, existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html')), 'the built web app (npm run build)');
+
+describe('the flock view', () => {
+  let model: FlockModel;
+  let roost: Roost;
+  before(async () => {
+    model = await flockModel('anthropic', { slowMs: 2500 });
+    roost = await inProcess({ models: model.roster(), flockBanterWaitMs: 2000 });
+  });
+  after(async () => {
+    await roost?.close();
+    await model?.close();
+  });
+
+  test('a two-item list handed over in the page: triage waits, approved in the page, the crow flies and lands, the answer, the output approved, the ledger moves', async (t) => {
+    if (!ready(t)) return;
+    const browser = await launch({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await browser.context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(roost.url + '/flock');
+      await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
+      await page.getByTestId('flock-ledger-empty').waitFor();
+
+      await page.getByTestId('flock-text').fill('- [ ] write the release notes slow\n- [ ] review the ship checklist');
+      await page.getByTestId('flock-requester').fill('ann');
+      await page.getByTestId('flock-submit').click();
+      const list = page.locator('[data-testid^=flock-list-]');
+      await list.waitFor({ timeout: 10_000 });
+      const list_id = ((await list.getAttribute('data-testid')) ?? '').slice('flock-list-'.length);
+      assert.match(list_id, /^l-[0-9a-f]{12}$/);
+      assert.match(await list.innerText(), /from ann/);
+      const one = `${list_id}-1`;
+      const two = `${list_id}-2`;
+
+      // Triage waits for a person: a stranger flock asks.
+      const item1 = page.getByTestId(`flock-item-${one}`);
+      await page.locator(`[data-testid="flock-item-${one}"][data-phase=triage_verdict]`).waitFor({ timeout: 10_000 });
+      assert.match(await item1.innerText(), /solo · writing/);
+      assert.match(await item1.innerText(), /Sentry/, 'the Sentry flew and landed');
+      await page.locator(`[data-testid="flock-item-${two}"][data-phase=triage_verdict]`).waitFor({ timeout: 10_000 });
+
+      // Approve item 1's triage in the page; reject item 2's.
+      await page.getByTestId(`flock-verdict-${one}-triage`).getByRole('button', { name: 'Approve triage' }).click();
+      await page.getByTestId(`flock-verdict-${two}-triage`).getByRole('button', { name: 'Reject' }).click();
+
+      // A crow flies (the stand-in answers after 2.5 s), then lands, and the answer appears.
+      const flying = page.locator(`[data-testid^="crow-${one}-"][data-state=flying]`);
+      await flying.waitFor({ timeout: 10_000 });
+      const crow = ((await flying.getAttribute('data-testid')) ?? '').slice(`crow-${one}-`.length);
+      assert.notEqual(crow, 'Sentry');
+      assert.equal(await page.locator(`[data-testid="flock-item-${one}"]`).getAttribute('data-phase'), 'flying');
+      await page.locator(`[data-testid="crow-${one}-${crow}"][data-state=ok]`).waitFor({ timeout: 15_000 });
+      await page.getByTestId(`flock-answer-${one}`).waitFor({ timeout: 10_000 });
+      assert.match(await page.getByTestId(`flock-answer-${one}`).innerText(), new RegExp(`${crow} did: write the release notes slow`));
+      await page.locator(`[data-testid="flock-item-${two}"][data-phase=skipped]`).waitFor({ timeout: 10_000 });
+      assert.match(await page.getByTestId(`flock-phase-${two}`).innerText(), /skipped \(rejected\)/);
+
+      // The output waits; approve it in the page.
+      await page.locator(`[data-testid="flock-item-${one}"][data-phase=output_verdict]`).waitFor({ timeout: 10_000 });
+      await page.getByTestId(`flock-verdict-${one}-output`).getByRole('button', { name: 'Approve output' }).click();
+      await page.locator(`[data-testid="flock-item-${one}"][data-phase=done]`).waitFor({ timeout: 10_000 });
+
+      // The ledger: the flock judged on both triages, the crow on its output.
+      await page.getByTestId(`trust-${crow}-writing`).waitFor({ timeout: 10_000 });
+      assert.match(await page.getByTestId(`trust-${crow}-writing`).innerText(), new RegExp(`${crow}\\s+writing\\s+stranger\\s+1\\s+1\\s+0\\s+0`));
+      assert.match(await page.getByTestId('trust-flock-writing').innerText(), /flock\s+writing\s+stranger\s+1\s+1\s+0\s+0/);
+      assert.match(await page.getByTestId('trust-flock-review').innerText(), /flock\s+review\s+stranger\s+0\s+0\s+1\s+0/);
+      const ledger = (await (await fetch(roost.url + '/api/trust')).json()) as { holders: unknown[] };
+      assert.equal(ledger.holders.length, 3, 'the page shows the server’s ledger');
+
+      // The budget used, and the list finishes (the banter, then list.finished).
+      await page.locator(`[data-testid="flock-list-${list_id}"][data-finished=yes]`).waitFor({ timeout: 15_000 });
+      assert.match(await page.getByTestId(`flock-budget-${list_id}`).innerText(), /^\d+ \/ 200k tokens$/);
+      assert.notEqual(await page.getByTestId(`flock-budget-${list_id}`).innerText(), '0 / 200k tokens');
+
+      // A verdict already decided elsewhere: a second answer is "already decided" (the API's 404).
+      assert.equal((await fetch(roost.url + '/api/verdicts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ item_id: one, target: 'output', approve: true }) })).status, 404);
+
+      await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'flock.png') }); // docs/img/flock.png with ROOST_SCREENSHOTS=docs
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+test('without a model the page says how to connect one, and a list is refused 503', async (t) => {
+  if (!ready(t)) return;
+  const roost = await inProcess({ models: null });
+  const browser = await launch();
+  try {
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(roost.url + '/flock');
+    await page.getByTestId('flock-no-model').waitFor({ timeout: 15_000 });
+    await page.getByTestId('flock-text').fill('write the notes');
+    await page.getByTestId('flock-requester').fill('ann');
+    await page.getByTestId('flock-submit').click();
+    const err = page.locator('[data-testid=flock-error][data-status="503"]');
+    await err.waitFor({ timeout: 10_000 });
+    assert.match(await err.innerText(), /roost serve --model/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await roost.close();
+  }
+});

@@ -1,0 +1,125 @@
+// One list moving through the flock: its budget, and each item's phase,
+// triage, crows, answer and the verdict that waits for a person.
+// A verdict goes through `POST /api/verdicts` (the shared path: the same
+// decision as the inbox's, first decision wins); a 404 or 409 means somebody
+// (or the window) decided first, shown as "already decided".
+import { useState } from 'preact/hooks';
+import type { ItemPhase, ItemStatus, ListStatus, VerdictTarget } from '../../../../src/core/flock.js';
+import { postJson } from '../../shared/api.js';
+import { nameHeaders } from '../../shared/me.js';
+import { inProject } from '../../shared/scope.js';
+import { Crows } from './Crows.js';
+
+const PHASE: Record<ItemPhase, string> = {
+  triage: 'waiting for the Sentry',
+  triaging: 'the Sentry is looking',
+  triage_verdict: 'triage waits for a verdict',
+  rejected: 'triage rejected',
+  work: 'waiting for crows',
+  flying: 'crows flying',
+  merge: 'waiting for the Elder',
+  merging: 'the Elder is merging',
+  answer: 'answering',
+  output_verdict: 'answer waits for a verdict',
+  done: 'done',
+  skipped: 'skipped',
+  failed: 'failed',
+};
+
+const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n.toLocaleString('en-US'));
+
+export function ListCard(props: { list: ListStatus }) {
+  const l = props.list;
+  const pct = l.token_budget > 0 ? Math.min(100, (l.tokens_used / l.token_budget) * 100) : 0;
+  const done = l.items.filter((i) => i.phase === 'done' || i.phase === 'skipped').length;
+  return (
+    <article class="fl-list" data-testid={`flock-list-${l.list_id}`} data-finished={l.finished ? 'yes' : 'no'}>
+      <header class="fl-list-head">
+        <h3>
+          {l.list_id} <span class="fl-muted">from {l.requester}</span>
+        </h3>
+        <span class="fl-muted">
+          {done}/{l.items.length} closed{l.finished ? ' · finished' : ''}
+          {l.pranks ? ` · pranked ${l.pranks}×` : ''}
+        </span>
+        <div class="fl-budget" data-testid={`flock-budget-${l.list_id}`} title={`${l.tokens_used} of ${l.token_budget} tokens`}>
+          <span class="fl-budget-bar" aria-hidden="true">
+            <span style={{ width: `${pct}%` }} />
+          </span>
+          {k(l.tokens_used)} / {k(l.token_budget)} tokens
+        </div>
+      </header>
+      <ol class="fl-items">
+        {l.items.map((it) => (
+          <Item key={it.item_id} item={it} />
+        ))}
+      </ol>
+    </article>
+  );
+}
+
+function Item(props: { item: ItemStatus }) {
+  const it = props.item;
+  const t = it.triage;
+  // A verdict waits for a person only where the service asked for one (else it writes `auto`).
+  const waits: VerdictTarget | null = it.phase === 'triage_verdict' && t?.needs_approval ? 'triage' : it.phase === 'output_verdict' && it.answer !== null ? 'output' : null;
+  return (
+    <li class={`fl-item fl-phase-${it.phase}`} data-testid={`flock-item-${it.item_id}`} data-phase={it.phase}>
+      <div class="fl-item-head">
+        <span class="fl-text">{it.text}</span>
+        <span class="fl-phase" data-testid={`flock-phase-${it.item_id}`}>
+          {PHASE[it.phase]}
+          {it.skipped ? ` (${it.skipped})` : ''}
+        </span>
+      </div>
+      {t && (
+        <p class="fl-triage fl-muted">
+          {t.mode} · {t.task_type}
+          {t.subtasks.length ? ` · ${t.subtasks.length} subtasks` : ''}: {t.reason}
+          {it.triage_verdict ? ` · triage ${it.triage_verdict}` : ''}
+        </p>
+      )}
+      <Crows item={it} />
+      {it.answer !== null && (
+        <div class="fl-answer" data-testid={`flock-answer-${it.item_id}`}>
+          <span class="fl-muted">
+            Answer{it.crows.length ? ` by ${it.crows.join(', ')}` : ''}
+            {it.output_verdict ? ` · ${it.output_verdict}` : ''}
+          </span>
+          <pre>{it.answer}</pre>
+        </div>
+      )}
+      {waits && <Verdict item={it} target={waits} />}
+    </li>
+  );
+}
+
+function Verdict(props: { item: ItemStatus; target: VerdictTarget }) {
+  const { item, target } = props;
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState('');
+  const decide = async (approve: boolean) => {
+    setBusy(true);
+    setNote('');
+    const r = await postJson(inProject('/api/verdicts'), { item_id: item.item_id, target, approve }, nameHeaders());
+    setBusy(false);
+    // On success the verdict arrives on the stream and this box goes away.
+    if (!r.ok) setNote(r.status === 404 || r.status === 409 ? 'Already decided.' : r.message);
+  };
+  return (
+    <div class="fl-verdict" data-testid={`flock-verdict-${item.item_id}-${target}`} role="group" aria-label={`${target} verdict`}>
+      <span>{target === 'triage' ? 'Fly it like this?' : 'Accept this answer?'}</span>
+      <button type="button" class="fl-approve" disabled={busy} onClick={() => void decide(true)}>
+        Approve {target}
+      </button>
+      <button type="button" class="fl-reject" disabled={busy} onClick={() => void decide(false)}>
+        Reject
+      </button>
+      {note && (
+        <span class="fl-note" role="status" data-testid={`flock-verdict-note-${item.item_id}-${target}`}>
+          {note}
+        </span>
+      )}
+    </div>
+  );
+}
