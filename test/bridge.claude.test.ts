@@ -3,7 +3,7 @@
 // the scripted model stand-in. Members are told apart by `Roost-Name`.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { applySessionEvent, emptySessions } from '../src/core/fleet.js';
@@ -14,7 +14,7 @@ import { openSse } from './support/sse.js';
 import { modelStandin, step, text, toolUse, hasResult, and, not, toolResults } from './support/model-standin.js';
 import { askedWithBash as asked, lastAsk } from './support/model-standin.js';
 import { until as waitUntil, git } from './support/until.js';
-import { bridgeBuilt, killBridges, startBridge as startBridgeProc, type BridgeProc } from './support/bridge.js';
+import { bridgeBuilt, killBridges, shopRepo, startBridge as startBridgeProc, type BridgeProc } from './support/bridge.js';
 
 const THREAD = 'crew';
 
@@ -129,12 +129,7 @@ test('the bridge runs board sessions: worktree, turns, approvals, a lost connect
 
   // A repository with one commit, and a HOME of its own for Claude Code.
   const home = tempDir('roost-bridge-home-');
-  const repo = join(realpathSync(tempDir('roost-bridge-root-')), 'shop');
-  mkdirSync(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(join(repo, 'README.md'), 'shop\n');
-  git(repo, 'add', 'README.md');
-  git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'first');
+  const repo = shopRepo('roost-bridge-root-');
 
   const model = await modelStandin([
     step(text('Hi from the stand-in.'), asked('PROMPT-ONE')),

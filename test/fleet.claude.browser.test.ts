@@ -7,12 +7,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { inProcess, tempDir } from './support/server.js';
+import { shopRepo } from './support/bridge.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { modelStandin, step, text, toolUse, hasResult, and, not } from './support/model-standin.js';
@@ -84,12 +85,7 @@ test('two members run a real Claude Code session from the board: start, prompt, 
   if (!need(t, BUILT, 'a build (npm run build)')) return;
 
   const home = tempDir('roost-board-home-');
-  const repo = join(realpathSync(tempDir('roost-board-root-')), 'shop');
-  mkdirSync(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  writeFileSync(join(repo, 'README.md'), 'shop\n');
-  git(repo, 'add', 'README.md');
-  git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'first');
+  const repo = shopRepo('roost-board-root-');
 
   const model = await modelStandin([
     step(text('Hello from the stand-in.'), asked('PROMPT-ONE')),

@@ -2,10 +2,11 @@
 // their machine: its output kept for the test to wait on and to show when a
 // test fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/server/index.js';
-import { until } from './until.js';
+import { git, until } from './until.js';
+import { tempDir } from './server.js';
 
 export const ROOST_BIN = join(PACKAGE_ROOT, 'bin', 'roost.js');
 /** Whether the CLI is built (`npm run build`), which a child bridge needs. */
@@ -55,4 +56,15 @@ export async function startBridge(args: string[], env: NodeJS.ProcessEnv, ready 
   running.add(b);
   await b.waitFor(ready);
   return b;
+}
+
+/** A git repository `shop` with one commit (its README.md) in a fresh folder, as a member's project for the bridge. */
+export function shopRepo(prefix: string): string {
+  const repo = join(realpathSync(tempDir(prefix)), 'shop');
+  mkdirSync(repo);
+  git(repo, 'init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'README.md'), 'shop\n');
+  git(repo, 'add', 'README.md');
+  git(repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'first');
+  return repo;
 }
