@@ -56,6 +56,25 @@ export interface UsageOptions {
 }
 
 /**
+ * The flock's hook point: one provider call's usage (`ModelResult.usage` and
+ * `.model` of src/models) as a report for `UsageService.record`. The key is
+ * the call's own (list, item and crow make one); a crow is its own session.
+ */
+export function providerUsage(call: {
+  key: string;
+  agent: string;
+  team: string;
+  model: string;
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** The provider's own cost, when it reports one. */
+  costUsd?: number;
+  ts: number;
+}): DirectUsage {
+  const u = call.usage;
+  return { key: call.key, via: 'flock', agent: call.agent, session: call.agent, team: call.team, source: 'flock', model: call.model, input: u.input, output: u.output, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, vendorUsd: call.costUsd, ts: call.ts };
+}
+
+/**
  * A transcript is read this long after the hook that names it: longer than
  * Claude Code's OTLP log export interval (5 s), so a session that exports
  * OTLP has been counted from OTLP by then, and its transcript is skipped.
