@@ -84,6 +84,8 @@ test('an allow and a deny posted at the same moment: exactly one is 200, the oth
     for (let i = 0; i < RACES; i++) {
       const a = await until(`request ${i} pending`, async () => (await approvals(roost.url)).pending.find((x) => x.kind === 'fleet' && !seen.has(x.id)), 30_000, 20);
       seen.add(a.id);
+      // On the board too (the bridge's post asks the approvals first, then puts it there: until then the board's path is 404).
+      await until(`request ${i} on the board`, async () => (await boardApproval(roost.url, a.scope.rid))?.state === 'pending', 10_000, 20);
       const [pa, pb] = PATHS[i % PATHS.length];
       // Allow first in even rounds, deny first in odd ones: both leave at the same moment either way.
       const allowFirst = i % 2 === 0;
