@@ -31,7 +31,7 @@ describe('the flock view', () => {
 
   test('a two-item list handed over in the page: triage waits, approved in the page, the crow flies and lands, the answer, the output approved, the ledger moves', async (t) => {
     if (!ready(t)) return;
-    const browser = await launch({ viewport: { width: 1280, height: 900 } });
+    const browser = await launch({ viewport: { width: 1280, height: 900 }, reducedMotion: true }); // a still picture: the state is in data-state
     try {
       const page = await browser.context.newPage();
       const errors: string[] = [];
@@ -58,8 +58,13 @@ describe('the flock view', () => {
       assert.match(await item1.innerText(), /Sentry/, 'the Sentry flew and landed');
       await page.locator(`[data-testid="flock-item-${two}"][data-phase=triage_verdict]`).waitFor({ timeout: 10_000 });
 
-      // Approve item 1's triage in the page; reject item 2's.
-      await page.getByTestId(`flock-verdict-${one}-triage`).getByRole('button', { name: 'Approve triage' }).click();
+      // Approve item 1's triage in the page, twice at once (two requests race): the first decides,
+      // the second reads "already decided". Reject item 2's.
+      await page.getByTestId(`flock-verdict-${one}-triage`).getByRole('button', { name: 'Approve triage' }).evaluate((b: HTMLButtonElement) => {
+        b.click();
+        b.click();
+      });
+      await page.getByTestId(`flock-verdict-note-${one}`).getByText(/^Already decided/).waitFor({ timeout: 10_000 });
       await page.getByTestId(`flock-verdict-${two}-triage`).getByRole('button', { name: 'Reject' }).click();
 
       // A crow flies (the stand-in answers after 2.5 s), then lands, and the answer appears.
@@ -73,6 +78,7 @@ describe('the flock view', () => {
       assert.match(await page.getByTestId(`flock-answer-${one}`).innerText(), new RegExp(`${crow} did: write the release notes slow`));
       await page.locator(`[data-testid="flock-item-${two}"][data-phase=skipped]`).waitFor({ timeout: 10_000 });
       assert.match(await page.getByTestId(`flock-phase-${two}`).innerText(), /skipped \(rejected\)/);
+      assert.match(await item1.innerText(), /triage approved by local owner/);
 
       // The output waits; approve it in the page.
       await page.locator(`[data-testid="flock-item-${one}"][data-phase=output_verdict]`).waitFor({ timeout: 10_000 });
@@ -92,8 +98,7 @@ describe('the flock view', () => {
       assert.match(await page.getByTestId(`flock-budget-${list_id}`).innerText(), /^\d+ \/ 200k tokens$/);
       assert.notEqual(await page.getByTestId(`flock-budget-${list_id}`).innerText(), '0 / 200k tokens');
 
-      // A verdict already decided elsewhere: a second answer is "already decided" (the API's 404).
-      assert.equal((await fetch(roost.url + '/api/verdicts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ item_id: one, target: 'output', approve: true }) })).status, 404);
+      assert.match(await page.getByTestId(`flock-answer-${one}`).innerText(), /approved by local owner/);
 
       await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'flock.png') }); // docs/img/flock.png with ROOST_SCREENSHOTS=docs
       assert.deepEqual(errors, []);

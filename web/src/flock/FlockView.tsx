@@ -63,7 +63,7 @@ export function FlockView() {
           <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
             {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
             {lists.map((l) => (
-              <ListCard key={l.list_id} list={l} />
+              <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} />
             ))}
           </section>
         </div>

@@ -4,7 +4,7 @@
 // decision as the inbox's, first decision wins); a 404 or 409 means somebody
 // (or the window) decided first, shown as "already decided".
 import { useState } from 'preact/hooks';
-import type { ItemPhase, ItemStatus, ListStatus, VerdictTarget } from '../../../../src/core/flock.js';
+import type { FlockItem, FlockList, ItemPhase, ItemStatus, ListStatus, VerdictTarget } from '../../../../src/core/flock.js';
 import { postJson } from '../../shared/api.js';
 import { nameHeaders } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
@@ -28,7 +28,8 @@ const PHASE: Record<ItemPhase, string> = {
 
 const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n.toLocaleString('en-US'));
 
-export function ListCard(props: { list: ListStatus }) {
+/** `raw`: the fold's list (who decided each verdict). */
+export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
   const l = props.list;
   const pct = l.token_budget > 0 ? Math.min(100, (l.tokens_used / l.token_budget) * 100) : 0;
   const done = l.items.filter((i) => i.phase === 'done' || i.phase === 'skipped').length;
@@ -50,16 +51,20 @@ export function ListCard(props: { list: ListStatus }) {
         </div>
       </header>
       <ol class="fl-items">
-        {l.items.map((it) => (
-          <Item key={it.item_id} item={it} />
+        {l.items.map((it, i) => (
+          <Item key={it.item_id} item={it} raw={props.raw?.items[i]} />
         ))}
       </ol>
     </article>
   );
 }
 
-function Item(props: { item: ItemStatus }) {
+const byOf = (v: FlockItem['triageVerdict'] | undefined) => (v?.by ? ` by ${v.by}` : '');
+
+function Item(props: { item: ItemStatus; raw?: FlockItem }) {
   const it = props.item;
+  // Kept here, not in the verdict box: the box goes when the verdict arrives, the note stays.
+  const [note, setNote] = useState('');
   const t = it.triage;
   // A verdict waits for a person only where the service asked for one (else it writes `auto`).
   const waits: VerdictTarget | null = it.phase === 'triage_verdict' && t?.needs_approval ? 'triage' : it.phase === 'output_verdict' && it.answer !== null ? 'output' : null;
@@ -76,7 +81,7 @@ function Item(props: { item: ItemStatus }) {
         <p class="fl-triage fl-muted">
           {t.mode} · {t.task_type}
           {t.subtasks.length ? ` · ${t.subtasks.length} subtasks` : ''}: {t.reason}
-          {it.triage_verdict ? ` · triage ${it.triage_verdict}` : ''}
+          {it.triage_verdict ? ` · triage ${it.triage_verdict}${byOf(props.raw?.triageVerdict)}` : ''}
         </p>
       )}
       <Crows item={it} />
@@ -84,27 +89,31 @@ function Item(props: { item: ItemStatus }) {
         <div class="fl-answer" data-testid={`flock-answer-${it.item_id}`}>
           <span class="fl-muted">
             Answer{it.crows.length ? ` by ${it.crows.join(', ')}` : ''}
-            {it.output_verdict ? ` · ${it.output_verdict}` : ''}
+            {it.output_verdict ? ` · ${it.output_verdict}${byOf(props.raw?.outputVerdict)}` : ''}
           </span>
           <pre>{it.answer}</pre>
         </div>
       )}
-      {waits && <Verdict item={it} target={waits} />}
+      {waits && <Verdict item={it} target={waits} onNote={setNote} />}
+      {note && (
+        <p class="fl-note" role="status" data-testid={`flock-verdict-note-${it.item_id}`}>
+          {note}
+        </p>
+      )}
     </li>
   );
 }
 
-function Verdict(props: { item: ItemStatus; target: VerdictTarget }) {
+function Verdict(props: { item: ItemStatus; target: VerdictTarget; onNote: (s: string) => void }) {
   const { item, target } = props;
   const [busy, setBusy] = useState(false);
-  const [note, setNote] = useState('');
   const decide = async (approve: boolean) => {
     setBusy(true);
-    setNote('');
+    props.onNote('');
     const r = await postJson(inProject('/api/verdicts'), { item_id: item.item_id, target, approve }, nameHeaders());
     setBusy(false);
     // On success the verdict arrives on the stream and this box goes away.
-    if (!r.ok) setNote(r.status === 404 || r.status === 409 ? 'Already decided.' : r.message);
+    if (!r.ok) props.onNote(r.status === 404 || r.status === 409 ? `Already decided: the ${target} verdict was given elsewhere (the inbox, another person) or its window closed.` : r.message);
   };
   return (
     <div class="fl-verdict" data-testid={`flock-verdict-${item.item_id}-${target}`} role="group" aria-label={`${target} verdict`}>
@@ -115,11 +124,6 @@ function Verdict(props: { item: ItemStatus; target: VerdictTarget }) {
       <button type="button" class="fl-reject" disabled={busy} onClick={() => void decide(false)}>
         Reject
       </button>
-      {note && (
-        <span class="fl-note" role="status" data-testid={`flock-verdict-note-${item.item_id}-${target}`}>
-          {note}
-        </span>
-      )}
     </div>
   );
 }
