@@ -1,8 +1,9 @@
 // The flock view in a real browser against a real server and a scripted
 // model stand-in (test/support/flock-model.ts): a two-item list handed over
-// in the page, triage waiting for a verdict, approved (and rejected) in the
-// page, the crow flying and landing, the answer, the output approved, the
-// trust ledger moving; and the 503 without a model, saying how to connect one.
+// in the page (after a refused one), triage waiting for a verdict, approved
+// (and rejected) in the page, the crow flying and landing, the answer, the
+// output approved, the trust ledger moving; and the 503 without a model,
+// saying how to connect one.
 import { describe, test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -40,11 +41,18 @@ describe('the flock view', () => {
       await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
       await page.getByTestId('flock-ledger-empty').waitFor();
 
-      await page.getByTestId('flock-text').fill('- [ ] write the release notes slow\n- [ ] review the ship checklist');
+      // A list with an item of no letter or digit is refused (400), in the server's words.
+      await page.getByTestId('flock-text').fill('- ???');
       await page.getByTestId('flock-requester').fill('ann');
+      await page.getByTestId('flock-submit').click();
+      await page.locator('[data-testid=flock-error][data-status="400"]').getByText('That list was refused.').waitFor({ timeout: 10_000 });
+
+      await page.getByTestId('flock-text').fill('- [ ] write the release notes slow\n- [ ] review the ship checklist');
       await page.getByTestId('flock-submit').click();
       const list = page.locator('[data-testid^=flock-list-]');
       await list.waitFor({ timeout: 10_000 });
+      assert.equal(await page.getByTestId('flock-error').count(), 0, 'the refusal goes with the next list');
+      assert.equal(await page.getByTestId('flock-text').inputValue(), '', 'the form is cleared');
       const list_id = ((await list.getAttribute('data-testid')) ?? '').slice('flock-list-'.length);
       assert.match(list_id, /^l-[0-9a-f]{12}$/);
       assert.match(await list.innerText(), /from ann/);
