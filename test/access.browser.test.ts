@@ -62,7 +62,13 @@ test('sign in from the browser; reads, writes and streams then work; an invite l
     try {
       const p2 = await other.context.newPage();
       await p2.goto(srv.url + inv.link);
+      // The login field's pattern is one the browser compiles (HTML patterns
+      // use the v flag, where a bare "-" in a class is an error and the whole
+      // pattern is silently dropped): a login with capitals and a space is refused.
+      await p2.fill('#login', 'Bad Login');
+      assert.equal(await p2.$eval('#login', (e) => (e as HTMLInputElement).validity.patternMismatch), true, 'the pattern refuses "Bad Login"');
       await p2.fill('#login', 'vera');
+      assert.equal(await p2.$eval('#login', (e) => (e as HTMLInputElement).validity.valid), true);
       await p2.fill('#name', 'Vera');
       await p2.fill('#password', 'vera-password');
       await Promise.all([p2.waitForURL((u) => u.pathname === '/'), p2.click('button[type=submit]')]);

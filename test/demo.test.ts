@@ -2,6 +2,7 @@
 // teams, each with a lead at the head desk and helpers briefed by it, and the
 // story moves (tools, messages, whiteboards) without the server refusing anything.
 import { test } from 'node:test';
+import { getEventListeners } from 'node:events';
 import assert from 'node:assert/strict';
 import { inProcess } from './support/server.js';
 import { until } from './support/until.js';
@@ -36,6 +37,30 @@ test('the demo fills a floor with several teams that keep moving', async () => {
     assert.ok(state.agents.some((a) => a.tool), 'someone is using a tool');
     assert.ok(state.position > 30, `the story moved on: ${state.position} events`);
   } finally {
+    await server.close();
+  }
+});
+
+test('a long demo run leaves no abort listeners behind (no MaxListenersExceededWarning)', async () => {
+  const server = await inProcess();
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const stop = new AbortController();
+    let most = 0;
+    // Count the signal's listeners through the run: at most the one sleep in progress.
+    const count = setInterval(() => (most = Math.max(most, getEventListeners(stop.signal, 'abort').length)), 5);
+    // At 200 events/s for 4 s the demo sleeps hundreds of times.
+    await runDemo({ server: server.url, rate: 200, durationMs: 4_000, signal: stop.signal });
+    clearInterval(count);
+    const pos = ((await (await fetch(server.url + '/state')).json()) as { position: number }).position;
+    assert.ok(pos > 50, `the demo ran for a while: ${pos} events`);
+    assert.ok(most <= 2, `at most the sleep in progress (and the post's fetch) listen: ${most}`);
+    assert.equal(getEventListeners(stop.signal, 'abort').length, 0, 'no listener left after the run');
+    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
     await server.close();
   }
 });

@@ -216,14 +216,27 @@ export class Demo {
   }
 }
 
+/**
+ * One batch. fetch keeps its abort listener on the signal it is given until
+ * the request is garbage-collected, so each post gets a signal of its own,
+ * tied to the run's and untied when the post is done.
+ */
 async function post(server: string, events: Record<string, unknown>[], signal?: AbortSignal): Promise<void> {
-  const res = await fetch(new URL('/events', server), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(events),
-    signal,
-  });
-  if (!res.ok) throw new Error(`server said ${res.status}: ${await res.text()}`);
+  const own = new AbortController();
+  const abort = () => own.abort();
+  signal?.addEventListener('abort', abort, { once: true });
+  try {
+    const res = await fetch(new URL('/events', server), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(events),
+      signal: own.signal,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`server said ${res.status}: ${text}`);
+  } finally {
+    signal?.removeEventListener('abort', abort);
+  }
 }
 
 /** Posts the demo story until aborted (or `durationMs` passes). */
@@ -232,10 +245,18 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   const demo = new Demo(opts.seed);
   const log = opts.log ?? (() => {});
   const end = opts.durationMs ? Date.now() + opts.durationMs : Infinity;
+  // One abort listener per sleep, removed when the sleep ends either way (a
+  // long run would otherwise pile them up on the signal until Node warns).
   const sleep = (ms: number) =>
     new Promise<void>((ok) => {
-      const t = setTimeout(ok, ms);
-      opts.signal?.addEventListener('abort', () => (clearTimeout(t), ok()), { once: true });
+      const signal = opts.signal;
+      const done = () => {
+        clearTimeout(t);
+        signal?.removeEventListener('abort', done);
+        ok();
+      };
+      const t = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
     });
   await post(opts.server, demo.opening(), opts.signal);
   log(`roost demo: posting to ${opts.server} (about ${rate} events/s); Ctrl-C to stop`);

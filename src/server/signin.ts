@@ -85,7 +85,7 @@ const signIn = (next: string) => page(
 
 const accept = (next: string) => page(
   'Join Roost',
-  `<label for="login">Choose a login</label><input id="login" name="login" autocomplete="username" required autofocus pattern="[a-z0-9][a-z0-9._-]{0,63}">
+  `<label for="login">Choose a login</label><input id="login" name="login" autocomplete="username" required autofocus pattern="[a-z0-9][a-z0-9._\\-]{0,63}">
 <label for="name">Your name</label><input id="name" name="name" autocomplete="name">
 <label for="password">Password (8 characters or more)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>`,
   `const code = location.pathname.split('/').pop(); const url = '/auth/invites/' + encodeURIComponent(code) + '/accept';`,
