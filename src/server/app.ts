@@ -278,7 +278,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       }),
   );
   const flock = await flocks.get('default');
-  const hooks = new HookService(store, floors, approvalsByProject, usageByProject);
+  // Transcripts are read only in local mode: a hook on this machine names a file on this machine.
+  const hooks = new HookService(store, floors, approvalsByProject, usageByProject, () => access.mode === 'local');
   const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, secureCookies: publicOrigin?.startsWith('https:') ?? false });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {

@@ -67,6 +67,8 @@ export class HookService {
     private floors: PerProject<FloorService>,
     private approvalsOf: PerProject<ApprovalService>,
     private usageOf?: PerProject<UsageService>,
+    /** Whether a hook's transcript path may be read (local mode only: in shared mode it names a file on the caller's machine, and a caller must not point the server at its own files). */
+    private readTranscripts: () => boolean = () => false,
   ) {}
 
   /** Tells the usage roll-up who this payload was about (its OTLP records may come after the agent left the floor). */
@@ -86,7 +88,7 @@ export class HookService {
    * and only for a session whose usage does not come over OTLP).
    */
   private async transcript(req: IncomingMessage, tool: string, payload: object, m: ReturnType<typeof mapHook>): Promise<void> {
-    if (!this.usageOf || tool !== 'claude-code' || !m.agent || !m.session) return;
+    if (!this.usageOf || tool !== 'claude-code' || !m.agent || !m.session || !this.readTranscripts()) return;
     const p = payload as Record<string, unknown>;
     const path = p.hook_event_name === 'Stop' && m.agent === m.session ? p.transcript_path : p.hook_event_name === 'SubagentStop' && m.agent !== m.session ? p.agent_transcript_path : undefined;
     if (typeof path !== 'string' || !path) return;
