@@ -4,7 +4,7 @@
 // over lists and decides, an owner demotes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, makeUser, mintToken, sharedServer, stream, type Caller, type SharedServer } from './support/shared.js';
+import { call, makeUser, mintToken, refused, sharedServer, stream, type Caller, type SharedServer } from './support/shared.js';
 import { flockModel, type FlockModel } from './support/flock-model.js';
 
 let srv: SharedServer;
@@ -52,4 +52,34 @@ test('shared mode: the requester is the caller, the decider is the caller, roles
   // Nobody at all: 401.
   assert.equal((await call(srv.url, {}, 'GET', '/api/trust')).status, 401);
   w.close();
+});
+
+test('shared mode, nests: "owner" is an editor or above from the transport; a project\'s nests are its members\' alone', async () => {
+  // An editor creates a nest and posts as the owner; a viewer reads and watches but may not post.
+  const n = await call(srv.url, bob, 'POST', '/api/nests', { name: 'Shared room', crows: ['Hugin'] });
+  assert.equal(n.status, 201, JSON.stringify(n.json));
+  assert.equal((await call(srv.url, vic, 'POST', '/api/nests', { name: 'Viewer room', crows: ['Hugin'] })).status, 403);
+  const m = await call(srv.url, bob, 'POST', '/api/nests/shared-room/messages', { author: 'owner', text: 'hello room' });
+  assert.equal(m.status, 201, JSON.stringify(m.json));
+  assert.equal(m.json.author, 'owner');
+  assert.equal((await call(srv.url, vic, 'POST', '/api/nests/shared-room/messages', { author: 'owner', text: 'me too' })).status, 403);
+  const read = await call(srv.url, vic, 'GET', '/api/nests/shared-room/messages');
+  assert.equal(read.status, 200);
+  assert.deepEqual(read.json.map((r: { text: string }) => r.text), ['hello room']);
+  const w = await stream(srv.url, vic, '/api/events?nest_id=shared-room');
+  assert.equal(JSON.parse((await w.waitFor((f) => f.event === 'nest.message')).data).msg_id, 'shared-room-1');
+  w.close();
+  // The log keeps who stood behind "owner".
+  const entries = await srv.store.read('flock', 0, 10_000);
+  const posted = entries.map((e) => JSON.parse(e.body) as Record<string, unknown>).find((b) => b.type === 'nest.message' && b.msg_id === 'shared-room-1');
+  assert.equal(posted?.by, 'Bob');
+  // Someone of another project sees that project's nests only.
+  assert.equal((await call(srv.url, srv.owner, 'POST', '/projects', { id: 'side', name: 'Side' })).status, 201);
+  const sam = await makeUser(srv, 'sam', 'side', 'editor');
+  assert.equal((await call(srv.url, sam, 'GET', '/api/nests?project=default')).status, 403);
+  assert.equal((await call(srv.url, sam, 'GET', '/api/nests/shared-room/messages?project=default')).status, 403);
+  assert.equal(await refused(srv.url, sam, '/api/events?nest_id=shared-room&project=default'), 403);
+  const side = await call(srv.url, sam, 'GET', '/api/nests?project=side');
+  assert.deepEqual(side.json.nests.map((x: { nest_id: string }) => x.nest_id), ['todo']);
+  assert.equal((await call(srv.url, sam, 'GET', '/api/nests/shared-room/messages?project=side')).status, 404);
 });

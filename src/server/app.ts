@@ -297,7 +297,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   // The live scopes of every app (docs/architecture.md, "Live streams").
   live.declare('floor', floorScope(floors)).declare('approvals', approvalsScope(approvalsByProject)).declare('usage', usageScope(usageByProject)).declare('fleet', fleet.scope);
   const fs = flockScopes(flocks);
-  live.declare('flock', fs.flock).declare('flock.list', fs.list);
+  live.declare('flock', fs.flock).declare('flock.list', fs.list).declare('flock.nest', fs.nest);
   for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
 
   // One route table per app, every one mounted the same way (src/server/route.ts);

@@ -4,7 +4,27 @@
 // 429 is `{message, cooldown_s}`.
 
 import { Type } from '@sinclair/typebox';
-import { cooldownS, flockLedger, isTrustHolder, FLOCK_LIMITS, nestsIndex, overRate, spunCrows, TASK_TYPES, TODO_NEST } from '../../core/flock.js';
+import {
+  cooldownS,
+  CROW_KINDS,
+  flockLedger,
+  isCrow,
+  isTrustHolder,
+  isWorkerCrow,
+  FLOCK_LIMITS,
+  NEST_KINDS,
+  NEST_MODES,
+  nestMessages,
+  nestRecordJSON,
+  nestRefusal,
+  nestSlug,
+  nestsIndex,
+  overRate,
+  spunCrows,
+  TASK_TYPES,
+  TODO_NEST,
+  type FlockState,
+} from '../../core/flock.js';
 import { LIST_BODY_MAX, parseListText } from '../../core/flock-wire.js';
 import { personaRecords } from '../../core/personas.js';
 import { NO_PROVIDER_MESSAGE } from '../../models/config.js';
@@ -37,17 +57,87 @@ const TrustBody = Type.Object({
   reason: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.reason }),
 });
 
+const NestBody = Type.Object({
+  name: Type.String({ maxLength: 400 }),
+  crows: Type.Array(Type.String({ maxLength: FLOCK_LIMITS.crowName * 2 }), { maxItems: 64 }),
+});
+
+const MessageBody = Type.Object({
+  author: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.requester }),
+  text: Type.String({ maxLength: FLOCK_LIMITS.messageText * 4 }),
+  to: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.to * 4 })),
+  kind: Type.Optional(Type.String({ maxLength: 40 })),
+  refers_to: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.id * 2 })),
+  approval_phrase: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.phrase * 2 })),
+  mode: Type.Optional(Type.String({ maxLength: 40 })),
+  invited: Type.Optional(Type.Integer({ minimum: 1, maximum: FLOCK_LIMITS.murderSize })),
+});
+
+/** Roles that serve every nest and may park an `ask_owner` there (never members). */
+const ASKERS = ['Quill', 'Sentry'];
+
+/** A nest's id from the path: a slug (anything else names no nest). */
+function nestParam(state: FlockState, raw: string): string {
+  const nest_id = raw.length <= FLOCK_LIMITS.nestName ? raw : '';
+  if (!nest_id || !state.nests.has(nest_id)) throw new HttpError(404, 'not_found', `no nest "${raw.slice(0, 80)}"`);
+  return nest_id;
+}
+
+const bad = (message: string) => new HttpError(400, 'bad_request', message);
+
+/**
+ * Checks a post against the contract's guardrails and decides its kind
+ * (until Jev: the header when given, else `say`). Throws 400 or 403; the
+ * rate (429) is the caller's.
+ */
+function checkPost(s: FlockState, nest_id: string, body: typeof MessageBody.static): Record<string, unknown> {
+  const nest = s.nests.get(nest_id)!;
+  const text = body.text.replace(/\r\n?/g, '\n').trim();
+  if (text.length < 1 || text.length > FLOCK_LIMITS.messageText) throw bad(`"text" is 1 to ${FLOCK_LIMITS.messageText} characters after trimming`);
+  const author = body.author.trim();
+  const crow = isWorkerCrow(s, author);
+  const asker = ASKERS.includes(author);
+  if (author !== 'owner' && !crow && !asker) throw bad(`"${body.author.trim().slice(0, 40)}" may not post here: the author is "owner" or a member of the nest`);
+  if (crow && !(nest_id === TODO_NEST || nest.core.includes(author) || nest.invited.has(author))) throw bad(`${author} is not a member of nest "${nest_id}"; post through the assistant or a member`);
+  // The header: nudge and flag are never a poster's; a crow's ask_owner is dropped.
+  let header = body.kind?.trim() ?? '';
+  if (header !== '' && !(NEST_KINDS as readonly string[]).includes(header)) throw bad(`"kind" is one of ${CROW_KINDS.join(', ')} (or ask_owner for the owner, Quill and the Sentry)`);
+  if (header === 'nudge' || header === 'flag') throw bad(`"${header}" is posted by the ${header === 'nudge' ? 'harness' : 'Sentry'} only`);
+  if (header === 'ask_owner' && crow) header = '';
+  if (asker && header !== 'ask_owner') throw bad(`${author} serves every nest and is never a member: it may post only ask_owner`);
+  if (crow && s.quarantine.has(author)) throw new HttpError(403, 'forbidden', `${author} is quarantined pending the owner's decision.`);
+  const kind = header || 'say';
+  const tagged_by = header ? 'header' : 'default';
+  const to = (body.to ?? '').trim();
+  if (to.length > FLOCK_LIMITS.to || (to !== '' && to !== 'owner' && !isCrow(s, to))) throw bad(`"to" is "", "owner" or a crow's name`);
+  const refers_to = (body.refers_to ?? '').trim();
+  if (refers_to !== '' && !nest.messages.has(refers_to)) throw bad(`"refers_to" names no message of nest "${nest_id}"`);
+  const ev: Record<string, unknown> = { kind, author, text, to, refers_to, tagged_by };
+  if (kind === 'request' && body.mode !== undefined && body.mode !== '') {
+    if (!(NEST_MODES as readonly string[]).includes(body.mode)) throw bad(`"mode" is one of ${NEST_MODES.join(', ')}`);
+    ev.mode = body.mode;
+    ev.mode_tagged_by = 'header';
+    if (body.mode === 'conspiracy' && body.invited !== undefined) ev.invited = body.invited;
+  }
+  if (kind === 'ask_owner') {
+    const phrase = (body.approval_phrase ?? '').replace(/\s+/g, ' ').trim();
+    if (!phrase || phrase.length > FLOCK_LIMITS.phrase) throw bad(`an ask_owner needs an "approval_phrase" of 1 to ${FLOCK_LIMITS.phrase} characters`);
+    ev.approval_phrase = phrase;
+  }
+  return ev;
+}
+
 const BudgetBody = Type.Object({ token_budget: Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget }) });
 
 /** `flock:<project>` (the whole flock, for the view) and `flock.list:<project>/<list_id>` (one list's contract stream). */
-export function flockScopes(flocks: PerProject<FlockService>): { flock: ScopeSpec; list: ScopeSpec } {
+export function flockScopes(flocks: PerProject<FlockService>): { flock: ScopeSpec; list: ScopeSpec; nest: ScopeSpec } {
   const project = (key: string): string => {
     if (!PROJECT_PARAM.test(key)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
     return key;
   };
   const split = (key: string): [string, string] => {
     const i = key.indexOf('/');
-    if (i < 0) throw new HttpError(400, 'bad_request', 'a list scope is flock.list:<project>/<list_id>');
+    if (i < 0) throw new HttpError(400, 'bad_request', 'a list or nest scope is flock.list:<project>/<list_id> or flock.nest:<project>/<nest_id>');
     return [project(key.slice(0, i)), key.slice(i + 1)];
   };
   return {
@@ -57,6 +147,13 @@ export function flockScopes(flocks: PerProject<FlockService>): { flock: ScopeSpe
       open: async (key) => {
         const [p, list_id] = split(key);
         return (await flocks.get(p)).listChannel(list_id);
+      },
+    },
+    nest: {
+      need: (key) => ({ project: split(key)[0], min: 'viewer' }),
+      open: async (key) => {
+        const [p, nest_id] = split(key);
+        return (await flocks.get(p)).nestChannel(nest_id);
       },
     },
   };
@@ -107,10 +204,15 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
       path: '/api/events',
       auth: 'viewer',
       stream: true,
-      doc: '?list_id=: the list\'s contract events (SSE, id: lines, Last-Event-ID)',
+      doc: '?list_id=: the list\'s contract events; ?nest_id=: the nest\'s nest.message (SSE, id: lines, Last-Event-ID)',
       handler: async ({ req, res, url, grant }) => {
+        const nest_id = url.searchParams.get('nest_id');
+        if (nest_id !== null) {
+          nestParam((await flocks.of(req)).state, nest_id);
+          return live.serve(req, res, url, grant!, [`flock.nest:${grant!.project}/${nest_id}`]).then(() => undefined);
+        }
         const list_id = url.searchParams.get('list_id');
-        if (!list_id) throw new HttpError(400, 'bad_request', 'name the list: /api/events?list_id=<id>');
+        if (!list_id) throw new HttpError(400, 'bad_request', 'name the list or the nest: /api/events?list_id=<id> or ?nest_id=<id>');
         if (list_id.length > FLOCK_LIMITS.id || !/^[A-Za-z0-9_.:-]+$/.test(list_id)) throw new HttpError(400, 'bad_request', 'that is not a list id');
         await live.serve(req, res, url, grant!, [`flock.list:${grant!.project}/${list_id}`]);
       },
@@ -175,6 +277,62 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({ method: 'GET', path: '/api/personas', auth: 'viewer', handler: ({ res }) => sendJson(res, 200, personaRecords()) }),
     route({ method: 'GET', path: '/api/crows', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, { crows: spunCrows((await flocks.of(req)).state) }) }),
     route({ method: 'GET', path: '/api/nests', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, nestsIndex((await flocks.of(req)).state)) }),
+    route({
+      method: 'POST',
+      path: '/api/nests',
+      auth: 'editor',
+      body: NestBody,
+      doc: '201 {nest_id, name, crows}; 400 {message}; 409 a taken id',
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await flocks.of(req);
+        const name = body.name.replace(/\s+/g, ' ').trim();
+        const why = nestRefusal(svc.state, name, body.crows);
+        if (why === 'bad name') throw bad(`"name" is 1 to ${FLOCK_LIMITS.nestName} characters after trimming, with at least one letter or digit`);
+        if (why === 'bad crows') throw bad(`"crows" is 1 to ${FLOCK_LIMITS.nestCrows} distinct names from the roster (GET /api/nests)`);
+        if (why === 'taken') throw new HttpError(409, 'conflict', `a nest "${nestSlug(name)}" exists already; pick another name`);
+        if (why === 'too many nests') throw bad(`a project has at most ${FLOCK_LIMITS.maxNests} nests besides todo`);
+        const nest_id = nestSlug(name);
+        if (!(await svc.createNest(nest_id, name, body.crows, principal?.name ?? 'owner'))) throw new HttpError(409, 'conflict', `a nest "${nest_id}" exists already; pick another name`);
+        sendJson(res, 201, { nest_id, name, crows: svc.state.nests.get(nest_id)!.core.slice() });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/nests/:id/messages',
+      auth: 'viewer',
+      doc: 'the nest\'s records in msg_id order, resolved computed now; 404 unknown nest',
+      handler: async ({ req, res, params }) => {
+        const svc = await flocks.of(req);
+        sendJson(res, 200, nestMessages(svc.state, nestParam(svc.state, params.id), Date.now()));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/nests/:id/messages',
+      auth: 'editor',
+      body: MessageBody,
+      doc: '201 the stored record; 404, 400 {message}, 403 quarantined, 429 {message, cooldown_s}',
+      handler: async ({ req, res, params, body, principal }) => {
+        const svc = await flocks.of(req);
+        const nest_id = nestParam(svc.state, params.id);
+        const ev = checkPost(svc.state, nest_id, body);
+        const author = ev.author as string;
+        const now = Date.now();
+        const cool = cooldownS(svc.state, author, now);
+        if (cool > 0) return void sendJson(res, 429, { message: `${author} is cooling down after too many strikes; try again in ${cool} s.`, cooldown_s: cool });
+        if (!ASKERS.includes(author) && overRate(svc.state, author, now, 'post')) {
+          const c = await svc.strike(author, 'rate');
+          const wait = c || 60;
+          return void sendJson(res, 429, { message: `${author} may post ${FLOCK_LIMITS.postsPerMinute} messages a minute; try again in ${wait} s.`, cooldown_s: wait });
+        }
+        // Shared mode: who stood behind the post (the record's author stays the contract's).
+        if (access.mode === 'shared' && principal) ev.by = principal.name;
+        const msg_id = await svc.postMessage(nest_id, () => ev);
+        const rec = msg_id ? svc.state.nests.get(nest_id)?.messages.get(msg_id) : undefined;
+        if (!rec) throw bad('the message was not accepted (the nest changed meanwhile: read it and post again)');
+        sendJson(res, 201, nestRecordJSON(nest_id, rec, Date.now()));
+      },
+    }),
     route({
       method: 'GET',
       path: '/api/flock',

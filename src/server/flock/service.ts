@@ -8,6 +8,8 @@
 //   `event: <type>` with the stored body as data (spec/flock-events.md), what
 //   `GET /api/events?list_id=` serves. A subscriber without a cursor gets the
 //   list's events so far as its first frame; `Last-Event-ID` resumes after it.
+// - `flock.nest:<project>/<nest_id>`: one nest's `nest.message` records, what
+//   `GET /api/events?nest_id=` serves, replayed in msg_id order.
 //
 // The driver: the node holding the project's lease (`lease.claimed`) reads
 // the fold's queries (itemPhase, toFly, pickCrows, draftAnswer, listStatus)
@@ -34,6 +36,7 @@ import {
   itemPhase,
   leaseHolder,
   listStatus,
+  nestRecordJSON,
   outputNeedsApproval,
   pickCrows,
   previewTrust,
@@ -131,6 +134,11 @@ export class FlockService {
   /** Each kept list's contract events with their positions (the list streams' replay). */
   private listFrames = new Map<string, { position: number; ev: Ev }[]>();
   private listChannels = new Map<string, LiveChannel>();
+  /** Each nest's `nest.message` entries with their positions (the nest streams' replay), in msg_id order. */
+  private nestFrames = new Map<string, { position: number; msg_id: string; post: string; body: string }[]>();
+  private nestChannels = new Map<string, LiveChannel>();
+  /** Posts to nests from this node, one at a time (a msg_id is the next number, so two at once would clash). */
+  private posting: Promise<unknown> = Promise.resolve();
   /** Model calls this node has in the air, by `<item>\0<crow>` (or `banter\0<list>\0<crow>`). */
   private calls = new Map<string, Running>();
   /** Tokens reserved by calls in the air, per list (the budget check counts them). */
@@ -237,6 +245,7 @@ export class FlockService {
       } catch {}
     }
     for (const c of this.listChannels.values()) c.stop();
+    for (const c of this.nestChannels.values()) c.stop();
     await this.host.stop();
   }
 
@@ -259,6 +268,17 @@ export class FlockService {
     const type = entry.type;
     if (type === 'lease.claimed' || type === 'lease.released') return;
     const body = JSON.parse(entry.body) as Obj;
+    if (type === 'nest.message' && typeof body.nest_id === 'string' && typeof body.msg_id === 'string') {
+      const nest_id = body.nest_id;
+      let frames = this.nestFrames.get(nest_id);
+      if (!frames) this.nestFrames.set(nest_id, (frames = []));
+      const f = { position: entry.position, msg_id: body.msg_id, post: typeof body.post === 'string' ? body.post : '', body: entry.body };
+      frames.push(f);
+      if (frames.length > FLOCK_LIMITS.keepMessages) frames.shift();
+      const ch = this.nestChannels.get(nest_id);
+      if (ch) ch.publish(ch.frame(entry.position, [this.nestEv(nest_id, f)]));
+      return;
+    }
     const list_id = typeof body.list_id === 'string' ? body.list_id : '';
     if (list_id && LIST_EVENTS.has(type)) {
       const ev: Ev = { name: type, data: entry.body };
@@ -326,6 +346,73 @@ export class FlockService {
     );
     this.listChannels.set(list_id, ch);
     return ch;
+  }
+
+  // ------------------------------------------------------------ nests
+
+  /** A `nest.message` frame: the contract's record (nest_id, ts, the record, `resolved` computed now). */
+  private nestEv(nest_id: string, f: { msg_id: string; body: string }): Ev {
+    const rec = this.state.nests.get(nest_id)?.messages.get(f.msg_id);
+    if (rec) return { name: 'nest.message', data: JSON.stringify(nestRecordJSON(nest_id, rec, Date.now())) };
+    // No longer kept in the state: the stored record as it was posted.
+    const { type: _t, window_ms: _w, by: _b, post: _p, ...rest } = JSON.parse(f.body) as Obj;
+    return { name: 'nest.message', data: JSON.stringify({ ...rest, resolved: '' }) };
+  }
+
+  /** The live channel of one nest's stream (`flock.nest:<project>/<nest_id>`); 404 for an unknown nest. */
+  nestChannel(nest_id: string): LiveChannel {
+    let ch = this.nestChannels.get(nest_id);
+    if (ch) return ch;
+    if (!this.state.nests.has(nest_id)) throw new HttpError(404, 'not_found', `no nest "${nest_id.slice(0, 80)}"`);
+    const framesUpTo = (after: number, upTo: number) => (this.nestFrames.get(nest_id) ?? []).filter((f) => f.position > after && f.position <= upTo);
+    ch = new LiveChannel(
+      `flock.nest:${this.opts.project}/${nest_id}`,
+      this.store.epoch,
+      {
+        position: () => this.position,
+        // A new reader gets the nest's messages so far, in msg_id order.
+        snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
+        replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
+      },
+      this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
+    );
+    this.nestChannels.set(nest_id, ch);
+    return ch;
+  }
+
+  /** A new nest (already checked by the route). */
+  async createNest(nest_id: string, name: string, crows: string[], by: string): Promise<boolean> {
+    await this.append([{ type: 'nest.created', nest_id, name, crows, by, ts: flockTs(Date.now()) }]);
+    return this.state.nests.get(nest_id)?.name === name;
+  }
+
+  /**
+   * Posts a message (checked by the route; `build` makes the event from the
+   * state at the moment of the append, so its msg_id is the next one). One
+   * post at a time on this node; another node's post taking the number first
+   * is retried. Resolves with the msg_id, or '' when the fold refused it.
+   */
+  postMessage(nest_id: string, build: () => Obj): Promise<string> {
+    const run = async (): Promise<string> => {
+      for (let tries = 0; tries < 5; tries++) {
+        const before = this.state.nests.get(nest_id)?.count;
+        if (before === undefined) return '';
+        const msg_id = `${nest_id}-${before + 1}`;
+        const post = randomUUID();
+        await this.append([{ type: 'nest.message', nest_id, msg_id, ...build(), post, ts: flockTs(Date.now()) }]);
+        const frames = this.nestFrames.get(nest_id) ?? [];
+        for (let i = frames.length - 1; i >= 0; i--) if (frames[i].msg_id === msg_id) {
+          if (frames[i].post === post) return msg_id;
+          break;
+        }
+        // Refused by the fold (nothing moved), or another node's post took the number: try the next.
+        if (this.state.nests.get(nest_id)?.count === before) return '';
+      }
+      return '';
+    };
+    const p = this.posting.then(run, run);
+    this.posting = p.catch(() => {});
+    return p;
   }
 
   // ------------------------------------------------------------ lists
