@@ -274,6 +274,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
         maxReplay: cfg.maxReplay,
         project,
         approvals: () => approvalsByProject.get(project),
+        floor: () => floors.get(project),
         settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs },
       }),
   );

@@ -204,6 +204,15 @@ export class FloorService {
     });
   };
 
+  /**
+   * Events a server service reports (the flock's crows): the same check,
+   * caps and append as `POST /events`, in batches of at most 200. Resolves
+   * once they are durable; rejects with the HttpError a client would get.
+   */
+  async post(events: FloorEvent[]): Promise<void> {
+    for (let i = 0; i < events.length; i += MAX_BATCH) await this.store.append(this.stream, this.checked(events.slice(i, i + MAX_BATCH)));
+  }
+
   /** A request's events, checked and normalized; an HttpError names the first bad one. */
   private checked(body: unknown): NewEvent[] {
     const items = Array.isArray(body) ? body : [body];

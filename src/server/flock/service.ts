@@ -61,6 +61,8 @@ import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
 import type { ApprovalService } from '../approvals.js';
 import { HttpError } from '../http.js';
+import type { FloorService } from '../floor.js';
+import { CrowsOnFloor } from './floor.js';
 import { banterLine, banterRequest, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 
 export const FLOCK_STREAM = 'flock';
@@ -112,6 +114,8 @@ export interface FlockOptions {
   maxReplay: number;
   project: string;
   approvals: () => Promise<ApprovalService>;
+  /** The project's floor: the driving node reports its crows there (src/server/flock/floor.ts). */
+  floor?: () => Promise<FloorService>;
   settings: Omit<FlockSettings, 'node'> & { node?: string };
 }
 
@@ -161,6 +165,8 @@ export class FlockService {
   readonly settings: FlockSettings;
   /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
   readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
+  /** The crows on the project's floor (none without a floor). */
+  readonly crows: CrowsOnFloor | null;
 
   constructor(
     private store: EventStore,
@@ -169,6 +175,7 @@ export class FlockService {
     this.stream = flockStream(opts.project);
     this.node = opts.settings.node ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.settings = { ...opts.settings, node: this.node };
+    this.crows = opts.floor ? new CrowsOnFloor(opts.floor) : null;
     this.host = new FoldedStream<FlockState>(
       store,
       {
@@ -183,6 +190,7 @@ export class FlockService {
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: flockToJSON(state) }),
         applied: (entry, out) => this.applied(entry, (out as Folded<FlockState> & { accepted?: boolean }).accepted === true),
+        afterFold: () => this.crows?.flush(this.state, this.driving),
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
@@ -246,6 +254,7 @@ export class FlockService {
     }
     for (const c of this.listChannels.values()) c.stop();
     for (const c of this.nestChannels.values()) c.stop();
+    await this.crows?.settled();
     await this.host.stop();
   }
 
@@ -268,6 +277,7 @@ export class FlockService {
     const type = entry.type;
     if (type === 'lease.claimed' || type === 'lease.released') return;
     const body = JSON.parse(entry.body) as Obj;
+    this.crows?.seen(this.state, body);
     if (type === 'nest.message' && typeof body.nest_id === 'string' && typeof body.msg_id === 'string') {
       const nest_id = body.nest_id;
       let frames = this.nestFrames.get(nest_id);
@@ -575,6 +585,10 @@ export class FlockService {
     const drops = open.banter.map((b) => ({ type: 'banter.dropped', list_id: b.list_id, item_id: b.item_id, crow: b.crow, to: b.to, reason: 'restart', ts }));
     const ann = unannouncedTrust(this.state).map((c) => trustChangedEvent(c, ts));
     await this.append([...drops, ...ann]);
+    if (this.crows && this.opts.floor) {
+      this.crows.resync(this.state, await this.opts.floor().catch(() => null));
+      this.crows.flush(this.state, this.driving);
+    }
     for (const id of unfinishedLists(this.state)) this.kick(id);
   }
 
