@@ -183,6 +183,31 @@ for (const kind of ['anthropic', 'openai'] as const) {
       assert.equal(fin.data.tokens_used, landed + banter.reduce((n, e) => n + e.data.tokens, 0));
       w.close();
     });
+
+    test("GET /usage: every call's provider usage, on the crow that made it (team the nest), equals the stand-in's to the token", async () => {
+      // Both lists above finished; each of the stand-in's replies reports 10 in, 5 out.
+      const calls = model.asks().length;
+      type Agent = { id: string; team: string; own: { input: number; output: number; requests: number; costMicros: number } };
+      let u: { agents: Agent[]; teams: [string, { input: number }][]; project: { input: number; output: number; requests: number } } = { agents: [], teams: [], project: { input: 0, output: 0, requests: 0 } };
+      await until(async () => {
+        u = (await c.get('/usage')).body.state;
+        return u.project.requests === calls;
+      });
+      assert.equal(u.project.input, calls * 10);
+      assert.equal(u.project.output, calls * 5);
+      const todo = (await c.get('/api/nests')).body.nests.find((n: { nest_id: string }) => n.nest_id === 'todo');
+      // Each crow's floor agent (flock:<crow>) in its nest's room (src/server/flock/floor.ts).
+      const crows = new Set(['Sentry', 'Elder', ...(await c.get('/api/personas')).body.map((p: { name: string }) => p.name)].map((n) => `flock:${n}`));
+      const room = `flock · ${todo.name}`;
+      assert.ok(u.agents.some((a) => a.id === 'flock:Sentry'));
+      for (const a of u.agents) {
+        assert.ok(crows.has(a.id), `a crow: ${a.id}`);
+        assert.equal(a.team, room);
+        assert.equal(a.own.input, a.own.requests * 10);
+        assert.equal(a.own.output, a.own.requests * 5);
+      }
+      assert.deepEqual(u.teams.map(([t]) => t), [room]);
+    });
   });
 }
 

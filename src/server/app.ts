@@ -275,6 +275,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
         project,
         approvals: () => approvalsByProject.get(project),
         floor: () => floors.get(project),
+        usage: () => usageByProject.get(project),
         settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs },
       }),
   );

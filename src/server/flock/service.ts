@@ -60,9 +60,10 @@ import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
 import type { ApprovalService } from '../approvals.js';
+import { providerUsage, type UsageService } from '../usage.js';
 import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
-import { CrowsOnFloor } from './floor.js';
+import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
 import { banterLine, banterRequest, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 
 export const FLOCK_STREAM = 'flock';
@@ -116,6 +117,8 @@ export interface FlockOptions {
   approvals: () => Promise<ApprovalService>;
   /** The project's floor: the driving node reports its crows there (src/server/flock/floor.ts). */
   floor?: () => Promise<FloorService>;
+  /** The project's usage roll-up: every model call's provider usage is recorded there (source `flock`). */
+  usage?: () => Promise<UsageService>;
   settings: Omit<FlockSettings, 'node'> & { node?: string };
 }
 
@@ -167,6 +170,8 @@ export class FlockService {
   readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
   /** The crows on the project's floor (none without a floor). */
   readonly crows: CrowsOnFloor | null;
+  /** This run's part of a call's usage key (a call number restarts at 1 with the process). */
+  private readonly callKey = randomUUID().slice(0, 8);
 
   constructor(
     private store: EventStore,
@@ -776,12 +781,32 @@ export class FlockService {
     else this.reserved.delete(r.list_id);
   }
 
-  private async call(role: ModelRole, req: ModelRequest): Promise<ModelOutcome> {
+  /**
+   * One model call for `crow` on a list: the one place a call's provider
+   * usage is read, so it is recorded on the project's usage here (agent the
+   * crow, team the list's nest), a failed call's tokens too. Recording never
+   * holds up or fails the flight.
+   */
+  private async call(role: ModelRole, req: ModelRequest, who: { crow: string; list_id: string; item_id: string }): Promise<ModelOutcome> {
     const p = this.provider(role);
-    this.stats.calls++;
+    const n = ++this.stats.calls;
     if (!p) return { ok: false, error: { kind: 'bad_request', message: `no model serves the ${role} role`, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
     const out = await p.call({ ...req, timeoutMs: this.settings.callTimeoutMs });
     if (!out.ok) this.stats.failedCalls++;
+    const u = out.usage;
+    if (this.opts.usage && u.input + u.output + u.cacheRead + u.cacheWrite > 0) {
+      // The crow's floor agent and its nest's room (src/server/flock/floor.ts): usage lands on the tile the floor shows.
+      const team = nestTeam(this.state, this.state.lists.get(who.list_id)?.nest_id ?? 'todo').name;
+      // Unique per call: a call redone after a restart is another request, and is counted.
+      const key = `${who.item_id}:${role}:${who.crow}:${this.callKey}:${n}`;
+      const record = providerUsage({ key, agent: crowAgentId(who.crow), team, model: out.model || p.model, usage: u, ts: Date.now() });
+      void this.opts
+        .usage()
+        .then((svc) => svc.record([record]))
+        .catch((e) => {
+          if (!this.stopped) console.error('roost: flock usage not recorded', e);
+        });
+    }
     return out;
   }
 
@@ -791,7 +816,7 @@ export class FlockService {
     void (async () => {
       let out: ModelOutcome;
       try {
-        out = await this.call(role, req);
+        out = await this.call(role, req, { crow, list_id, item_id });
       } catch (e) {
         out = { ok: false, error: { kind: 'bad_response', message: (e as Error).message, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
       }
@@ -887,7 +912,7 @@ export class FlockService {
     const launch = () => {
       if (!list.banter.open.some((b) => b.item_id === item.item_id && b.crow === speaker)) return this.release(key);
       void (async () => {
-        const out = await this.call('banter', req);
+        const out = await this.call('banter', req, { crow: speaker, list_id: list.list_id, item_id: item.item_id });
         this.release(key);
         if (this.stopped || this.droppedBanter.has(key)) return;
         const tokens = Math.max(0, Math.round(out.usage.total));
