@@ -28,7 +28,7 @@ test('a restart mid-list: the flight in the air is flown again, the pending verd
     assert.equal((await c.verdict(one, 'triage', true)).status, 204);
     assert.equal((await c.verdict(two, 'triage', true)).status, 204);
     const flying = await w.next('crow.flying', (d) => d.item_id === one && d.crow !== 'Sentry');
-    await w.next('item.answered', (d) => d.item_id === two);
+    const askerTwo = (await w.next('item.answered', (d) => d.item_id === two)).data.crows[0] as string;
     // Item 2's output waits for a person, item 1's crow is in the air: kill the server.
     const outTwo = verdictApprovalId('default', two, 'output');
     for (let i = 0; i < 100 && (await c.get(`/approvals/${outTwo}`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
@@ -39,6 +39,10 @@ test('a restart mid-list: the flight in the air is flown again, the pending verd
     b = await child({ dataDir, env, args, port: a.port });
     c = flockClient(b.url);
     assert.equal((await c.get(`/approvals/${outTwo}`)).body.status, 'pending', 'the pending verdict survived');
+    // On the floor (docs/flock.md, "On the floor"): the crow that asked still waits, and the new
+    // driver, which folded the log again, takes it out of waiting when the verdict comes.
+    const crowOnFloor = async (name: string) => ((await c.get('/state')).body.agents as { id: string; status: string }[]).find((x) => x.id === `flock:${name}`);
+    assert.equal((await crowOnFloor(askerTwo))?.status, 'waiting');
     w = await c.watch(list_id);
     const landed = await w.next('crow.landed', (d) => d.item_id === one && d.crow === flying.data.crow, 15_000);
     assert.equal(landed.data.ok, true);
@@ -47,6 +51,8 @@ test('a restart mid-list: the flight in the air is flown again, the pending verd
     assert.equal((await c.verdict(one, 'output', true)).status, 204);
     assert.equal((await c.verdict(one, 'output', true)).status, 404);
     await w.next('list.finished', () => true, 10_000);
+    for (let i = 0; i < 200 && (await crowOnFloor(askerTwo))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal((await crowOnFloor(askerTwo))?.status, 'done', `${askerTwo} left waiting after the restart`);
     const all = w.events();
     w.close();
     const count = (pred: (e: (typeof all)[number]) => boolean) => all.filter(pred).length;
