@@ -249,10 +249,11 @@ describe('the fleet board in the browser', () => {
     const page = await openBoard(anaB, server.url, th, 'Ana');
     await bridge(server.url, th, { type: 'session.spawn', id: 'r1', session: 'steady', flavor: 'plain', root: 'r' });
     await expectText(page, 'session-turns', 'r1', '0');
-    // The page's stream (the browser's one live connection) is cut and cannot
-    // come back for a while (the network refuses it).
+    // The browser's one live connection is cut and cannot come back for a
+    // while (the network refuses it). It is held by whichever tab leads (an
+    // earlier test's page, here), so the whole browser's network refuses it.
     const stream = /\/live\?/;
-    await page.route(stream, (route) => route.abort());
+    await anaB.context.route(stream, (route) => route.abort());
     (await server.fleet.board(th)).channel.closeAll('test: cut');
     await page.getByTestId('board-connection').getByText('Reconnecting…').waitFor();
     for (let i = 1; i <= 3; i++) await bridge(server.url, th, { type: 'session.turn', id: 'r1', text: `turn ${i}` }, `r1-turn-${i}`);
@@ -261,7 +262,7 @@ describe('the fleet board in the browser', () => {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(await card(page, 'r1').getByTestId('session-turns').textContent(), '0', 'nothing arrives while the stream is away');
     // The network is back: the page resumes after its last event, and each turn arrives once.
-    await page.unroute(stream);
+    await anaB.context.unroute(stream);
     await expectText(page, 'session-turns', 'r1', '3');
     await page.getByTestId('board-connection').getByText('Live').waitFor({ timeout: 10_000 });
     assert.deepEqual((await waitChat(page, 4)).filter((l) => l.includes('turn')), ['Claude: [steady] turn 1', 'Claude: [steady] turn 2', 'Claude: [steady] turn 3']);
