@@ -128,8 +128,12 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     await bridge.waitFor("reported the Space's 0 agent(s) to default");
 
     // The editor is reading a human conversation the owner made.
-    await owner.evaluate(() => (window.prompt = () => 'planning'));
+    // Made in the page (no prompt()): the "+" opens a title field in the rail.
+    await owner.evaluate(() => (window.prompt = () => { throw new Error('prompt() is not used'); }));
     await owner.getByTestId('new-conversation').click();
+    await owner.getByTestId('new-conversation-title').fill('planning');
+    await owner.getByTestId('new-conversation-title').press('Enter');
+    await owner.getByTestId('new-conversation-form').waitFor({ state: 'detached' });
     const planning = editor.locator('[data-chat-title="planning"]');
     await planning.click();
     await editor.getByTestId('transcript-title').filter({ hasText: '# planning' }).waitFor();

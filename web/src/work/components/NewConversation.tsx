@@ -1,20 +1,72 @@
+// The Conversations heading and, for editors and owners, its "+": a small form
+// in the rail asks for the title (no prompt(): it blocks the page, cannot be
+// styled or tested, and some browsers suppress it). A refusal is said under it.
+import { useState } from 'preact/hooks';
 import { postJson } from '../../shared/api.js';
 
-/** Starts a conversation in the project (editors and owners): asks for its title. */
-export function NewConversation({ project, onMade }: { project: string; onMade: (id: string) => void }) {
+export function NewConversation({ project, canCreate, onMade }: { project: string | null; canCreate: boolean; onMade: (id: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [title, setTitle] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<string | null>(null);
+  const close = () => {
+    setOpen(false);
+    setTitle('');
+    setErr(null);
+  };
+  const create = async () => {
+    const t = title.trim();
+    if (!t || !project) return;
+    setBusy(true);
+    setErr(null);
+    const r = await postJson<{ id: string }>('/api/v2/conversations', { project, title: t });
+    setBusy(false);
+    if (!r.ok) return setErr(r.message);
+    close();
+    onMade(r.body.id);
+  };
   return (
-    <button
-      class="mini"
-      data-testid="new-conversation"
-      title="New conversation"
-      onClick={async () => {
-        const title = prompt('Conversation title');
-        if (!title) return;
-        const r = await postJson<{ id: string }>('/api/v2/conversations', { project, title });
-        if (r.ok) onMade(r.body.id);
-      }}
-    >
-      +
-    </button>
+    <>
+      <h2>
+        Conversations
+        {project && canCreate && (
+          <button class="mini" data-testid="new-conversation" title="New conversation" aria-expanded={open} onClick={() => (open ? close() : setOpen(true))}>
+            +
+          </button>
+        )}
+      </h2>
+      {open && (
+        <form
+          class="new-conv"
+          data-testid="new-conversation-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create();
+          }}
+        >
+          <input
+            data-testid="new-conversation-title"
+            aria-label="Conversation title"
+            placeholder="Title"
+            maxLength={200}
+            value={title}
+            autoFocus
+            onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+            onKeyDown={(e) => e.key === 'Escape' && close()}
+          />
+          <button class="primary" data-testid="new-conversation-create" disabled={busy || !title.trim()}>
+            Create
+          </button>
+          <button type="button" class="mini" onClick={close}>
+            Cancel
+          </button>
+          {err && (
+            <p class="error" data-testid="new-conversation-error">
+              {err}
+            </p>
+          )}
+        </form>
+      )}
+    </>
   );
 }

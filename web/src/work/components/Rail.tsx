@@ -31,10 +31,7 @@ export function Rail(props: {
         {general && unread('private/general', general) && sel?.kind !== 'general' && <span class="unread" data-testid="unread" aria-label="unread" />}
       </button>
       {!project && <p class="muted small">You are in no project yet. General Chat is yours already.</p>}
-      <h2>
-        Conversations
-        {project && props.canCreate && <NewConversation project={project} onMade={(id) => props.onSelect({ kind: 'conv', id })} />}
-      </h2>
+      <NewConversation project={project} canCreate={props.canCreate} onMade={(id) => props.onSelect({ kind: 'conv', id })} />
       {humans.map((c) => (
         <button key={c.id} class={`rail-item ${sel?.kind === 'conv' && sel.id === c.id ? 'on' : ''}`} data-testid={`chat-${c.id}`} data-chat-title={c.title} onClick={() => props.onSelect({ kind: 'conv', id: c.id })}>
           # {c.title}
