@@ -220,6 +220,42 @@ describe('the floor in the browser', () => {
     assert.deepEqual(mine, (state.agents as { id: string; status: string; tool: string; activity: string }[]).map((a) => `${a.id}|${a.status}|${a.tool}|${a.activity}`).sort());
     assert.deepEqual((page as Page & { errors?: string[] }).errors, []);
   });
+
+  test('an agent silent past the quiet threshold shows as quiet with when it was last heard, not working', async (t) => {
+    if (!need(t, HAVE, 'chromium is not installed (apt-get install chromium, or set ROOST_CHROMIUM)')) return;
+    const p = await browser.context.newPage();
+    const srv = await inProcess();
+    try {
+      // The threshold is a setting (seconds, in this browser): 1 s here instead of the 2 min default.
+      await p.addInitScript(() => localStorage.setItem('roost.floor.quietAfter', '1'));
+      await p.goto(srv.url + '/');
+      await p.waitForFunction(() => window.__roost?.client.connection === 'live', null, { timeout: 10_000 });
+      await post(srv.url, [
+        { type: 'join', agent: { id: 'q-busy', name: 'Busy' }, team: 'Quiet', status: 'working', activity: 'Typing' },
+        { type: 'join', agent: { id: 'q-think', name: 'Thinker' }, team: 'Quiet', status: 'thinking' },
+        { type: 'join', agent: { id: 'q-idle', name: 'Idle' }, team: 'Quiet', status: 'idle' },
+      ]);
+      const busy = p.getByTestId('agent-row-q-busy');
+      await busy.waitFor();
+      assert.equal(await busy.getAttribute('data-quiet'), null, 'just heard from: working');
+      assert.equal(await busy.getByTestId('row-status').innerText(), 'Working');
+      // Silence: within a few ticks both the worker and the thinker show as quiet, with when they were last heard.
+      await p.locator('[data-testid=agent-row-q-busy][data-quiet=true]').waitFor({ timeout: 5_000 });
+      await p.locator('[data-testid=agent-row-q-think][data-quiet=true]').waitFor({ timeout: 5_000 });
+      assert.match(await busy.getByTestId('row-status').innerText(), /^Quiet, last heard \d+s ago \(was working\)$/);
+      assert.equal(await p.getByTestId('agent-row-q-idle').getAttribute('data-quiet'), null, 'an idle agent is not "quiet": it said it was idle');
+      await busy.locator('button').click();
+      assert.match(await p.getByTestId('card-status').innerText(), /^Quiet, last heard \d+s ago \(was working\)$/);
+      // A word from it: working again.
+      await post(srv.url, { type: 'tool', agent: 'q-busy', tool: 'Bash', activity: 'Running tests' });
+      await p.locator('[data-testid=agent-row-q-busy]:not([data-quiet])').waitFor({ timeout: 5_000 });
+      assert.equal(await busy.getByTestId('row-status').innerText(), 'Working');
+    } finally {
+      await p.evaluate(() => localStorage.removeItem('roost.floor.quietAfter')).catch(() => {});
+      await p.close();
+      await srv.close();
+    }
+  });
 });
 
 describe('the floor under prefers-reduced-motion, and its screenshot', () => {

@@ -4,7 +4,7 @@
 // (the same state in words, for keyboards and screen readers).
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { countByStatus } from '../../../src/core/floor.js';
+import { QUIET_AFTER_MS, countByStatus } from '../../../src/core/floor.js';
 import { FloorClient } from '../live/floor.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { loadPref, savePref } from '../shared/prefs.js';
@@ -22,6 +22,13 @@ import './floor.css';
 const UI_EVERY_MS = 250;
 /** Whether the list beside the canvas is shown (a person's choice, kept). */
 const LIST_KEY = 'roost.floor.list';
+/** Seconds of silence before a working or thinking agent shows as quiet (a setting; docs/floor.md, "Quiet agents"). */
+const QUIET_KEY = 'roost.floor.quietAfter';
+
+function quietAfterMs(): number {
+  const s = Number(loadPref(QUIET_KEY));
+  return Number.isFinite(s) && s > 0 ? s * 1000 : QUIET_AFTER_MS;
+}
 
 export function FloorView() {
   const canvasRef = useRef<HTMLCanvasElement>(null);
@@ -30,6 +37,13 @@ export function FloorView() {
   const [selected, setSelected] = useState<string | null>(null);
   const [showList, setShowList] = useState(() => loadPref(LIST_KEY) !== 'hidden');
   const client = useMemo(() => new FloorClient(), []);
+  const quietAfter = useMemo(quietAfterMs, []);
+  // The clock the view reads quiet agents against: the fold stays pure, the view passes `now` in.
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = window.setInterval(() => setNow(Date.now()), Math.min(10_000, Math.max(250, quietAfter / 4)));
+    return () => window.clearInterval(t);
+  }, [quietAfter]);
   const sceneRef = useRef<FloorScene | null>(null);
   const selectedRef = useRef<string | null>(null);
   selectedRef.current = selected;
@@ -206,9 +220,9 @@ export function FloorView() {
           {total === 0 && <EmptyFloor />}
           {total > 0 && <Legend />}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${STATUS_LABEL[focusedAgent.status]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
-          {selAgent && <AgentCard agent={selAgent} state={state} onClose={() => setSelected(null)} onPick={setSelected} />}
+          {selAgent && <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} onClose={() => setSelected(null)} onPick={setSelected} />}
         </div>
-        {showList && <AgentList state={state} agents={agents} selected={selected} onPick={(id) => setSelected(id)} />}
+        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} selected={selected} onPick={(id) => setSelected(id)} />}
       </div>
     </div>
   );

@@ -14,6 +14,9 @@ export const STATUS_COLOR: Record<Status, string> = {
   offline: '#6b7280',
 };
 
+/** An agent silent too long while working or thinking (quietSince): greyed, like idle. */
+export const QUIET_COLOR = '#94a3b8';
+
 export const STATUS_LABEL: Record<Status, string> = {
   idle: 'Idle',
   thinking: 'Thinking',

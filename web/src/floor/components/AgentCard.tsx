@@ -1,14 +1,15 @@
 // The card of one agent: what the fold knows about it, its pending hook
 // approvals (answerable right here), its parent and helpers as links.
 import { useEffect, useRef } from 'preact/hooks';
-import type { Agent, FloorState } from '../../../../src/core/floor.js';
+import { quietSince, type Agent, type FloorState } from '../../../../src/core/floor.js';
 import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
 import { STATUS_COLOR, STATUS_LABEL } from '../look.js';
 
-export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () => void; onPick: (id: string) => void }) {
-  const { agent: a, state } = props;
+export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; onClose: () => void; onPick: (id: string) => void }) {
+  const { agent: a, state, now } = props;
+  const quiet = quietSince(a, now, props.quietAfter);
   const team = state.teams.get(a.team);
   const parent = a.parent ? state.agents.get(a.parent) : undefined;
   const helpers = [...state.agents.values()].filter((x) => x.parent === a.id);
@@ -34,7 +35,15 @@ export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () 
       {/* A tool call of this agent waiting for a decision: answerable right here. */}
       <AgentApprovals agent={a.id} />
       <dl>
-        {row('Status', <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>, 'status')}
+        {row(
+          'Status',
+          quiet !== null ? (
+            <span class="pill pill-quiet" data-quiet="true">{`Quiet, last heard ${ago(now - quiet)} (was ${STATUS_LABEL[a.status].toLowerCase()})`}</span>
+          ) : (
+            <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>
+          ),
+          'status',
+        )}
         {row('Activity', a.activity || '—', 'activity')}
         {row('Tool', a.tool || '—', 'tool')}
         {row('Role', a.role || '—', 'role')}
@@ -57,7 +66,7 @@ export function AgentCard(props: { agent: Agent; state: FloorState; onClose: () 
           'helpers',
         )}
         <AgentCost id={a.id} />
-        {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(Date.now() - a.lastSeen)}</time>, 'last-seen')}
+        {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(now - a.lastSeen)}</time>, 'last-seen')}
         {row('Id', <code>{a.id}</code>, 'id')}
       </dl>
     </div>

@@ -2,23 +2,26 @@
 // with its whiteboard and its agents by desk. It is the accessible view of
 // the canvas (keyboard, screen readers) and says what the canvas shows.
 import { memo } from 'preact/compat';
-import type { Agent, FloorState, Status } from '../../../../src/core/floor.js';
-import { POSE_TEXT, STATUS_COLOR, STATUS_LABEL, byAttention } from '../look.js';
+import { quietSince, type Agent, type FloorState, type Status } from '../../../../src/core/floor.js';
+import { ago } from '../../shared/time.js';
+import { POSE_TEXT, QUIET_COLOR, STATUS_COLOR, STATUS_LABEL, byAttention } from '../look.js';
 import { TeamCost } from '../../shared/cost.js';
 
 const AgentRow = memo(
-  function AgentRow(props: { a: Agent; rev: number; status: Status; selected: boolean; onPick: (id: string) => void }) {
+  function AgentRow(props: { a: Agent; rev: number; status: Status; quiet: string | null; selected: boolean; onPick: (id: string) => void }) {
     const a = props.a;
+    // Silent too long while "working": say quiet and when it was last heard, not a guess.
+    const st = props.quiet ? `Quiet, last heard ${props.quiet} (was ${STATUS_LABEL[a.status].toLowerCase()})` : STATUS_LABEL[a.status];
     return (
-      <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-team={a.team} class={`row row-${a.status}${props.selected ? ' sel' : ''}`}>
-        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${STATUS_LABEL[a.status]}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. Pose: ${POSE_TEXT[a.status]}.`}>
-          <span class="ring" style={{ '--c': STATUS_COLOR[a.status] }} aria-hidden="true" />
+      <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-quiet={props.quiet ? 'true' : undefined} data-team={a.team} class={`row row-${props.quiet ? 'quiet' : a.status}${props.selected ? ' sel' : ''}`}>
+        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${st}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. ${props.quiet ? '' : ` Pose: ${POSE_TEXT[a.status]}.`}`}>
+          <span class="ring" style={{ '--c': props.quiet ? QUIET_COLOR : STATUS_COLOR[a.status] }} aria-hidden="true" />
           <span class="who">
             <span class="name">{a.name}</span>
             {a.role && <span class="role">{a.role}</span>}
           </span>
           <span class="what">
-            <span class="st" data-testid="row-status">{STATUS_LABEL[a.status]}</span>
+            <span class="st" data-testid="row-status">{st}</span>
             {a.tool && <span class="tool" data-testid="row-tool">{a.tool}</span>}
             {a.activity && <span class="act" data-testid="row-activity">{a.activity}</span>}
           </span>
@@ -26,10 +29,14 @@ const AgentRow = memo(
       </li>
     );
   },
-  (p, n) => p.rev === n.rev && p.selected === n.selected && p.status === n.status && p.a === n.a,
+  (p, n) => p.rev === n.rev && p.selected === n.selected && p.status === n.status && p.quiet === n.quiet && p.a === n.a,
 );
 
-export function AgentList(props: { state: FloorState; agents: Agent[]; selected: string | null; onPick: (id: string) => void }) {
+export function AgentList(props: { state: FloorState; agents: Agent[]; now: number; quietAfter: number; selected: string | null; onPick: (id: string) => void }) {
+  const quiet = (a: Agent) => {
+    const t = quietSince(a, props.now, props.quietAfter);
+    return t === null ? null : ago(props.now - t);
+  };
   const { state } = props;
   const byTeam = new Map<string, Agent[]>();
   for (const a of props.agents) {
@@ -45,7 +52,7 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; selected:
           <h2>Needs you</h2>
           <ul>
             {urgent.map((a) => (
-              <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} selected={a.id === props.selected} onPick={props.onPick} />
+              <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
             ))}
           </ul>
         </section>
@@ -63,7 +70,7 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; selected:
             </p>
             <ul>
               {members.map((a) => (
-                <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} selected={a.id === props.selected} onPick={props.onPick} />
+                <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
               ))}
             </ul>
           </section>
