@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { readMessage, resultSummary, SessionOutput, type ClaudeMessage, type OutputSink } from '../src/bridge/claude-stream.js';
+import { newUsage, readMessage, resultSummary, SessionOutput, type ClaudeMessage, type ModelFigures, type OutputSink } from '../src/bridge/claude-stream.js';
 
 function fixture(name: string): unknown[] {
   return readFileSync(new URL(`./fixtures/claude-code/${name}`, import.meta.url), 'utf8')
@@ -41,7 +41,7 @@ test('every line of real stream-json output reads as a typed message, and nothin
     assert.ok(kinds.has('assistant') && kinds.has('user') && kinds.has('result') && kinds.has('system'), name);
   }
   const result = readMessage(fixture('stream-json-session-2.1.197.jsonl').at(-1)) as Extract<ClaudeMessage, { type: 'result' }>;
-  assert.deepEqual({ ...result }, { type: 'result', subtype: 'success', is_error: false, duration_ms: 2547, num_turns: 3, total_cost_usd: 0.002, result: 'All done.', denials: 0, errors: [] });
+  assert.deepEqual({ ...result }, { type: 'result', subtype: 'success', is_error: false, duration_ms: 2547, num_turns: 3, total_cost_usd: 0.002, result: 'All done.', denials: 0, errors: [], models: [{ model: 'claude-opus-4-8[1m]', input: 50, output: 70, cacheRead: 0, cacheWrite: 0, costUsd: 0.002 }] });
   // Hostile or garbled lines are dropped, never guessed at.
   for (const x of [null, 7, 'assistant', [], { type: 'nope' }]) assert.equal(readMessage(x), null);
   const odd = readMessage({ type: 'assistant', message: { id: 5, content: [{ type: 'text', text: 3 }, { type: 'thinking', thinking: 'hm' }, { type: 'tool_use', name: 'Bash' }, 'x'] } });
@@ -116,4 +116,15 @@ test('partial text still buffered when its turn completes is dropped, never hand
   await new Promise((r) => setTimeout(r, 300));
   assert.deepEqual(seen.filter((s) => s.startsWith('partial ')), []);
   assert.equal(seen.filter((s) => s.startsWith('turn')).length, 2);
+});
+
+test('newUsage: what a result adds to the process’s modelUsage so far, per model; a model whose figures went down starts again', () => {
+  const seen = new Map<string, ModelFigures>();
+  const f = (model: string, input: number, output: number, costUsd?: number): ModelFigures => ({ model, input, output, cacheRead: 0, cacheWrite: 0, ...(costUsd !== undefined ? { costUsd } : {}) });
+  assert.deepEqual(newUsage(seen, [f('a', 10, 5, 0.01)]), [f('a', 10, 5, 0.01)]);
+  assert.deepEqual(newUsage(seen, [f('a', 10, 5, 0.01), f('b', 3, 1)]), [f('b', 3, 1)], 'nothing new for a; b is new');
+  const d = newUsage(seen, [f('a', 25, 9, 0.03), f('b', 3, 1)]);
+  assert.equal(d.length, 1);
+  assert.deepEqual({ ...d[0], costUsd: Math.round(d[0].costUsd! * 1e6) }, { ...f('a', 15, 4), costUsd: 20_000 });
+  assert.deepEqual(newUsage(seen, [f('a', 4, 2, 0.001)]), [f('a', 4, 2, 0.001)], 'a new process: taken whole');
 });

@@ -16,6 +16,7 @@
 
 import { emptySessions, reduceSessions, type Session, type SessionsState } from '../core/fleet.js';
 import type { BoardClient, PostResult, SseFrame } from './client.js';
+import type { ModelFigures } from './claude-stream.js';
 import type { BridgeState } from './state-file.js';
 
 /** A member's `request.start`, as read from the stream (every field checked). */
@@ -189,9 +190,16 @@ export class Board {
     return n;
   }
 
-  result(s: BoardSession, summary: string): void {
+  /**
+   * The result of a prompt; `usage` is what Claude Code (session `claude`)
+   * used for it, per model (the server counts it once, by this post's key,
+   * and never stores it on the board).
+   */
+  result(s: BoardSession, summary: string, usage?: { claude: string; models: ModelFigures[] }): void {
     const n = ++s.results;
-    void this.post('', { type: 'session.result', id: s.id, session: s.name, summary: oneLine(summary, 500) }, this.state.key(s.id, 'result', n));
+    const body: Obj = { type: 'session.result', id: s.id, session: s.name, summary: oneLine(summary, 500) };
+    if (usage?.models.length) body.usage = usage;
+    void this.post('', body, this.state.key(s.id, 'result', n));
   }
 
   /** Queued, not awaited by callers that must not wait on the server. */

@@ -81,6 +81,54 @@ export interface ResultMessage {
   /** How many tool calls were denied. */
   denials: number;
   errors: string[];
+  /**
+   * `modelUsage`: per model, the tokens and Claude Code's own cost so far in
+   * this process (cumulative over its prompts, subagents and side requests
+   * included); `costUsd` absent when it reports none.
+   */
+  models: ModelFigures[];
+}
+
+/** One model's figures in a result's `modelUsage`. */
+export interface ModelFigures {
+  model: string;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  costUsd?: number;
+}
+
+function readModels(x: unknown): ModelFigures[] {
+  if (!isObj(x)) return [];
+  const out: ModelFigures[] = [];
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+  for (const [model, f] of Object.entries(x).slice(0, 16)) {
+    if (!isObj(f) || !model) continue;
+    const cost = num(f.costUSD);
+    out.push({ model: model.slice(0, 120), input: n(f.inputTokens), output: n(f.outputTokens), cacheRead: n(f.cacheReadInputTokens), cacheWrite: n(f.cacheCreationInputTokens), ...(cost !== undefined && cost >= 0 ? { costUsd: cost } : {}) });
+  }
+  return out;
+}
+
+/**
+ * What a result adds to the figures already reported by the same process
+ * (`modelUsage` is cumulative per process): per model, the difference; a
+ * model whose figures went down is a new process's, taken whole. Models
+ * with nothing new are left out. Updates `seen`.
+ */
+export function newUsage(seen: Map<string, ModelFigures>, now: readonly ModelFigures[]): ModelFigures[] {
+  const out: ModelFigures[] = [];
+  for (const f of now) {
+    const was = seen.get(f.model);
+    seen.set(f.model, f);
+    const down = was && (f.input < was.input || f.output < was.output || f.cacheRead < was.cacheRead || f.cacheWrite < was.cacheWrite || (f.costUsd ?? 0) < (was.costUsd ?? 0));
+    const base = !was || down ? undefined : was;
+    const d: ModelFigures = { model: f.model, input: f.input - (base?.input ?? 0), output: f.output - (base?.output ?? 0), cacheRead: f.cacheRead - (base?.cacheRead ?? 0), cacheWrite: f.cacheWrite - (base?.cacheWrite ?? 0) };
+    if (f.costUsd !== undefined) d.costUsd = Math.max(0, f.costUsd - (base?.costUsd ?? 0));
+    if (d.input + d.output + d.cacheRead + d.cacheWrite > 0 || (d.costUsd ?? 0) > 0) out.push(d);
+  }
+  return out;
 }
 
 /** Hook progress, init, subagent task notices: the bridge reads none of it. */
@@ -154,6 +202,7 @@ export function readMessage(x: unknown): ClaudeMessage | null {
         result: str(x.result),
         denials: Array.isArray(x.permission_denials) ? x.permission_denials.length : 0,
         errors: Array.isArray(x.errors) ? x.errors.filter((e): e is string => typeof e === 'string') : [],
+        models: readModels(x.modelUsage),
       };
     case 'system':
       return { type: 'system', subtype: str(x.subtype) ?? '' };

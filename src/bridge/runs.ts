@@ -27,7 +27,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { oneLine, type Board, type StartAsk } from './board.js';
 import { startClaude } from './claude.js';
 import { TAG_VAR, endTagged, sessionTag } from './children.js';
-import { SessionOutput, noConversation, resultSummary, succeeded, userMessage, type OutputSink, type ResultMessage } from './claude-stream.js';
+import { SessionOutput, newUsage, noConversation, resultSummary, succeeded, userMessage, type ModelFigures, type OutputSink, type ResultMessage } from './claude-stream.js';
 import { addWorktree, mainRepoOf, removeWorktree, repoTop } from './git.js';
 import type { BridgeState } from './state-file.js';
 
@@ -67,6 +67,8 @@ export interface Run {
   closing: boolean;
   /** Its process's output, read into turns, partial text and tool calls. */
   output: SessionOutput;
+  /** The process's `modelUsage` as last reported (cumulative per process; cleared at each launch). */
+  usageSeen: Map<string, ModelFigures>;
 }
 
 /** What the sessions need from the Work side (work-pump.ts). */
@@ -183,6 +185,7 @@ export class Runs {
       results: 0,
       closing: false,
       output: null as unknown as SessionOutput, // set just below: the sink needs the run
+      usageSeen: new Map(),
     };
     run.output = new SessionOutput(this.sinkFor(run));
     return run;
@@ -241,6 +244,7 @@ export class Runs {
   }
 
   private launch(run: Run): void {
+    run.usageSeen = new Map();
     const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--settings', this.approvals.settings()];
     // The session id is ours from the start (the Work agent's key); a relaunch continues the same conversation.
     args.push(...(run.used ? ['--resume', run.sid] : ['--session-id', run.sid]));
@@ -371,7 +375,7 @@ export class Runs {
       run.wrongMode = true;
       return;
     }
-    this.board.result(run, resultSummary(m));
+    this.board.result(run, resultSummary(m), { claude: run.sid, models: newUsage(run.usageSeen, m.models) });
     this.board.status(run, 'idle', 'ready for a prompt');
     const was = run.inflight;
     run.inflight = null;

@@ -101,9 +101,60 @@ export function checkSessionEvent(x: unknown): string | null {
       break;
     case 'session.result':
       if (para(e.summary, SESSION_LIMITS.result) === '') return '"summary" is required';
+      if (e.usage !== undefined) return checkResultUsage(e.usage);
       break;
   }
+  if (e.usage !== undefined) return '"usage" belongs to session.result only';
   return null;
+}
+
+// ---------------------------------------------------------------- a result's usage
+
+/**
+ * What a bridge's `session.result` may carry besides the board's fields: the
+ * tokens and Claude Code's own cost of the prompt, per model. Never stored on
+ * the board (not in SESSION_WIRE_FIELDS): the server counts it on the
+ * project's usage (docs/integrations.md, "Tokens and cost").
+ *
+ *   usage { claude: Claude Code's session id, models: [{ model, input, output, cacheRead, cacheWrite, costUsd? }] }
+ */
+export interface ResultUsage {
+  claude: string;
+  models: { model: string; input: number; output: number; cacheRead: number; cacheWrite: number; costUsd?: number }[];
+}
+
+export const RESULT_USAGE_LIMITS = {
+  claude: 64,
+  models: 16,
+  model: 120,
+  /** Tokens of one kind, one model, one result. */
+  tokens: 1_000_000_000,
+  /** USD, one model, one result. */
+  costUsd: 100_000,
+} as const;
+
+function checkResultUsage(u: unknown): string | null {
+  if (u === null || typeof u !== 'object' || Array.isArray(u)) return `"usage" must be an object, got ${describe(u)}`;
+  const o = u as Record<string, unknown>;
+  if (typeof o.claude !== 'string' || !SESSION_ID_PATTERN.test(o.claude)) return '"usage.claude" must be the Claude Code session id (1 to 64 letters, digits, "-" or "_")';
+  if (!Array.isArray(o.models) || o.models.length > RESULT_USAGE_LIMITS.models) return `"usage.models" must be an array of at most ${RESULT_USAGE_LIMITS.models}`;
+  for (const [i, m] of o.models.entries()) {
+    const at = `"usage.models[${i}]`;
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return `${at}" must be an object`;
+    const f = m as Record<string, unknown>;
+    if (typeof f.model !== 'string' || !f.model || f.model.length > RESULT_USAGE_LIMITS.model) return `${at}.model" must be a string of 1 to ${RESULT_USAGE_LIMITS.model} characters`;
+    for (const k of ['input', 'output', 'cacheRead', 'cacheWrite']) {
+      const v = f[k];
+      if (!Number.isSafeInteger(v) || (v as number) < 0 || (v as number) > RESULT_USAGE_LIMITS.tokens) return `${at}.${k}" must be a whole number from 0 to ${RESULT_USAGE_LIMITS.tokens}`;
+    }
+    if (f.costUsd !== undefined && (typeof f.costUsd !== 'number' || !Number.isFinite(f.costUsd) || f.costUsd < 0 || f.costUsd > RESULT_USAGE_LIMITS.costUsd)) return `${at}.costUsd" must be a number from 0 to ${RESULT_USAGE_LIMITS.costUsd}`;
+  }
+  return null;
+}
+
+/** A checked event's usage (checkSessionEvent passed), or null. */
+export function resultUsageOf(e: Record<string, unknown>): ResultUsage | null {
+  return e.type === 'session.result' && e.usage !== undefined ? (e.usage as ResultUsage) : null;
 }
 
 /** The fields a stored session event keeps; anything else in a payload is dropped. */

@@ -247,6 +247,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     maxReplay: cfg.maxReplay,
     approvals: approvalsByProject,
     holders,
+    // Declared below; called only when a result is posted.
+    usage: (project) => usageByProject.get(project),
   });
   fleet.start();
   const approvals = await approvalsByProject.get('default');

@@ -34,7 +34,7 @@ import {
   type SessionEvent,
   type SessionsState,
 } from '../core/fleet.js';
-import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity, type RefusedRequest, type StartRequest } from '../core/fleet-wire.js';
+import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIdentity, type RefusedRequest, type StartRequest } from '../core/fleet-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
@@ -47,6 +47,7 @@ import { APPROVAL_LIMITS, type Approval as OneApproval } from '../core/approvals
 import { FLEET_NO_DECISION } from '../core/fleet.js';
 import { askedId, closedError, type ApprovalService } from './approvals.js';
 import type { Holders } from './holders.js';
+import type { UsageService } from './usage.js';
 import type { PerProject } from './scoped.js';
 
 /** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
@@ -76,6 +77,8 @@ export interface FleetOptions {
    * authenticated member or token.
    */
   identify?: (req: IncomingMessage) => Caller;
+  /** The project's usage roll-up: a bridge's `session.result` usage is counted there (never stored on the board). */
+  usage?: (project: string) => Promise<UsageService>;
   /**
    * The one approvals model (docs/approvals.md): a board's request is an
    * approval of kind `fleet` in its project's approvals, decided there; the
@@ -366,8 +369,22 @@ export class FleetService {
     // A session closed: its requests die with it (the board drops them), and nobody waits for them any more.
     if (approvals && events.some((e) => e.type === 'session.end')) await this.withdrawEnded(board, approvals, before);
     if (conflict && !r.duplicate) throw conflict;
+    if (this.opts.usage) await this.countUsage(project, board, items, rawKey ? `${board.stream}:${rawKey}` : `${board.stream}@${r.first}`, now);
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
+
+  /**
+   * The usage a batch's results carry, counted once each on the project's
+   * usage (keyed by the post's key and the item's place: a retried post,
+   * duplicate or not, counts nothing twice).
+   */
+  private async countUsage(project: string, board: Board, items: readonly Record<string, unknown>[], key: string, ts: number): Promise<void> {
+    const svc = await this.opts.usage!(project);
+    for (const [i, item] of items.entries()) {
+      const u = resultUsageOf(item);
+      if (u) await svc.recordBridge(`${key}#${i}`, u, `fleet · ${board.thread}`.slice(0, 80), ts);
+    }
+  }
 
   // ------------------------------------------------------------ approvals (one model)
 

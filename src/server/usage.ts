@@ -26,6 +26,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { applyUsage, costOf, dueBudgetNotices, emptyUsage, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
 import { readFile, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import type { ResultUsage } from '../core/fleet-wire.js';
 import { isAbsolute } from 'node:path';
 import { dayOf, transcriptUsage, mapOtlpLogs, sessionAgentId, helperAgentId, GEMINI_PREFIX, toolOfService, type AgentTool, type DecisionReport, type UsageReport } from '../integrations/index.js';
 import type { FloorState } from '../core/floor.js';
@@ -363,6 +365,25 @@ export class UsageService extends OnFoldHost<UsageState> {
       await this.notifyBudget();
     }
     return { accepted: events.length, skipped };
+  }
+
+  /**
+   * A bridge's `session.result` usage (src/core/fleet-wire.ts, ResultUsage):
+   * what Claude Code session `claude` used for one prompt, per model, with
+   * its own cost. `key` is unique per result (the post's Idempotency-Key, or
+   * its stream position), so a retried post counts once. The agent is the
+   * session's as the hooks name it (`claude-code:<id>`): with the hooks and
+   * telemetry on too, the one-source rule keeps either OTLP or the bridge,
+   * whichever came first. The team is the hooks' for that session, else
+   * `fallbackTeam`.
+   */
+  recordBridge(key: string, u: ResultUsage, fallbackTeam: string, ts: number): Promise<{ accepted: number; skipped: number }> {
+    const agent = sessionAgentId(u.claude, 'claude-code');
+    const team = this.state.agents.get(agent)?.team ?? this.identities.get(agent)?.team ?? fallbackTeam;
+    const base = createHash('sha256').update(key).digest('hex').slice(0, 32);
+    return this.record(
+      u.models.map((m) => ({ key: `${base}:${m.model}`, via: 'bridge' as const, agent, session: agent, team, source: 'claude-code', model: m.model, input: m.input, output: m.output, cacheRead: m.cacheRead, cacheWrite: m.cacheWrite, vendorUsd: m.costUsd, ts })),
+    );
   }
 
   /**
