@@ -2,7 +2,7 @@
 // "Nests" and "Nest messages"; issue 14, parts 1 and 2): creating nests and
 // their guardrails, the core-first then borrowed crows of a list in a nest,
 // posting messages (every status code and message of the contract), the
-// record exactly, tagging by header or default until Jev, and the nest's
+// record exactly, tagging (Jev's rule: flock.jev.test.ts), and the nest's
 // stream with id: lines and Last-Event-ID replay in msg_id order.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,16 +93,17 @@ describe('nests and messages', () => {
     w.close();
   });
 
-  test('messages: 201 with the record exactly; tagged by header or default; 404, 400 and 403 as the contract says', async () => {
+  test('messages: 201 with the record exactly; tagged by Jev, header or default; 404, 400 and 403 as the contract says', async () => {
     assert.equal((await c.get('/api/nests/nowhere/messages')).status, 404);
     assert.equal((await say('nowhere', { author: 'owner', text: 'hi' })).status, 404);
     const empty = await c.get('/api/nests/launch-copy/messages');
     assert.deepEqual(empty, { status: 200, body: [] });
 
+    // Jev (the embedded classifier) is sure this is talk; the cases of the rule are test/flock.jev.test.ts.
     const m1 = await say('launch-copy', { author: 'owner', text: '  morning, crows  ' });
     assert.equal(m1.status, 201, JSON.stringify(m1.body));
     assert.deepEqual(Object.keys(m1.body).sort(), RECORD);
-    assert.deepEqual({ ...m1.body, ts: '' }, { nest_id: 'launch-copy', ts: '', msg_id: 'launch-copy-1', kind: 'say', author: 'owner', text: 'morning, crows', to: '', refers_to: '', tagged_by: 'default', mode: '', mode_tagged_by: '', invited: 0, approval_phrase: '', resolved: '' });
+    assert.deepEqual({ ...m1.body, ts: '' }, { nest_id: 'launch-copy', ts: '', msg_id: 'launch-copy-1', kind: 'say', author: 'owner', text: 'morning, crows', to: '', refers_to: '', tagged_by: 'jev', mode: '', mode_tagged_by: '', invited: 0, approval_phrase: '', resolved: '' });
     assert.match(m1.body.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
     const m2 = await say('launch-copy', { author: 'owner', kind: 'request', to: 'Pepper', text: 'draft three taglines', mode: 'conspiracy', invited: 2 });

@@ -77,6 +77,14 @@ async function serve(argv: string[]): Promise<void> {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${v.slice(0, 40)}"`);
     return n;
   };
+  // Jev's high band: a probability above 0.5 and at most 1 (docs/flock.md, "Jev").
+  const band = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!(n > 0.5 && n <= 1)) throw new Error(`${name} must be a number above 0.5 and at most 1, got "${v.slice(0, 40)}"`);
+    return n;
+  };
   const tuning = {
     heartbeatMs: setting('ROOST_HEARTBEAT_MS', 100),
     sweepEveryMs: setting('ROOST_SWEEP_MS', 10),
@@ -86,6 +94,7 @@ async function serve(argv: string[]): Promise<void> {
     flockLeaseMs: setting('ROOST_FLOCK_LEASE_MS', 1000),
     flockCallTimeoutMs: setting('ROOST_FLOCK_CALL_TIMEOUT_MS', 100),
     flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
+    flockJevBand: band('ROOST_JEV_BAND'),
   };
   const store = await openStore({ db, dataDir });
   // Beyond loopback every request must be authenticated: without an account

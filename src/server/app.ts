@@ -83,6 +83,8 @@ export interface RoostConfig {
   flockCallTimeoutMs: number;
   /** How long a finished list waits for banter in the air. */
   flockBanterWaitMs: number;
+  /** Jev's high band (ROOST_JEV_BAND). */
+  flockJevBand: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -113,6 +115,7 @@ export const DEFAULTS: RoostConfig = {
   flockLeaseMs: FLOCK_DEFAULTS.leaseMs,
   flockCallTimeoutMs: FLOCK_DEFAULTS.callTimeoutMs,
   flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
+  flockJevBand: FLOCK_DEFAULTS.jevBand,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -278,7 +281,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
         approvals: () => approvalsByProject.get(project),
         floor: () => floors.get(project),
         usage: () => usageByProject.get(project),
-        settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs },
+        settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
       }),
   );
   const flock = await flocks.get('default');

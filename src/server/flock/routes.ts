@@ -36,6 +36,7 @@ import type { Live, ScopeSpec } from '../live.js';
 import { route, type Route } from '../route.js';
 import type { PerProject } from '../scoped.js';
 import { verdictApprovalId, type FlockService } from './service.js';
+import { decideTag, type Jev, type JevAnswer, type JevKind } from './jev.js';
 
 const ListBody = Type.Object({
   text: Type.String({ maxLength: LIST_BODY_MAX }),
@@ -86,11 +87,14 @@ function nestParam(state: FlockState, raw: string): string {
 const bad = (message: string) => new HttpError(400, 'bad_request', message);
 
 /**
- * Checks a post against the contract's guardrails and decides its kind
- * (until Jev: the header when given, else `say`). Throws 400 or 403; the
- * rate (429) is the caller's.
+ * Checks a post against the contract's guardrails and decides its kind and a
+ * request's mode by the contract's rule (`decideTag`: Jev at or above the
+ * band, else the header, else `say`). An `ask_owner` header (the owner's,
+ * Quill's or the Sentry's) stands as it is: it carries the approval phrase.
+ * Throws 400 or 403; the rate (429) is the caller's. `answer` is Jev's tags,
+ * for the log.
  */
-function checkPost(s: FlockState, nest_id: string, body: typeof MessageBody.static): Record<string, unknown> {
+async function checkPost(s: FlockState, nest_id: string, body: typeof MessageBody.static, jev: Jev, band: number): Promise<{ ev: Record<string, unknown>; answer: JevAnswer | null }> {
   const nest = s.nests.get(nest_id)!;
   const text = body.text.replace(/\r\n?/g, '\n').trim();
   if (text.length < 1 || text.length > FLOCK_LIMITS.messageText) throw bad(`"text" is 1 to ${FLOCK_LIMITS.messageText} characters after trimming`);
@@ -106,25 +110,30 @@ function checkPost(s: FlockState, nest_id: string, body: typeof MessageBody.stat
   if (header === 'ask_owner' && crow) header = '';
   if (asker && header !== 'ask_owner') throw bad(`${author} serves every nest and is never a member: it may post only ask_owner`);
   if (crow && s.quarantine.has(author)) throw new HttpError(403, 'forbidden', `${author} is quarantined pending the owner's decision.`);
-  const kind = header || 'say';
-  const tagged_by = header ? 'header' : 'default';
+  const crowHeader = header === 'ask_owner' ? '' : (header as JevKind | '');
+  const answer = await jev.tag(text, { kind: header || undefined, mode: body.mode || undefined });
+  const tag = header === 'ask_owner' ? { value: header, by: 'header' as const } : decideTag<string>(answer?.kindProbs, crowHeader, band, 'say');
+  const kind = tag.value;
+  const tagged_by = tag.by;
   const to = (body.to ?? '').trim();
   if (to.length > FLOCK_LIMITS.to || (to !== '' && to !== 'owner' && !isCrow(s, to))) throw bad(`"to" is "", "owner" or a crow's name`);
   const refers_to = (body.refers_to ?? '').trim();
   if (refers_to !== '' && !nest.messages.has(refers_to)) throw bad(`"refers_to" names no message of nest "${nest_id}"`);
   const ev: Record<string, unknown> = { kind, author, text, to, refers_to, tagged_by };
-  if (kind === 'request' && body.mode !== undefined && body.mode !== '') {
-    if (!(NEST_MODES as readonly string[]).includes(body.mode)) throw bad(`"mode" is one of ${NEST_MODES.join(', ')}`);
-    ev.mode = body.mode;
-    ev.mode_tagged_by = 'header';
-    if (body.mode === 'conspiracy' && body.invited !== undefined) ev.invited = body.invited;
+  if (body.mode !== undefined && body.mode !== '' && !(NEST_MODES as readonly string[]).includes(body.mode)) throw bad(`"mode" is one of ${NEST_MODES.join(', ')}`);
+  if (kind === 'request') {
+    // A request always gets a mode: Jev's, the header's, or solo (`default`).
+    const m = decideTag<string>(answer?.modeProbs, body.mode ?? '', band, 'solo');
+    ev.mode = m.value;
+    ev.mode_tagged_by = m.by;
+    if (m.value === 'conspiracy' && body.invited !== undefined) ev.invited = body.invited;
   }
   if (kind === 'ask_owner') {
     const phrase = (body.approval_phrase ?? '').replace(/\s+/g, ' ').trim();
     if (!phrase || phrase.length > FLOCK_LIMITS.phrase) throw bad(`an ask_owner needs an "approval_phrase" of 1 to ${FLOCK_LIMITS.phrase} characters`);
     ev.approval_phrase = phrase;
   }
-  return ev;
+  return { ev, answer };
 }
 
 const BudgetBody = Type.Object({ token_budget: Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget }) });
@@ -315,7 +324,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
       handler: async ({ req, res, params, body, principal }) => {
         const svc = await flocks.of(req);
         const nest_id = nestParam(svc.state, params.id);
-        const ev = checkPost(svc.state, nest_id, body);
+        const { ev, answer } = await checkPost(svc.state, nest_id, body, svc.jev, svc.settings.jevBand);
         const author = ev.author as string;
         const now = Date.now();
         const cool = cooldownS(svc.state, author, now);
@@ -330,6 +339,8 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         const msg_id = await svc.postMessage(nest_id, () => ev);
         const rec = msg_id ? svc.state.nests.get(nest_id)?.messages.get(msg_id) : undefined;
         if (!rec) throw bad('the message was not accepted (the nest changed meanwhile: read it and post again)');
+        // Every tag is logged with its probabilities (the calibration's data).
+        if (answer) await svc.logJev(nest_id, msg_id, rec.kind === 'request', answer);
         sendJson(res, 201, nestRecordJSON(nest_id, rec, Date.now()));
       },
     }),

@@ -56,6 +56,7 @@ import {
 import type { Approval } from '../../core/approvals.js';
 import type { ModelOutcome, ModelProvider, ModelRequest } from '../../models/index.js';
 import type { ModelRole, ModelRoster } from '../../models/config.js';
+import { JEV_BAND, ModelJev, embeddedJev, type Jev, type JevAnswer } from './jev.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
@@ -100,9 +101,12 @@ export interface FlockSettings {
   banterWaitMs: number;
   /** This node's name in the lease (a fresh one per process by default). */
   node: string;
+  /** Jev's high band: its tag stands at or above it (docs/flock.md, "Jev"). */
+  jevBand: number;
 }
 
 export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> = {
+  jevBand: JEV_BAND,
   verdictWindowMs: 10 * 60 * 1000,
   leaseMs: 30_000,
   callTimeoutMs: 60_000,
@@ -119,7 +123,7 @@ export interface FlockOptions {
   floor?: () => Promise<FloorService>;
   /** The project's usage roll-up: every model call's provider usage is recorded there (source `flock`). */
   usage?: () => Promise<UsageService>;
-  settings: Omit<FlockSettings, 'node'> & { node?: string };
+  settings: Omit<FlockSettings, 'node' | 'jevBand'> & { node?: string; jevBand?: number };
 }
 
 /** The approval id of an item's verdict: stable, so a restart finds the one it asked for. */
@@ -179,7 +183,7 @@ export class FlockService {
   ) {
     this.stream = flockStream(opts.project);
     this.node = opts.settings.node ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-    this.settings = { ...opts.settings, node: this.node };
+    this.settings = { jevBand: JEV_BAND, ...opts.settings, node: this.node };
     this.crows = opts.floor ? new CrowsOnFloor(opts.floor) : null;
     this.host = new FoldedStream<FlockState>(
       store,
@@ -228,6 +232,13 @@ export class FlockService {
       token_budget: this.state.budget.project,
       lists: [...this.state.lists.keys()].map((id) => listStatus(this.state, id)),
     };
+  }
+
+  private jevTagger: Jev | null = null;
+  /** Jev: the model-backed one when a model is named for the `jev` role itself, else the embedded classifier. */
+  get jev(): Jev {
+    const m = this.settings.models;
+    return (this.jevTagger ??= m?.settings.roles.jev && m.forRole('jev') ? new ModelJev(m.forRole('jev')!, this.settings.callTimeoutMs) : embeddedJev());
   }
 
   get models(): ModelRoster | null {
@@ -428,6 +439,15 @@ export class FlockService {
     const p = this.posting.then(run, run);
     this.posting = p.catch(() => {});
     return p;
+  }
+
+  /** Jev's probabilities for a posted message: one `jev.tag` per question (the mode on a request only). */
+  async logJev(nest_id: string, msg_id: string, request: boolean, a: JevAnswer): Promise<void> {
+    const ts = flockTs(Date.now());
+    const base = { type: 'jev.tag', nest_id, msg_id, band: this.settings.jevBand, source: this.jev.source, ts };
+    const evs: Obj[] = [{ ...base, question: 'kind', probs: a.kindProbs, ...(a.tokens ? { tokens: a.tokens } : {}) }];
+    if (request && a.modeProbs) evs.push({ ...base, question: 'mode', probs: a.modeProbs });
+    await this.append(evs);
   }
 
   // ------------------------------------------------------------ lists
