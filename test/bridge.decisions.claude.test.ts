@@ -14,54 +14,23 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { need } from './support/env.js';
-import { answer, inProcess, tempDir } from './support/server.js';
+import { inProcess, tempDir } from './support/server.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { modelStandin, step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
 import { until } from './support/until.js';
 import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { decide } from './support/approvals-http.js';
+import { ENV, PATHS, RACES, THREAD, approvals, board, boardApproval, decision, raceScript } from './support/race.js';
 
 after(killBridges);
 
-const THREAD = 'crew';
 type Server = Awaited<ReturnType<typeof inProcess>>;
-
-async function board(url: string, body: unknown, name: string, path = ''): Promise<{ status: number; json: any }> {
-  return answer(await fetch(`${url}/fleet/${THREAD}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': name }, body: JSON.stringify(body) }));
-}
-
-async function decide(url: string, id: string, decision: 'allow' | 'deny', by: string): Promise<{ status: number; json: any }> {
-  return answer(await fetch(`${url}/approvals/${encodeURIComponent(id)}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision, by }) }));
-}
-
-/** A decision through one of the two paths. */
-function decision(url: string, path: 'one' | 'board', a: { id: string; scope: { rid: string } }, allow: boolean, by: string) {
-  return path === 'one' ? decide(url, a.id, allow ? 'allow' : 'deny', by) : board(url, { type: 'session.approval', id: 's1', rid: a.scope.rid, state: allow ? 'allowed' : 'denied' }, by);
-}
-
-async function approvals(url: string): Promise<{ pending: any[]; recent: any[] }> {
-  return (await fetch(`${url}/approvals?recent=200`)).json() as Promise<{ pending: any[]; recent: any[] }>;
-}
-
-async function boardApproval(url: string, rid: string): Promise<any> {
-  const b = (await (await fetch(`${url}/fleet/${THREAD}`)).json()) as { sessions: { id: string; approvals: { rid: string }[] }[] };
-  return b.sessions.find((s) => s.id === 's1')?.approvals.find((a) => a.rid === rid);
-}
-
-const ENV = (home: string, model: string) => ({ HOME: home, ANTHROPIC_BASE_URL: model, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' });
 
 async function session(roost: Server, bridge: { waitFor(t: string): Promise<void> }) {
   assert.equal((await board(roost.url, { type: 'request.start', id: 's1', session: 'race', flavor: 'plain' }, 'Paul', '/requests')).status, 200);
   await bridge.waitFor('started s1');
 }
 
-const RACES = 8;
-/** Which path each of the two racing decisions takes, round by round. */
-const PATHS: ['one' | 'board', 'one' | 'board'][] = [
-  ['one', 'one'],
-  ['board', 'board'],
-  ['one', 'board'],
-  ['board', 'one'],
-];
 
 test('an allow and a deny posted at the same moment: exactly one is 200, the other 409, and the winner is what happened', { timeout: 90_000 }, async (t) => {
   if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
@@ -69,10 +38,7 @@ test('an allow and a deny posted at the same moment: exactly one is 200, the oth
   const root = tempDir('roost-race-root-');
   const id = (i: number) => `toolu_race${i}`;
   const model = await modelStandin([
-    ...Array.from({ length: RACES }, (_, i) =>
-      step(toolUse('Bash', { command: `touch ran-${i}`, description: `race ${i}` }, id(i)), i === 0 ? and(asked('PROMPT-RACE'), not(hasResult(id(0)))) : and(offersTool('Bash'), hasResult(id(i - 1)), not(hasResult(id(i))))),
-    ),
-    step(text('All raced.'), and(offersTool('Bash'), hasResult(id(RACES - 1)))),
+    ...raceScript('PROMPT-RACE', id),
   ]);
   const roost = await inProcess();
   const bridge = await startBridge(['--server', roost.url, '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, '--approvals', 'Bash', '--window', '60s'], ENV(tempDir('roost-race-home-'), model.url));
@@ -89,7 +55,7 @@ test('an allow and a deny posted at the same moment: exactly one is 200, the oth
       const [pa, pb] = PATHS[i % PATHS.length];
       // Allow first in even rounds, deny first in odd ones: both leave at the same moment either way.
       const allowFirst = i % 2 === 0;
-      const [x, y] = await Promise.all([decision(roost.url, pa, a, allowFirst, 'Ana'), decision(roost.url, pb, a, !allowFirst, 'Bob')]);
+      const [x, y] = await Promise.all([decision(roost.url, pa, a, allowFirst, 'Ana').go(), decision(roost.url, pb, a, !allowFirst, 'Bob').go()]);
       const allow = allowFirst ? x : y;
       const deny = allowFirst ? y : x;
       assert.deepEqual([allow.status, deny.status].sort(), [200, 409], `round ${i} (${pa} vs ${pb}): ${JSON.stringify([allow.json, deny.json])}`);

@@ -21,62 +21,16 @@ import { PostgresStore } from '../src/storage/postgres.js';
 import { startRoost, type Roost } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
-import { answer, tempDir } from './support/server.js';
+import { tempDir } from './support/server.js';
 import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
-import { modelStandin, step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
+import { modelStandin, hasResult, toolResults } from './support/model-standin.js';
 import { until } from './support/until.js';
 import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { ENV, PATHS, RACES, THREAD, approvals, board, boardApproval, decision, raceScript } from './support/race.js';
 
 after(killBridges);
 
 const reachable = await pgReachable();
-const THREAD = 'crew';
-
-interface Answer {
-  status: number;
-  json: any;
-  /** performance.now() when the answer arrived. */
-  at: number;
-}
-
-async function board(url: string, body: unknown, name: string, path = ''): Promise<{ status: number; json: any }> {
-  return answer(await fetch(`${url}/fleet/${THREAD}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': name }, body: JSON.stringify(body) }));
-}
-
-/** A decision through one of the two paths, as a request ready to leave (`go()` sends it). */
-function decision(url: string, path: 'one' | 'board', a: { id: string; scope: { rid: string } }, allow: boolean, by: string): { go(): Promise<Answer> } {
-  const [target, init]: [string, RequestInit] =
-    path === 'one'
-      ? [`${url}/approvals/${encodeURIComponent(a.id)}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: allow ? 'allow' : 'deny', by }) }]
-      : [`${url}/fleet/${THREAD}`, { method: 'POST', headers: { 'content-type': 'application/json', 'roost-name': by }, body: JSON.stringify({ type: 'session.approval', id: 's1', rid: a.scope.rid, state: allow ? 'allowed' : 'denied' }) }];
-  return {
-    go: async () => {
-      const r = await fetch(target, init);
-      const at = performance.now();
-      return { ...(await answer(r)), at };
-    },
-  };
-}
-
-async function approvals(url: string): Promise<{ pending: any[]; recent: any[] }> {
-  return (await fetch(`${url}/approvals?recent=100`)).json() as Promise<{ pending: any[]; recent: any[] }>;
-}
-
-async function boardApproval(url: string, rid: string): Promise<any> {
-  const b = (await (await fetch(`${url}/fleet/${THREAD}`)).json()) as { sessions: { id: string; approvals: { rid: string }[] }[] };
-  return b.sessions.find((s) => s.id === 's1')?.approvals.find((a) => a.rid === rid);
-}
-
-const ENV = (home: string, model: string) => ({ HOME: home, ANTHROPIC_BASE_URL: model, ANTHROPIC_API_KEY: 'test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' });
-
-const RACES = 8;
-/** Which path the allow and the deny take, round by round (the nodes swap after four rounds). */
-const PATHS: ['one' | 'board', 'one' | 'board'][] = [
-  ['one', 'one'],
-  ['board', 'board'],
-  ['one', 'board'],
-  ['board', 'one'],
-];
 
 test('two nodes: an allow posted to one and a deny to the other at the same moment: one 200, one 409, and the winner is what happened on both', { timeout: 90_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
@@ -86,10 +40,7 @@ test('two nodes: an allow posted to one and a deny to the other at the same mome
   const root = tempDir('roost-race2-root-');
   const id = (i: number) => `toolu_race2_${i}`;
   const model = await modelStandin([
-    ...Array.from({ length: RACES }, (_, i) =>
-      step(toolUse('Bash', { command: `touch ran-${i}`, description: `race ${i}` }, id(i)), i === 0 ? and(asked('PROMPT-RACE2'), not(hasResult(id(0)))) : and(offersTool('Bash'), hasResult(id(i - 1)), not(hasResult(id(i))))),
-    ),
-    step(text('All raced.'), and(offersTool('Bash'), hasResult(id(RACES - 1)))),
+    ...raceScript('PROMPT-RACE2', id),
   ]);
   const nodes: Roost[] = [];
   let bridge: Awaited<ReturnType<typeof startBridge>> | undefined;
