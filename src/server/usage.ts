@@ -189,7 +189,8 @@ export class UsageService extends OnFoldHost<UsageState> {
    */
   private sessionVia = new Recent<string>(20_000);
   /** Transcript reads waiting out their grace period. */
-  private timers = new Set<NodeJS.Timeout>();
+  /** Transcript reads waiting out their grace, by path: a later Stop for the same file moves its read, it does not add one. */
+  private timers = new Map<string, NodeJS.Timeout>();
   private readonly transcriptGraceMs: number;
   /** Metric points received (checked, not added: log records are the usage source). */
   metricPoints = 0;
@@ -395,12 +396,13 @@ export class UsageService extends OnFoldHost<UsageState> {
   readTranscriptLater(path: string, who: { agent: string; session: string; parent: string | null; team: string }): void {
     if (!isAbsolute(path) || !path.endsWith('.jsonl') || path.length > 4096) return;
     if (this.sessionVia.get(who.session) === 'otlp') return;
+    clearTimeout(this.timers.get(path));
     const t = setTimeout(() => {
-      this.timers.delete(t);
+      this.timers.delete(path);
       this.readTranscript(path, who).catch((e) => console.error('roost: a transcript could not be counted', e));
     }, this.transcriptGraceMs);
     t.unref();
-    this.timers.add(t);
+    this.timers.set(path, t);
   }
 
   /** Reads a transcript now (readTranscriptLater's step, and tests'). */
@@ -422,7 +424,7 @@ export class UsageService extends OnFoldHost<UsageState> {
   }
 
   override async stop(): Promise<void> {
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     await super.stop();
   }
