@@ -118,24 +118,37 @@ describe('every response says how it may be used', () => {
   });
   after(() => srv.close());
 
-  test('no framing, no sniffing, no referrer beyond this origin, a content security policy for the app', async () => {
-    for (const [method, path, body] of [
-      ['GET', '/'],
-      ['GET', '/inbox'],
-      ['GET', '/state'],
-      ['GET', '/nope.js'],
-      ['POST', '/events', JSON.stringify({ type: 'status', agent: 'x' })],
-      ['GET', '/lib/floor.js'],
-    ] as const) {
-      const r = await fetch(srv.url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body });
+  test('what a browser renders is not framable, not sniffed, runs only its own scripts and sends no referrer beyond this origin', async () => {
+    for (const path of ['/', '/inbox', '/lib/floor.js', '/signin']) {
+      const r = await fetch(srv.url + path, { headers: { accept: 'text/html' } });
       await r.arrayBuffer();
+      assert.equal(r.status, 200, path);
       const h = r.headers;
       assert.match(h.get('content-security-policy') ?? '', /frame-ancestors 'none'/, path);
-      assert.match(h.get('content-security-policy') ?? '', /script-src 'self'/, path);
+      if (path !== '/signin') assert.match(h.get('content-security-policy') ?? '', /script-src 'self'/, path);
       assert.equal(h.get('x-frame-options'), 'DENY', path);
       assert.equal(h.get('x-content-type-options'), 'nosniff', path);
       assert.equal(h.get('referrer-policy'), 'same-origin', path);
     }
+  });
+
+  test('every API answer, refusals included, is not sniffed', async () => {
+    for (const [method, path, body, status] of [
+      ['GET', '/state', undefined, 200],
+      ['GET', '/nope.js', undefined, 404],
+      ['POST', '/events', JSON.stringify({ type: 'status', agent: 'x' }), 200],
+      ['POST', '/events', '{', 400],
+    ] as const) {
+      const r = await fetch(srv.url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body });
+      await r.arrayBuffer();
+      assert.equal(r.status, status, `${method} ${path}`);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/json/, path);
+      assert.equal(r.headers.get('x-content-type-options'), 'nosniff', path);
+    }
+    const refused = await fetch(srv.url + '/events', { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: '{}' });
+    await refused.arrayBuffer();
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('x-content-type-options'), 'nosniff');
   });
 });
 

@@ -151,7 +151,8 @@ export const PROJECT_PARAM = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  */
 export function projectOf(req: IncomingMessage, url: URL, p: Principal | null): string {
   const header = req.headers['roost-project'];
-  const asked = url.searchParams.get('project') ?? (typeof header === 'string' ? header : null);
+  // `searchParams` builds a URLSearchParams on first use: only when there is a query.
+  const asked = (url.search === '' ? null : url.searchParams.get('project')) ?? (typeof header === 'string' ? header : null);
   if (asked !== null && !PROJECT_PARAM.test(asked)) throw new HttpError(400, 'bad_request', 'a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
   if (p?.scope) {
     if (asked !== null && asked !== p.scope.project) throw new HttpError(403, 'forbidden', `this token is scoped to project "${p.scope.project}", not "${asked}"`);

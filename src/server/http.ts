@@ -40,7 +40,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 /** Sends JSON the caller has already written as text (the ingest answer is built without JSON.stringify). */
 export function sendJsonText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'x-content-type-options': 'nosniff' });
   res.end(text);
 }
 

@@ -647,6 +647,7 @@ const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   'x-accel-buffering': 'no',
+  'x-content-type-options': 'nosniff',
 };
 
 /** The connections of one server, the scopes its apps declare, and the rules every connection keeps. */

@@ -99,6 +99,8 @@ function html(res: ServerResponse, body: string): void {
     'cache-control': 'no-cache',
     // Not framable: a sign-in form inside a foreign page is how clickjacking starts.
     'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
     'content-security-policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   });
   res.end(body);

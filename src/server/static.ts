@@ -15,6 +15,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { Access } from './access.js';
 import { HttpError } from './http.js';
+import { DOCUMENT_HEADERS } from './edge.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -47,6 +48,7 @@ async function serveFile(res: ServerResponse, path: string, cache: string): Prom
     if (!st.isFile()) return false;
     const body = await readFile(path);
     res.writeHead(200, {
+      ...DOCUMENT_HEADERS,
       'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
       'content-length': body.length,
       'cache-control': cache,
@@ -75,7 +77,7 @@ export function staticFiles(packageRoot: string, access: Access) {
     if (extname(rel)) throw new HttpError(404, 'not_found', `no such file: ${url.pathname}`);
     // Shared mode: a browser that is not signed in is sent to the sign-in page first.
     if (access.mode === 'shared' && !access.principal(req)) {
-      res.writeHead(302, { location: `/signin?next=${encodeURIComponent(url.pathname + url.search)}`, 'cache-control': 'no-cache' });
+      res.writeHead(302, { ...DOCUMENT_HEADERS, location: `/signin?next=${encodeURIComponent(url.pathname + url.search)}`, 'cache-control': 'no-cache' });
       res.end();
       return;
     }
