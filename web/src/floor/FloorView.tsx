@@ -11,6 +11,9 @@ import { loadPref, savePref } from '../shared/prefs.js';
 import { AgentCard } from './components/AgentCard.js';
 import { AgentList } from './components/AgentList.js';
 import { EmptyFloor } from './components/EmptyFloor.js';
+import { FloorControls } from './components/FloorControls.js';
+import { NO_FILTERS, filtersKey, matcher, rolesOf, type Filters } from './camera.js';
+import { attachFloorInput, type FloorInput } from './input.js';
 import { Legend } from './components/Legend.js';
 import { StatusCounts } from './components/StatusCounts.js';
 import type { RoostHook } from './hook.js';
@@ -45,6 +48,10 @@ export function FloorView() {
     return () => window.clearInterval(t);
   }, [quietAfter]);
   const sceneRef = useRef<FloorScene | null>(null);
+  const inputRef = useRef<FloorInput | null>(null);
+  // Who the canvas and the list show (camera.ts): not kept, a fresh page shows everyone.
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const shown = useMemo(() => matcher(filters), [filters]);
   const selectedRef = useRef<string | null>(null);
   selectedRef.current = selected;
 
@@ -52,6 +59,7 @@ export function FloorView() {
     const canvas = canvasRef.current!;
     const scene = new FloorScene(canvas);
     sceneRef.current = scene;
+    const input = (inputRef.current = attachFloorInput(canvas, scene));
     const mq = window.matchMedia('(prefers-reduced-motion: reduce)');
     const onMotion = () => {
       scene.reducedMotion = mq.matches;
@@ -96,6 +104,7 @@ export function FloorView() {
     resize();
 
     let raf = 0;
+    let lastScale = 0;
     let lastDraw = 0;
     let lastStep = 0;
     const step = () => {
@@ -113,6 +122,11 @@ export function FloorView() {
       let drew = false;
       if (!big || t0 - lastDraw >= 30 || scene.pendingInput) {
         if ((drew = scene.draw(client.state, now))) lastDraw = t0;
+      }
+      // The zoom level beside the buttons follows the wheel and the keys.
+      if (scene.scale !== lastScale) {
+        lastScale = scene.scale;
+        uiDirty = true;
       }
       const work = performance.now() - t0;
       hook.frameWork[hook.frameCount++ % 4096] = work;
@@ -144,6 +158,7 @@ export function FloorView() {
       clearInterval(slow);
       clearInterval(starved);
       ro.disconnect();
+      input.detach();
       mq.removeEventListener('change', onMotion);
       client.stop();
       if (window.__roost === hook) delete window.__roost;
@@ -158,39 +173,71 @@ export function FloorView() {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
+  useEffect(() => {
+    sceneRef.current?.setFilter(filtersKey(filters), shown);
+  }, [filters, shown]);
+
   const state = client.state;
   const counts = countByStatus(state);
-  const agents = [...state.agents.values()];
+  const everyone = [...state.agents.values()];
+  const agents = shown ? everyone.filter(shown) : everyone;
   const selAgent = selected ? state.agents.get(selected) ?? null : null;
 
   const onCanvasClick = (e: MouseEvent) => {
     const scene = sceneRef.current;
-    if (!scene) return;
+    if (!scene || inputRef.current?.swallowClick()) return;
     const r = (e.currentTarget as HTMLCanvasElement).getBoundingClientRect();
     const id = scene.hit(e.clientX - r.left, e.clientY - r.top, client.state);
     setSelected(id);
     scene.markDirty();
   };
 
-  // Keyboard on the canvas: arrows walk through agents, most urgent first; Enter opens the card.
-  const order = () => [...client.state.agents.values()].filter((a) => a.leftAt === null).sort(byAttention).map((a) => a.id);
-  const onCanvasKey = (e: KeyboardEvent) => {
+  // A double click on a room fits it to the canvas.
+  const onCanvasDblClick = (e: MouseEvent) => {
     const scene = sceneRef.current;
     if (!scene) return;
-    const ids = order();
-    if (ids.length === 0) return;
-    const i = scene.focused ? ids.indexOf(scene.focused) : -1;
-    if (e.key === 'ArrowRight' || e.key === 'ArrowDown') scene.focused = ids[(i + 1) % ids.length];
-    else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') scene.focused = ids[(i - 1 + ids.length) % ids.length];
-    else if ((e.key === 'Enter' || e.key === ' ') && scene.focused) setSelected(scene.focused);
-    else return;
+    const r = (e.currentTarget as HTMLCanvasElement).getBoundingClientRect();
+    const team = scene.roomAt(e.clientX - r.left, e.clientY - r.top);
+    if (team) scene.focusRoom(team);
+  };
+
+  // Keyboard on the canvas: arrows walk through agents, most urgent first (the view follows); Enter opens the card;
+  // + and − zoom, 0 fits, Shift+arrows pan, F fits the focused agent's room.
+  const order = () => {
+    const scene = sceneRef.current;
+    return [...client.state.agents.values()].filter((a) => a.leftAt === null && (!scene || scene.isShown(a))).sort(byAttention).map((a) => a.id);
+  };
+  const onCanvasKey = (e: KeyboardEvent) => {
+    const scene = sceneRef.current;
+    if (!scene || e.altKey || e.ctrlKey || e.metaKey) return;
+    const pan = 120;
+    if (e.key === '+' || e.key === '=') scene.zoomBy(1.25);
+    else if (e.key === '-' || e.key === '_') scene.zoomBy(1 / 1.25);
+    else if (e.key === '0') scene.fitNow();
+    else if (e.shiftKey && e.key.startsWith('Arrow')) {
+      const dx = e.key === 'ArrowLeft' ? pan : e.key === 'ArrowRight' ? -pan : 0;
+      const dy = e.key === 'ArrowUp' ? pan : e.key === 'ArrowDown' ? -pan : 0;
+      scene.panBy(dx, dy);
+    } else if ((e.key === 'f' || e.key === 'F') && scene.focused) {
+      const a = client.state.agents.get(scene.focused);
+      if (a) scene.focusRoom(a.team);
+    } else {
+      const ids = order();
+      if (ids.length === 0) return;
+      const i = scene.focused ? ids.indexOf(scene.focused) : -1;
+      if (e.key === 'ArrowRight' || e.key === 'ArrowDown') scene.focused = ids[(i + 1) % ids.length];
+      else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') scene.focused = ids[(i - 1 + ids.length) % ids.length];
+      else if ((e.key === 'Enter' || e.key === ' ') && scene.focused) setSelected(scene.focused);
+      else return;
+      if (scene.focused) scene.reveal(scene.focused);
+    }
     e.preventDefault();
     scene.markDirty();
     setTick((n) => n + 1);
   };
   const focusedAgent = sceneRef.current?.focused ? state.agents.get(sceneRef.current.focused) : undefined;
 
-  const total = agents.length;
+  const total = everyone.length;
   const summary = `${total} agent${total === 1 ? '' : 's'} in ${state.teams.size} room${state.teams.size === 1 ? '' : 's'}` + (counts.waiting ? `, ${counts.waiting} waiting for you` : '') + (counts.error ? `, ${counts.error} in error` : '');
 
   return (
@@ -206,6 +253,25 @@ export function FloorView() {
           {showList ? 'Hide list' : 'Show list'}
         </button>
       </div>
+      <FloorControls
+        state={state}
+        roles={rolesOf(state)}
+        filters={filters}
+        shown={agents.length}
+        total={everyone.length}
+        zoom={sceneRef.current?.scale ?? 1}
+        fitted={sceneRef.current?.mode !== 'free'}
+        onFilters={setFilters}
+        onFind={(a) => {
+          // A find shows the agent even if the filters hid it.
+          if (shown && !shown(a)) setFilters(NO_FILTERS);
+          setSelected(a.id);
+          requestAnimationFrame(() => sceneRef.current?.reveal(a.id));
+        }}
+        onFocusTeam={(t) => sceneRef.current?.focusRoom(t)}
+        onZoom={(k) => sceneRef.current?.zoomBy(k)}
+        onFit={() => sceneRef.current?.fitNow()}
+      />
       <div class="floor-main">
         <div class="canvas-wrap" ref={wrapRef}>
           <canvas
@@ -213,8 +279,9 @@ export function FloorView() {
             data-testid="floor-canvas"
             tabIndex={0}
             role="img"
-            aria-label={`The floor: ${summary}. Use the arrow keys to move between agents and Enter to open a card; the list beside it says the same in words.`}
+            aria-label={`The floor: ${summary}. Use the arrow keys to move between agents and Enter to open a card, plus and minus to zoom, 0 to fit, Shift and the arrows to pan; the list beside it says the same in words.`}
             onClick={onCanvasClick}
+            onDblClick={onCanvasDblClick}
             onKeyDown={onCanvasKey}
           />
           {total === 0 && <EmptyFloor />}
@@ -222,7 +289,10 @@ export function FloorView() {
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${STATUS_LABEL[focusedAgent.status]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
           {selAgent && <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} onClose={() => setSelected(null)} onPick={setSelected} />}
         </div>
-        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} selected={selected} onPick={(id) => setSelected(id)} />}
+        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} selected={selected} onPick={(id) => {
+          setSelected(id);
+          sceneRef.current?.reveal(id);
+        }} />}
       </div>
     </div>
   );

@@ -47,11 +47,14 @@ export interface TeamNeed {
   attention: Room['attention'];
 }
 
-export function teamNeeds(s: FloorState): Map<string, TeamNeed> {
+export function teamNeeds(s: FloorState, shown: ((a: Agent) => boolean) | null = null): Map<string, TeamNeed> {
   const needs = new Map<string, TeamNeed>();
-  for (const t of s.teams.values()) needs.set(t.id, { max: 0, head: false, attention: null });
+  // Filtered (camera.ts): only the rooms with someone shown, sized for who is shown.
+  if (!shown) for (const t of s.teams.values()) needs.set(t.id, { max: 0, head: false, attention: null });
   for (const a of s.agents.values()) {
-    const p = needs.get(a.team);
+    if (shown && !shown(a)) continue;
+    let p = needs.get(a.team);
+    if (!p && shown && s.teams.has(a.team)) needs.set(a.team, (p = { max: 0, head: false, attention: null }));
     if (!p) continue;
     if (a.desk === 0) p.head = true;
     else if (a.desk > p.max) p.max = a.desk;

@@ -23,10 +23,8 @@ import {
   cellOf,
   doorOf,
   ease,
-  fitView,
   keepHighWater,
   layoutKey,
-  pack,
   planeArc,
   seatIn,
   sizeRooms,
@@ -36,6 +34,7 @@ import {
   type Rect,
   type Room,
 } from './layout.js';
+import { MAX_ZOOM, arrange, cameraFor, clampCamera, keepInView, zoomAt, NAME_FONT_PX, READABLE_SCALE, type Camera } from './camera.js';
 import { CHAR_AX, CHAR_AY, CHAR_H, CHAR_W, drawCharacter, drawPlane, drawRing, drawSpeech, paintCharacterSprite, paintDesk, paintRoomLive, paintRooms, roundRect } from './sprites.js';
 
 const WALK_MS = 1100;
@@ -79,6 +78,8 @@ interface View {
   /** The last character sprite drawn and what it showed (the common case: unchanged). */
   charLast: { status: string; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
   charK: number;
+  /** Left out by the filters or the room's absence: not drawn, not hit. */
+  hidden: boolean;
 }
 
 interface Plane {
@@ -137,6 +138,20 @@ export class FloorScene {
   private cssH = 0;
   private dpr = 1;
   private dirty = true;
+  /**
+   * The camera (camera.ts): 'fit' follows the default view of the current
+   * arrangement (it moves when rooms come and go); 'free' is where a person
+   * zoomed or panned to, kept until they ask for the fit again.
+   */
+  mode: 'fit' | 'free' = 'fit';
+  private fitCam: Camera = { scale: 1, offX: 0, offY: 0 };
+  /** Whether the whole floor is on screen in the fit. */
+  whole = true;
+  /** Who the filters keep (null: everyone), and a key that changes with them. */
+  private shown: ((a: Agent) => boolean) | null = null;
+  private shownKey = '';
+  /** A room to fit once the next layout has placed it (a focus asked before the room existed). */
+  private focusAfterLayout: string | null = null;
 
   constructor(private canvas: HTMLCanvasElement) {
     this.ctx = canvas.getContext('2d', { alpha: false })!;
@@ -167,9 +182,9 @@ export class FloorScene {
 
   /** Recomputes rooms when teams, desks or the canvas size changed (the geometry: layout.ts). */
   layout(s: FloorState): void {
-    const needs = teamNeeds(s);
+    const needs = teamNeeds(s, this.shown);
     keepHighWater(needs, this.highWater);
-    const key = layoutKey(this.cssW, this.cssH, needs);
+    const key = this.shownKey + '|' + layoutKey(this.cssW, this.cssH, needs);
     for (const [id, p] of needs) {
       const r = this.rooms.get(id);
       if (r) r.attention = p.attention;
@@ -177,11 +192,18 @@ export class FloorScene {
     if (key === this.layoutKey) return;
     this.layoutKey = key;
     this.rooms.clear();
-    const sized = sizeRooms(s.teams.values(), needs);
-    const world = pack(sized, this.cssW > 0 && this.cssH > 0 ? this.cssW / this.cssH : 1.6);
+    const sized = sizeRooms(this.shown ? [...s.teams.values()].filter((t) => needs.has(t.id)) : s.teams.values(), needs);
+    const world = arrange(sized, this.cssW, this.cssH);
     this.worldW = world.w;
     this.worldH = world.h;
+    this.fitCam = world.fit;
+    this.whole = world.whole;
     for (const r of sized) this.rooms.set(r.team.id, r);
+    if (this.focusAfterLayout && this.rooms.has(this.focusAfterLayout)) {
+      const id = this.focusAfterLayout;
+      this.focusAfterLayout = null;
+      this.focusRoom(id);
+    }
     // Seated characters move with their desks at once (step() puts them there); the
     // whole floor is repainted anyway when the layout changes.
     this.dirty = true;
@@ -197,11 +219,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
   }
 
   // ------------------------------------------------------------ effects
@@ -317,10 +339,99 @@ export class FloorScene {
   }
 
   private fit(): void {
-    const f = fitView(this.cssW, this.cssH, this.worldW, this.worldH);
+    const f = this.mode === 'fit' ? this.fitCam : clampCamera({ scale: this.scale, offX: this.offX, offY: this.offY }, this.cssW, this.cssH, this.worldW, this.worldH);
     this.scale = f.scale;
     this.offX = f.offX;
     this.offY = f.offY;
+  }
+
+  // ------------------------------------------------------------ the camera and the filters (camera.ts)
+
+  /** The camera now. */
+  get camera(): Camera {
+    return { scale: this.scale, offX: this.offX, offY: this.offY };
+  }
+
+  private setCamera(c: Camera): void {
+    const k = clampCamera(c, this.cssW, this.cssH, this.worldW, this.worldH);
+    this.mode = 'free';
+    this.scale = k.scale;
+    this.offX = k.offX;
+    this.offY = k.offY;
+    this.markDirty();
+  }
+
+  /** Zooms by `factor` around (px, py) in canvas CSS px (default: the middle). */
+  zoomBy(factor: number, px = this.cssW / 2, py = this.cssH / 2): void {
+    this.setCamera(zoomAt(this.camera, factor, px, py));
+  }
+
+  /** Moves the floor by (dx, dy) CSS px. */
+  panBy(dx: number, dy: number): void {
+    this.setCamera({ scale: this.scale, offX: this.offX + dx, offY: this.offY + dy });
+  }
+
+  /** Back to the default view. */
+  fitNow(): void {
+    this.mode = 'fit';
+    this.markDirty();
+  }
+
+  /** Fits one team's room to the canvas (others stay, a pan away). False when it has no room (filtered out or gone). */
+  focusRoom(team: string): boolean {
+    const r = this.rooms.get(team);
+    if (!r) {
+      this.focusAfterLayout = team;
+      return false;
+    }
+    this.setCamera(cameraFor({ x: r.x - 14, y: r.y - 14, w: r.w + 28, h: r.h + 40 }, this.cssW, this.cssH, 1.6));
+    return true;
+  }
+
+  /** Brings an agent's desk into view, zooming in to a readable scale if the view is further out. */
+  reveal(id: string): void {
+    const v = this.views.get(id);
+    const a = v?.agent;
+    const at = a ? this.deskAnchor(a) : null;
+    if (!at) return;
+    let c = this.camera;
+    if (c.scale < READABLE_SCALE) c = zoomAt(c, READABLE_SCALE / c.scale, this.offX + at.x * c.scale, this.offY + at.y * c.scale);
+    c = keepInView(c, at.x, at.y - 20, this.cssW, this.cssH, Math.min(160, this.cssW / 3, this.cssH / 3));
+    if (c.scale !== this.scale || c.offX !== this.offX || c.offY !== this.offY) this.setCamera(c);
+  }
+
+  /** Sets who is shown (camera.ts `matcher`); `key` changes with the filters. */
+  setFilter(key: string, shown: ((a: Agent) => boolean) | null): void {
+    if (key === this.shownKey) return;
+    this.shownKey = key;
+    this.shown = shown;
+    this.layoutKey = '';
+    this.mode = 'fit';
+    this.dirty = true;
+    this.pendingInput = true;
+  }
+
+  /** Whether an agent is drawn: its room is laid out and the filters keep it. */
+  isShown(a: Agent): boolean {
+    return this.rooms.has(a.team) && (this.shown === null || this.shown(a));
+  }
+
+  /** How high a name tag's letters are on screen now, CSS px. */
+  namePx(): number {
+    return NAME_FONT_PX * this.scale;
+  }
+
+  /** The room under a canvas point, if any. */
+  roomAt(px: number, py: number): string | null {
+    const wx = (px - this.offX) / this.scale;
+    const wy = (py - this.offY) / this.scale;
+    for (const r of this.rooms.values()) if (wx >= r.x && wx <= r.x + r.w && wy >= r.y && wy <= r.y + r.h) return r.team.id;
+    return null;
+  }
+
+  /** The world's size and the canvas's (for the controls and tests). */
+  get extent(): { worldW: number; worldH: number; cssW: number; cssH: number; maxZoom: number } {
+    return { worldW: this.worldW, worldH: this.worldH, cssW: this.cssW, cssH: this.cssH, maxZoom: MAX_ZOOM };
   }
 
   /** Canvas CSS pixel → the agent under it (desk cell), if any. */
@@ -330,7 +441,7 @@ export class FloorScene {
     let best: string | null = null;
     let bestD = Infinity;
     for (const v of this.views.values()) {
-      if (v.alpha < 0.2 || !s.agents.has(v.id)) continue;
+      if (v.alpha < 0.2 || v.hidden || !s.agents.has(v.id)) continue;
       const dx = wx - v.x;
       const dy = wy - (v.y - 30);
       if (Math.abs(dx) < CELL_W / 2 && dy > -60 && dy < 80) {
@@ -459,8 +570,26 @@ export class FloorScene {
       if (!a) continue;
       v.agent = a;
       const r = this.rooms.get(a.team);
-      const cell = r ? cellOf(r, a.desk) : v.cell;
-      if (!cell) continue;
+      const hidden = !r || (this.shown !== null && !this.shown(a));
+      if (hidden) {
+        // Left out by the filters (or its room is not laid out): its cell, if painted, is cleared.
+        if (!v.hidden && v.drawn && !full) rects.push({ x: v.drawn.cx, y: v.drawn.cy, w: CELL_W, h: CELL_H });
+        v.hidden = true;
+        v.drawn = null;
+        v.cell = null;
+        continue;
+      }
+      v.hidden = false;
+      const cell = cellOf(r, a.desk);
+      // Off screen: nothing to paint or build now (a pan or a zoom repaints everything when it comes into view).
+      const sx = this.offX + cell.x * this.scale;
+      const sy = this.offY + cell.y * this.scale;
+      const offscreen = sx > this.cssW || sy > this.cssH || sx + CELL_W * this.scale < 0 || sy + CELL_H * this.scale < 0;
+      if (offscreen && !isWalking(v)) {
+        v.cell = cell;
+        v.drawn = null;
+        continue;
+      }
       if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
         this.buildSprite(v, a, k);
         builds++;
@@ -517,7 +646,7 @@ export class FloorScene {
 
     // Things that move across cells: where they were and where they are.
     const overlay: Rect[] = [];
-    for (const v of this.views.values()) if (isWalking(v)) overlay.push(walkerRect(v.x, v.y));
+    for (const v of this.views.values()) if (!v.hidden && isWalking(v)) overlay.push(walkerRect(v.x, v.y));
     this.planeBoxes.length = 0;
     for (const p of this.planes) {
       const b = this.planeRect(p, s, now);
@@ -581,7 +710,7 @@ export class FloorScene {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     for (const v of this.views.values()) {
       const c = v.cell;
-      if (!c || !v.sprite || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
+      if (!c || v.hidden || !v.sprite || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
       if (v.phase === 'removing') ctx.globalAlpha = v.alpha;
       const dx = Math.round((this.offX + c.x * this.scale) * this.dpr);
       const dy = Math.round((this.offY + c.y * this.scale) * this.dpr);
@@ -593,7 +722,7 @@ export class FloorScene {
     world();
     for (const v of this.views.values()) {
       const c = v.cell;
-      if (!c || (v.id !== this.selected && v.id !== this.focused) || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
+      if (!c || v.hidden || (v.id !== this.selected && v.id !== this.focused) || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
       ctx.strokeStyle = v.id === this.selected ? '#2563eb' : '#1d4ed8';
       ctx.lineWidth = 3;
       ctx.setLineDash(v.id === this.selected ? [] : [6, 4]);
@@ -604,7 +733,7 @@ export class FloorScene {
     // Characters: seated ones from their sprites; walkers and pulsing rings live.
     for (const v of this.views.values()) {
       const a = v.agent;
-      if (!a || v.alpha <= 0.01) continue;
+      if (!a || v.hidden || v.alpha <= 0.01) continue;
       const walking = isWalking(v);
       if (!(walking ? hit(v.x - 40, v.y - 66, 80, 100) : v.cell && hit(v.cell.x, v.cell.y, CELL_W, CELL_H))) continue;
       const pulsing = !walking && (a.status === 'waiting' || a.status === 'error');
@@ -627,11 +756,13 @@ export class FloorScene {
     world();
     for (let i = 0; i < this.planes.length; i++) {
       const b = this.planeBoxes[i];
-      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, this.planes[i], s, now);
+      const p = this.planes[i];
+      if (this.views.get(p.from)?.hidden || this.views.get(p.to)?.hidden) continue;
+      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, p, s, now);
     }
     for (const [id, sp] of this.speech) {
       const v = this.views.get(id);
-      if (!v || v.alpha <= 0.1) continue;
+      if (!v || v.hidden || v.alpha <= 0.1) continue;
       const b = speechRect(v.x, v.y - 58);
       if (hit(b.x, b.y, b.w, b.h)) drawSpeech(ctx, v.x, v.y - 58, sp.text);
     }

@@ -6,6 +6,7 @@
 
 import type { Agent } from '../../../src/core/floor.js';
 import { CELL_H, CELL_W, PAD, boardWidth, cellOf, doorOf, ease, planeArc, type Room } from './layout.js';
+import { NAME_FONT_PX } from './camera.js';
 import { STATUS_BADGE, STATUS_COLOR, faceOf, floorColor, shirtColor } from './look.js';
 
 /** A character sprite's box around its anchor (the middle of the torso). */
@@ -166,15 +167,16 @@ export function paintDesk(g: CanvasRenderingContext2D, a: Agent): void {
   g.fillStyle = '#8c6a4a';
   g.fillRect(cx - 54, my + mh + 18, 108, 3);
   // Name tag.
+  // Name tag: NAME_FONT_PX, which the default view keeps readable (camera.ts).
   const ty = 131;
-  g.font = '700 11px system-ui, -apple-system, "Segoe UI", sans-serif';
-  const name = fitText(g, a.name, CELL_W - 16);
-  const nw = Math.min(CELL_W - 4, g.measureText(name).width + 14);
+  g.font = `700 ${NAME_FONT_PX}px system-ui, -apple-system, "Segoe UI", sans-serif`;
+  const name = fitText(g, a.name, CELL_W - 12);
+  const nw = Math.min(CELL_W - 2, g.measureText(name).width + 12);
   const attention = status === 'waiting' || status === 'error';
   g.fillStyle = attention ? col : '#ffffff';
   g.strokeStyle = attention ? col : 'rgba(0,0,0,0.18)';
   g.lineWidth = 1;
-  roundRect(g, cx - nw / 2, ty - 11, nw, 15, 7);
+  roundRect(g, cx - nw / 2, ty - 13, nw, 18, 8);
   g.fill();
   g.stroke();
   g.fillStyle = attention ? '#ffffff' : '#111827';
@@ -183,7 +185,7 @@ export function paintDesk(g: CanvasRenderingContext2D, a: Agent): void {
   g.font = '9.5px system-ui, -apple-system, "Segoe UI", sans-serif';
   g.fillStyle = attention ? col : '#4b5563';
   const sub = a.activity || (a.role ? a.role : '');
-  g.fillText(fitText(g, sub, CELL_W - 6), cx, ty + 14);
+  g.fillText(fitText(g, sub, CELL_W - 6), cx, ty + 15.5);
   g.textAlign = 'left';
 }
 

@@ -59,6 +59,8 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; now: numb
       )}
       {[...state.teams.values()].map((t) => {
         const members = (byTeam.get(t.id) ?? []).sort((x, y) => x.desk - y.desk);
+        // Filtered (the floor's tools): a room with nobody shown is left out.
+        if (members.length === 0 && props.agents.length !== state.agents.size) return null;
         return (
           <section key={t.id} class="team" data-testid={`team-${t.id}`} aria-label={`Room ${t.name}`}>
             <h2>
