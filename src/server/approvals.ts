@@ -433,10 +433,13 @@ export class ApprovalService {
       a = this.state.byId.get(id) ?? a;
     }
     if (!a || (a.status !== 'pending' && !opts.idempotencyKey)) throw closedError(id, a);
-    if (a.kind === 'ask' && decision === 'allow' && a.status === 'pending' && normalizePhrase(opts.phrase) !== a.phrase) {
-      throw new HttpError(422, 'unprocessable', `this request is approved only by typing its exact phrase ("${a.phrase}"); anything else is not a yes`);
+    let reason = opts.reason;
+    if (a.kind === 'ask' && decision === 'allow' && normalizePhrase(opts.phrase) !== a.phrase) {
+      // An ask is approved only by its exact phrase; any other answer is a no (as a wrong reply in the nest is), and it is the first decision.
+      decision = 'deny';
+      reason = `the phrase typed${opts.phrase?.trim() ? ` ("${opts.phrase.trim().slice(0, APPROVAL_LIMITS.phrase)}")` : ''} is not the ask's: not a yes`;
     }
-    const body = { type: 'approval.decided', id, decision, by, reason: opts.reason, phrase: opts.phrase, ts: Date.now() };
+    const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, ts: Date.now() };
     const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;

@@ -9,6 +9,8 @@
 //   "sentryfail"               the Sentry's call answers 500
 //   "slow"                     a worker's answer takes `slowMs` (default 1500 ms)
 //   "hang"                     a worker's answer takes 60 s (a restart mid-flight)
+//   "offtopic", "unsourced", "contradicts" in a crow's nest message: the
+//                              watchdog's scores breach (watch_scores; else they pass)
 //
 // A banter call gets a line; usage is the stand-ins' default (10 in, 5 out)
 // unless `tokens` says otherwise.
@@ -52,6 +54,15 @@ function decide(system: string, user: string, tool: string | null, o: BrainOptio
     const mode = user.includes('murder') ? 'murder' : user.includes('split') ? 'split' : 'solo';
     const task_type = TYPES.find((t) => user.includes(t)) ?? 'writing';
     return { kind: 'tool', name: 'triage', input: { mode, task_type, subtasks: mode === 'split' ? ['first half', 'second half'] : [], reason: `looks like ${task_type}` } };
+  }
+  if (tool === 'watch_scores') {
+    // The watchdog scores the crow's message (after its mark): "offtopic", "unsourced", "contradicts" steer a breach.
+    const said = user.slice(user.lastIndexOf("The crow's message to score"));
+    return {
+      kind: 'tool',
+      name: 'watch_scores',
+      input: { answers_request: said.includes('offtopic') ? 0.1 : 0.9, states_fact_without_source: said.includes('unsourced') ? 0.95 : 0.1, contradicts_earlier: said.includes('contradicts') ? 0.9 : 0.05 },
+    };
   }
   if (tool === 'merge') return { kind: 'tool', name: 'merge', input: { answer: 'merged: ' + user.split('\n## ').slice(1).map((s) => s.split('\n')[0]).join(' + ') } };
   const crow = /^You are ([^,]+),/.exec(system)?.[1] ?? 'someone';

@@ -20,6 +20,8 @@ import {
   nestSlug,
   nestsIndex,
   overRate,
+  quarantined,
+  flockTs,
   spunCrows,
   TASK_TYPES,
   TODO_NEST,
@@ -135,6 +137,11 @@ async function checkPost(s: FlockState, nest_id: string, body: typeof MessageBod
   }
   return { ev, answer };
 }
+
+const KindBody = Type.Object({
+  kind: Type.Optional(Type.Union(CROW_KINDS.map((k) => Type.Literal(k)))),
+  mode: Type.Optional(Type.Union(NEST_MODES.map((m) => Type.Literal(m)))),
+});
 
 const BudgetBody = Type.Object({ token_budget: Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget }) });
 
@@ -285,7 +292,17 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     }),
     route({ method: 'GET', path: '/api/personas', auth: 'viewer', handler: ({ res }) => sendJson(res, 200, personaRecords()) }),
     route({ method: 'GET', path: '/api/crows', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, { crows: spunCrows((await flocks.of(req)).state) }) }),
-    route({ method: 'GET', path: '/api/nests', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, nestsIndex((await flocks.of(req)).state)) }),
+    route({
+      method: 'GET',
+      path: '/api/nests',
+      auth: 'viewer',
+      doc: '{roster, nests} (the contract\'s), plus watchdog {on, model, band, reason} and quarantined [{crow, nest_id, flag, refers_to, since}]',
+      handler: async ({ req, res }) => {
+        const svc = await flocks.of(req);
+        const q = quarantined(svc.state).map((x) => ({ crow: x.crow, nest_id: x.nest_id, flag: x.flag, refers_to: x.refers_to, since: flockTs(x.since) }));
+        sendJson(res, 200, { ...nestsIndex(svc.state), watchdog: svc.watch.status(), quarantined: q });
+      },
+    }),
     route({
       method: 'POST',
       path: '/api/nests',
@@ -336,12 +353,37 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         }
         // Shared mode: who stood behind the post (the record's author stays the contract's).
         if (access.mode === 'shared' && principal) ev.by = principal.name;
+        // An ask's window is the flock's approval window (ROOST_FLOCK_WINDOW_MS), the same as a list's verdict.
+        if (ev.kind === 'ask_owner') ev.window_ms = svc.settings.verdictWindowMs;
         const msg_id = await svc.postMessage(nest_id, () => ev);
         const rec = msg_id ? svc.state.nests.get(nest_id)?.messages.get(msg_id) : undefined;
         if (!rec) throw bad('the message was not accepted (the nest changed meanwhile: read it and post again)');
         // Every tag is logged with its probabilities (the calibration's data).
-        if (answer) await svc.logJev(nest_id, msg_id, rec.kind === 'request', answer);
+        if (answer) await svc.logJev(nest_id, msg_id, rec.kind === 'request', answer, { kind: body.kind?.trim() || undefined, mode: body.mode || undefined });
         sendJson(res, 201, nestRecordJSON(nest_id, rec, Date.now()));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/nests/:id/messages/:msg/kind',
+      auth: 'owner',
+      body: KindBody,
+      doc: 'the owner says what kind (and a request\'s mode) a message really was: logged as jev.truth, the calibration\'s truth; the record is unchanged',
+      handler: async ({ req, res, params, body }) => {
+        const svc = await flocks.of(req);
+        const nest_id = nestParam(svc.state, params.id);
+        const rec = svc.state.nests.get(nest_id)!.messages.get(params.msg);
+        if (!rec) throw new HttpError(404, 'not_found', `no message "${params.msg.slice(0, 80)}" kept in nest "${nest_id}"`);
+        if (body.kind === undefined && body.mode === undefined) throw bad('name the "kind" (and, for a request, the "mode") the message really was');
+        if (body.mode !== undefined && (body.kind ?? rec.kind) !== 'request') throw bad('only a request has a mode');
+        const by = await decider(access, req, undefined);
+        const ts = flockTs(Date.now());
+        const evs = [
+          ...(body.kind !== undefined ? [{ type: 'jev.truth', nest_id, msg_id: rec.msg_id, question: 'kind', label: body.kind, by, ts }] : []),
+          ...(body.mode !== undefined ? [{ type: 'jev.truth', nest_id, msg_id: rec.msg_id, question: 'mode', label: body.mode, by, ts }] : []),
+        ];
+        await svc.append(evs);
+        sendJson(res, 200, { nest_id, msg_id: rec.msg_id, ...(body.kind !== undefined ? { kind: body.kind } : {}), ...(body.mode !== undefined ? { mode: body.mode } : {}), by });
       },
     }),
     route({

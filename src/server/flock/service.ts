@@ -65,6 +65,7 @@ import { providerUsage, type UsageService } from '../usage.js';
 import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
+import { NestWatch } from './watchdog.js';
 import { banterLine, banterRequest, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 
 export const FLOCK_STREAM = 'flock';
@@ -174,6 +175,8 @@ export class FlockService {
   readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
   /** The crows on the project's floor (none without a floor). */
   readonly crows: CrowsOnFloor | null;
+  /** The Sentry's watchdog and the nest asks' approvals (watchdog.ts). */
+  readonly watch: NestWatch;
   /** This run's part of a call's usage key (a call number restarts at 1 with the process). */
   private readonly callKey = randomUUID().slice(0, 8);
 
@@ -185,6 +188,7 @@ export class FlockService {
     this.node = opts.settings.node ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.settings = { jevBand: JEV_BAND, ...opts.settings, node: this.node };
     this.crows = opts.floor ? new CrowsOnFloor(opts.floor) : null;
+    this.watch = new NestWatch(this, opts.approvals);
     this.host = new FoldedStream<FlockState>(
       store,
       {
@@ -229,6 +233,7 @@ export class FlockService {
       ready: this.settings.models?.ready ?? false,
       models: this.settings.models?.describe() ?? [],
       driver: leaseHolder(this.state, now),
+      watchdog: this.watch.status(),
       token_budget: this.state.budget.project,
       lists: [...this.state.lists.keys()].map((id) => listStatus(this.state, id)),
     };
@@ -250,6 +255,7 @@ export class FlockService {
     await this.host.start();
     const approvals = await this.opts.approvals();
     this.unlisten = approvals.onClosed((a) => void this.approvalClosed(a).catch((e) => console.error('roost: flock verdict failed', e)));
+    await this.watch.start();
     if (this.settings.models) {
       await this.tickLease();
       this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
@@ -262,7 +268,7 @@ export class FlockService {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
-    await Promise.race([Promise.allSettled([...this.passes]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([Promise.allSettled([...this.passes, this.watch.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     if (leaseHolder(this.state, Date.now()) === this.node) {
       try {
         await this.append([{ type: 'lease.released', node: this.node, ts: flockTs(Date.now()) }]);
@@ -418,14 +424,19 @@ export class FlockService {
    * post at a time on this node; another node's post taking the number first
    * is retried. Resolves with the msg_id, or '' when the fold refused it.
    */
-  postMessage(nest_id: string, build: () => Obj): Promise<string> {
+  postMessage(nest_id: string, build: () => Obj, opts: { key?: string } = {}): Promise<string> {
+    let ev: Obj = {};
     const run = async (): Promise<string> => {
       for (let tries = 0; tries < 5; tries++) {
         const before = this.state.nests.get(nest_id)?.count;
         if (before === undefined) return '';
         const msg_id = `${nest_id}-${before + 1}`;
         const post = randomUUID();
-        await this.append([{ type: 'nest.message', nest_id, msg_id, ...build(), post, ts: flockTs(Date.now()) }]);
+        const b = build();
+        // A post may carry its own time (an ask decided in the inbox: the decision's); else now.
+        ev = { type: 'nest.message', nest_id, msg_id, ...b, post, ts: typeof b.ts === 'string' ? b.ts : flockTs(Date.now()) };
+        // Keyed (an ask decided in the inbox, posted as the owner's reply by whichever node hears it first): once in the log.
+        await this.append([ev], opts.key);
         const frames = this.nestFrames.get(nest_id) ?? [];
         for (let i = frames.length - 1; i >= 0; i--) if (frames[i].msg_id === msg_id) {
           if (frames[i].post === post) return msg_id;
@@ -438,15 +449,27 @@ export class FlockService {
     };
     const p = this.posting.then(run, run);
     this.posting = p.catch(() => {});
-    return p;
+    // The hooks run after this node's post is folded and outside the queue (a hook may post in turn).
+    return p.then(async (msg_id) => {
+      if (msg_id) for (const h of this.postedHooks) await h(nest_id, msg_id, ev);
+      return msg_id;
+    });
+  }
+
+  private postedHooks = new Set<(nest_id: string, msg_id: string, ev: Obj) => Promise<void>>();
+  /** Hears each message this node posted, once folded (the watchdog, ask_owner's approvals: watchdog.ts). */
+  onPosted(h: (nest_id: string, msg_id: string, ev: Obj) => Promise<void>): () => void {
+    this.postedHooks.add(h);
+    return () => this.postedHooks.delete(h);
   }
 
   /** Jev's probabilities for a posted message: one `jev.tag` per question (the mode on a request only). */
-  async logJev(nest_id: string, msg_id: string, request: boolean, a: JevAnswer): Promise<void> {
+  async logJev(nest_id: string, msg_id: string, request: boolean, a: JevAnswer, header: { kind?: string; mode?: string } = {}): Promise<void> {
     const ts = flockTs(Date.now());
     const base = { type: 'jev.tag', nest_id, msg_id, band: this.settings.jevBand, source: this.jev.source, ts };
-    const evs: Obj[] = [{ ...base, question: 'kind', probs: a.kindProbs, ...(a.tokens ? { tokens: a.tokens } : {}) }];
-    if (request && a.modeProbs) evs.push({ ...base, question: 'mode', probs: a.modeProbs });
+    // The author's own header rides along (the fold ignores it): one source of truth labels for the calibration (jev-log.ts).
+    const evs: Obj[] = [{ ...base, question: 'kind', probs: a.kindProbs, header: header.kind ?? '', ...(a.tokens ? { tokens: a.tokens } : {}) }];
+    if (request && a.modeProbs) evs.push({ ...base, question: 'mode', probs: a.modeProbs, header: header.mode ?? '' });
     await this.append(evs);
   }
 
