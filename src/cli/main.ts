@@ -31,7 +31,7 @@ usage:
 
 environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS, ROOST_PUBLIC_URL,
              ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000),
-             ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's window, default 600000),
+             ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's and a nest ask's window, default 600000),
              ROOST_FLOCK_LEASE_MS, ROOST_FLOCK_CALL_TIMEOUT_MS, ROOST_FLOCK_BANTER_WAIT_MS (docs/flock.md)
 `;
 

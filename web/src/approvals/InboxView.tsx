@@ -31,7 +31,7 @@ export function InboxView() {
         </h2>
         {pending.length === 0 ? (
           <p class="inbox-empty" data-testid="inbox-empty">
-            Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask.
+            Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask, the flock’s verdicts and a nest’s asks for the owner (approved by typing their phrase).
           </p>
         ) : (
           <ul class="inbox-list" aria-live="polite">

@@ -1,6 +1,7 @@
 // Approvals of every kind (an agent's tool call held by its hook, a fleet
-// board session's request asked by its bridge, ...), answerable with Allow or
-// Deny wherever they show: the approvals inbox, and the card of the agent on
+// board session's request asked by its bridge, a nest's ask_owner, ...),
+// answerable with Allow or Deny (an ask: its phrase typed, then Approve, or
+// Reject) wherever they show: the approvals inbox, and the card of the agent on
 // the floor. Driven only by the approvals stream through the shared fold
 // (../../live/approvals.ts), decided through the one endpoint: a click
 // changes nothing until its outcome comes back on the stream.
@@ -16,9 +17,11 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
   const { a, now } = props;
   const [sent, setSent] = useState(false);
   const [error, setError] = useState('');
+  const [typed, setTyped] = useState('');
+  const ask = a.kind === 'ask';
   const answer = async (d: 'allow' | 'deny') => {
     setSent(true);
-    const r = await decideApproval(a.id, d);
+    const r = await decideApproval(a.id, d, undefined, ask && d === 'allow' ? typed : undefined);
     if (!r.ok) {
       // 409: someone (or the window) was first; the stream is about to say so.
       setError(r.message);
@@ -41,9 +44,16 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
             )}
           </p>
         )}
-        <p class="inbox-ask">
-          wants to run <code class="inbox-tool" data-testid="inbox-tool">{a.tool}</code>
-        </p>
+        {ask ? (
+          <p class="inbox-ask">
+            asks the owner <code class="inbox-tool" data-testid="inbox-tool">{a.tool}</code>
+            {a.scope.nest && <span class="inbox-thread"> in nest {a.scope.nest}</span>}
+          </p>
+        ) : (
+          <p class="inbox-ask">
+            wants to run <code class="inbox-tool" data-testid="inbox-tool">{a.tool}</code>
+          </p>
+        )}
         {a.input && (
           <pre class="inbox-input" data-testid="inbox-input">
             {a.input}
@@ -54,6 +64,21 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
           {' · '}
           {left > 0 ? <>no answer means deny in {since(left)}</> : <>window passed: denied</>}
         </p>
+        {ask && (
+          <label class="inbox-phrase">
+            Type <q data-testid="inbox-phrase">{a.phrase}</q> to approve; anything else is a no
+            <input
+              type="text"
+              value={typed}
+              disabled={sent}
+              maxLength={200}
+              autocomplete="off"
+              data-testid="phrase"
+              onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+              onKeyDown={(e) => e.key === 'Enter' && typed.trim() && void answer('allow')}
+            />
+          </label>
+        )}
         {error && (
           <p class="inbox-error" role="alert">
             {error}
@@ -61,11 +86,11 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
         )}
       </div>
       <div class="inbox-answer">
-        <button class="inbox-allow" disabled={sent} onClick={() => answer('allow')} aria-label={`Allow ${a.tool} for ${a.askerName}`} data-testid="allow">
-          Allow
+        <button class="inbox-allow" disabled={sent || (ask && !typed.trim())} onClick={() => answer('allow')} aria-label={`${ask ? 'Approve' : 'Allow'} ${a.tool} for ${a.askerName}`} data-testid="allow">
+          {ask ? 'Approve' : 'Allow'}
         </button>
-        <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`Deny ${a.tool} for ${a.askerName}`} data-testid="deny">
-          Deny
+        <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`${ask ? 'Reject' : 'Deny'} ${a.tool} for ${a.askerName}`} data-testid="deny">
+          {ask ? 'Reject' : 'Deny'}
         </button>
       </div>
     </li>
