@@ -13,7 +13,8 @@
 //   naming the scores, 403 on the crow's next post with the contract's
 //   message, the crow skipped by selection, an ask_owner to lift it, lifted
 //   through the phrase (`quarantine.lifted`); a passing claim → no flag;
-//   owner messages never scored; one flag per crow per referent; no model →
+//   owner messages never scored; one flag per crow per referent; a refused
+//   lift keeps the quarantine and a reply to the flag asks again; no model →
 //   the watchdog is off and GET /api/nests says so.
 // - calibration: the owner's correction and the author's header are the
 //   truth; `node dist/bench/jev.js calibration --data <dir>` recomputes it.
@@ -295,6 +296,35 @@ describe('the watchdog and quarantine', () => {
     const flags = ((await c.get('/api/nests/watch/messages')).body as Rec[]).filter((r) => r.kind === 'flag');
     assert.equal(flags.length, 1);
     assert.equal((await say({ author: 'Pepper', text: 'still free' })).status, 201);
+  });
+
+  test('a refused lift keeps the crow quarantined; the owner\'s reply to the flag makes the Sentry ask again; the phrase lifts it', async () => {
+    const todo = await nestStream(roost.url, 'todo');
+    try {
+      const post = (body: Rec) => c.post('/api/nests/todo/messages', body);
+      const req = (await post({ author: 'owner', kind: 'request', to: 'Rook', text: 'check the launch date' })).body.msg_id;
+      const del = await post({ author: 'Rook', kind: 'deliver', text: 'it contradicts what Inky said: Monday', refers_to: req, to: 'owner' });
+      assert.equal(del.status, 201);
+      const flag = await todo.next((r) => r.kind === 'flag' && r.to === 'Rook');
+      assert.match(flag.text, /contradicts_earlier 0\.9/);
+      const first = await todo.next((r) => r.kind === 'ask_owner' && r.refers_to === flag.msg_id);
+      await post({ author: 'owner', text: 'no, keep it', refers_to: first.msg_id });
+      const nestNow = async () => (await c.get('/api/nests/todo/messages')).body as Rec[];
+      assert.equal((await nestNow()).find((r) => r.msg_id === first.msg_id)!.resolved, 'rejected');
+      assert.equal((await post({ author: 'Rook', text: 'let me out' })).status, 403, 'a wrong answer is not a yes');
+      // A reply to the flag while nothing is open: the Sentry asks again.
+      await post({ author: 'owner', text: 'fine, reconsider', refers_to: flag.msg_id });
+      const second = await todo.next((r) => r.kind === 'ask_owner' && r.refers_to === flag.msg_id && r.msg_id !== first.msg_id);
+      assert.equal(second.approval_phrase, 'lift Rook');
+      // While that ask is open, another reply to the flag does not pile up asks.
+      await post({ author: 'owner', text: 'still thinking', refers_to: flag.msg_id });
+      assert.equal((await nestNow()).filter((r) => r.kind === 'ask_owner' && r.refers_to === flag.msg_id).length, 2);
+      await post({ author: 'owner', text: 'lift rook', refers_to: second.msg_id });
+      await log.next((e) => e.type === 'quarantine.lifted' && e.crow === 'Rook');
+      assert.equal((await post({ author: 'Rook', text: 'thank you' })).status, 201);
+    } finally {
+      todo.sse.close();
+    }
   });
 
   test('owner messages are never scored', async () => {

@@ -17,11 +17,12 @@
 //   crow, then an `ask_owner` to lift it (phrase `lift <crow>`); approved, the
 //   quarantine is lifted (`quarantine.lifted`). Owner messages are never
 //   scored. Without a model for the `jev` role (`--model-jev`, else `--model`)
-//   the watchdog is off (`status()`, shown by GET /api/nests).
+//   the watchdog is off (`status()`, shown by GET /api/nests). A reply of the
+//   owner to a flag whose lift was refused or went unanswered makes the Sentry ask again.
 
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { FLOCK_LIMITS, flockTs, isBreach, isWorkerCrow, type NestRecord, type WatchRecord } from '../../core/flock.js';
+import { FLOCK_LIMITS, flockTs, isBreach, isWorkerCrow, resolvedAt, type NestRecord, type WatchRecord } from '../../core/flock.js';
 import type { Approval } from '../../core/approvals.js';
 import type { ModelProvider, ModelRequest } from '../../models/index.js';
 import { HttpError } from '../http.js';
@@ -136,6 +137,8 @@ export class NestWatch {
     if (rec.author === 'owner') {
       // Owner messages are never scored; a reply may decide an ask.
       if (rec.refers_to) await this.replied(nest_id, rec, typeof ev.by === 'string' ? ev.by : 'owner').catch((e) => this.fail(`the reply ${msg_id}`, e));
+      // A reply to a flag whose lift was refused or went unanswered: the Sentry asks again.
+      if (rec.refers_to && this.record(nest_id, rec.refers_to)?.kind === 'flag') await this.askAgain(nest_id, rec.refers_to).catch((e) => this.fail(`asking again about ${rec.refers_to}`, e));
       return;
     }
     if (this.watches(nest_id, rec)) this.launch(nest_id, rec);
@@ -209,6 +212,35 @@ export class NestWatch {
     const by = a.decidedBy || 'owner';
     const ts = flockTs(Math.min(a.decidedAt ?? Date.now(), Date.now()));
     await this.svc.postMessage(nest_id, () => ({ kind: 'say', author: 'owner', text: clip(text, FLOCK_LIMITS.messageText), to: ask.author === 'owner' ? '' : ask.author, refers_to: msg_id, tagged_by: 'harness', by, ts }), { key: `ask-reply:${a.id}` });
+  }
+
+  /** The Sentry's ask to lift the quarantine a flag started (phrase `lift <crow>`). */
+  private async askToLift(nest_id: string, flag: string, crow: string): Promise<string> {
+    const phrase = `lift ${crow}`;
+    return this.svc.postMessage(nest_id, () => ({
+      kind: 'ask_owner',
+      author: 'Sentry',
+      to: 'owner',
+      refers_to: flag,
+      text: `Lift ${crow}'s quarantine (flag ${flag})? Reply to this with "${phrase}" to lift it; anything else, or no answer, keeps ${crow} quarantined.`,
+      approval_phrase: phrase,
+      tagged_by: 'harness',
+      window_ms: this.svc.settings.verdictWindowMs,
+    }));
+  }
+
+  /**
+   * The owner replied to a flag whose crow is still quarantined by it, and no
+   * ask to lift it is open (the last one was refused or went unanswered): the
+   * Sentry asks again, so a quarantine never outlives the owner's wish to lift it.
+   */
+  private async askAgain(nest_id: string, flag_id: string): Promise<void> {
+    const flag = this.record(nest_id, flag_id);
+    const q = flag && this.svc.state.quarantine.get(flag.to);
+    if (!flag || !q || q.nest_id !== nest_id || q.flag !== flag_id) return;
+    const now = Date.now();
+    for (const m of this.svc.state.nests.get(nest_id)!.messages.values()) if (m.kind === 'ask_owner' && m.author === 'Sentry' && m.refers_to === flag_id && resolvedAt(m, now) !== 'rejected') return;
+    await this.askToLift(nest_id, flag_id, flag.to);
   }
 
   /** The Sentry's ask to lift a quarantine was approved: lift it (keyed: once). */
@@ -314,16 +346,6 @@ export class NestWatch {
     const text = `${crow}'s ${rec.kind} ${rec.msg_id} (re ${rec.refers_to}) breaches the watchdog's band ${band}: ${named}. ${crow} is quarantined pending the owner's decision.`;
     const flag = await this.svc.postMessage(nest_id, () => ({ kind: 'flag', author: 'Sentry', to: crow, refers_to: rec.refers_to, text, tagged_by: 'harness' }));
     if (!flag) return;
-    const phrase = `lift ${crow}`;
-    await this.svc.postMessage(nest_id, () => ({
-      kind: 'ask_owner',
-      author: 'Sentry',
-      to: 'owner',
-      refers_to: flag,
-      text: `Lift ${crow}'s quarantine (flag ${flag})? Reply to this with "${phrase}" to lift it; anything else, or no answer, keeps ${crow} quarantined.`,
-      approval_phrase: phrase,
-      tagged_by: 'harness',
-      window_ms: this.svc.settings.verdictWindowMs,
-    }));
+    await this.askToLift(nest_id, flag, crow);
   }
 }
