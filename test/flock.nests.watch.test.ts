@@ -16,6 +16,8 @@
 //   owner messages never scored; one flag per crow per referent; a refused
 //   lift keeps the quarantine and a reply to the flag asks again; no model →
 //   the watchdog is off and GET /api/nests says so.
+// - a restart: an ask with no approval gets one, an approved lift never
+//   carried out is, and both ways of deciding still work.
 // - calibration: the owner's correction and the author's header are the
 //   truth; `node dist/bench/jev.js calibration --data <dir>` recomputes it.
 import { describe, test, before, after } from 'node:test';
@@ -23,7 +25,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { inProcess } from './support/server.js';
+import { inProcess, tempDir } from './support/server.js';
+import { flockTs } from '../src/core/flock.js';
 import { flockModel, type FlockModel } from './support/flock-model.js';
 import { flockClient, type FlockClient } from './support/flock-client.js';
 import { openSse, type SseReader } from './support/sse.js';
@@ -422,5 +425,49 @@ describe('without a model: the watchdog is off; asks still work; calibration fro
     assert.match(run.stdout, new RegExp(`counted ${cal.byOwner + cal.byHeader} \\(${cal.byOwner} by the owner's correction, ${cal.byHeader} by the author's header\\)`));
     assert.match(run.stdout, new RegExp(`kind \\(log\\): n ${cal.kind.n}, accuracy ${cal.kind.accuracy}, Brier ${cal.kind.brier}`));
     assert.match(run.stdout, /\| predicted p \| n \| mean p \| observed \|/);
+  });
+});
+
+describe('after a restart', () => {
+  test('an ask whose approval was never asked gets one; an approved lift never carried out is; decisions work both ways', async () => {
+    const dataDir = tempDir();
+    const cfg = { models: null, flockVerdictWindowMs: 60_000 };
+    const first = await inProcess(cfg, dataDir);
+    // As if the node died right after each post, before its follow-ups: the events alone, straight into the log.
+    const ts = flockTs(Date.now());
+    const m = (n: number, rest: Rec) => ({ type: 'nest.message', nest_id: 'todo', msg_id: `todo-${n}`, to: '', refers_to: '', tagged_by: 'harness', ts, ...rest });
+    await first.flock.append([
+      m(1, { kind: 'ask_owner', author: 'Quill', text: 'Rotate the keys?', approval_phrase: 'Rotate', window_ms: 60_000 }),
+      m(2, { kind: 'request', author: 'owner', to: 'Hugin', text: 'check it', mode: 'solo', mode_tagged_by: 'default' }),
+      m(3, { kind: 'deliver', author: 'Hugin', text: 'checked', refers_to: 'todo-2' }),
+      m(4, { kind: 'flag', author: 'Sentry', to: 'Hugin', text: 'answers_request 0.1', refers_to: 'todo-2' }),
+      m(5, { kind: 'ask_owner', author: 'Sentry', to: 'owner', text: 'Lift Hugin?', approval_phrase: 'lift Hugin', refers_to: 'todo-4', window_ms: 60_000 }),
+      m(6, { kind: 'say', author: 'owner', text: 'lift hugin', refers_to: 'todo-5' }),
+    ]);
+    let c = flockClient(first.url);
+    assert.equal((await c.get('/approvals')).body.pending.length, 0);
+    assert.equal((await c.post('/api/nests/todo/messages', { author: 'Hugin', text: 'hello?' })).status, 403);
+    await first.close();
+
+    const second = await inProcess(cfg, dataDir);
+    try {
+      c = flockClient(second.url);
+      const pending = (await c.get('/approvals')).body.pending as Rec[];
+      const ask = pending.find((a) => a.kind === 'ask' && a.scope.msg === 'todo-1');
+      assert.ok(ask, 'the open ask has its approval now');
+      assert.ok(!pending.some((a) => a.scope.msg === 'todo-5'), 'a decided ask is not asked');
+      assert.equal((await c.post('/api/nests/todo/messages', { author: 'Hugin', text: 'hello again' })).status, 201, 'the approved lift was carried out');
+      const nest = await nestStream(second.url, 'todo');
+      try {
+        assert.equal((await c.post(`/approvals/${ask.id}/decision`, { decision: 'allow', phrase: 'rotate' })).status, 200);
+        const reply = await nest.next((r) => r.refers_to === 'todo-1' && r.author === 'owner');
+        assert.equal(reply.text, 'Rotate');
+        assert.equal(((await c.get('/api/nests/todo/messages')).body as Rec[]).find((r) => r.msg_id === 'todo-1')!.resolved, 'approved');
+      } finally {
+        nest.sse.close();
+      }
+    } finally {
+      await second.close();
+    }
   });
 });
