@@ -11,8 +11,11 @@ import { InboxView } from './approvals/InboxView.js';
 import { WorkView } from './work/WorkView.js';
 import { CostView } from './cost/CostView.js';
 import { FlockView } from './flock/FlockView.js';
-import { usePendingCount } from './shared/approvals/ApprovalItem.js';
+import { ProjectsView } from './projects/ProjectsView.js';
+import { OutageBanner } from './shared/OutageBanner.js';
 import { followLink, navigate } from './shared/navigate.js';
+import { pageProject } from './shared/scope.js';
+import { useWaiting } from './shared/waiting.js';
 import { PAGES, pageOf, type Page } from './pages.js';
 
 /** Each page's view. */
@@ -23,11 +26,12 @@ const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
   '/flock': () => <FlockView />,
   '/inbox': () => <InboxView />,
   '/cost': () => <CostView />,
+  '/projects': () => <ProjectsView />,
 };
 
-/** How many approvals wait, on the nav link (live, from the one approvals fold: every kind). */
+/** What waits for a decision in the page's project, on the nav link: the list the floor and the inbox count too. */
 function PendingBadge() {
-  const n = usePendingCount();
+  const n = useWaiting().list.length;
   return n > 0 ? (
     <span class="nav-badge" data-testid="nav-pending" aria-label={`${n} waiting`}>
       {n}
@@ -37,8 +41,13 @@ function PendingBadge() {
 
 function App() {
   const [path, setPath] = useState(location.pathname);
+  // The page's project (`?project=`): a view is remounted when it changes, so its live scopes follow.
+  const [project, setProject] = useState(pageProject);
   useEffect(() => {
-    const on = () => setPath(location.pathname);
+    const on = () => {
+      setPath(location.pathname);
+      setProject(pageProject());
+    };
     addEventListener('popstate', on);
     return () => removeEventListener('popstate', on);
   }, []);
@@ -57,7 +66,7 @@ function App() {
           Roost
         </a>
         <nav aria-label="Views">
-          {PAGES.map((r) => (
+          {PAGES.filter((r) => !('hidden' in r)).map((r) => (
             <a
               key={r.path}
               href={r.path}
@@ -70,7 +79,10 @@ function App() {
           ))}
         </nav>
       </header>
-      <main id="main">{VIEWS[route.path]()}</main>
+      <OutageBanner />
+      <main id="main" key={`${route.path} ${project}`}>
+        {VIEWS[route.path]()}
+      </main>
     </div>
   );
 }

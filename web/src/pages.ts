@@ -10,6 +10,8 @@ export const PAGES = [
   { path: '/flock', label: 'Flock' },
   { path: '/inbox', label: 'Approvals' },
   { path: '/cost', label: 'Cost' },
+  // Reached from every project switcher, not the nav.
+  { path: '/projects', label: 'Projects', hidden: true },
 ] as const;
 
 export type Page = (typeof PAGES)[number];

@@ -14,6 +14,7 @@
 // checks, caps and append of POST /events). What changed since the last
 // report is sent once per folded run of flock entries, in order.
 
+import { crowAgentId } from '../../core/attention.js';
 import type { FloorEvent } from '../../core/floor.js';
 import { itemPhase, unfinishedLists, type FlockState, type VerdictTarget } from '../../core/flock.js';
 import { personaOf } from '../../core/personas.js';
@@ -23,10 +24,8 @@ export const FLOCK_SOURCE = 'flock';
 /** The parent of every crow: the flock, which is not an agent on the floor. */
 export const FLOCK_PARENT = 'flock';
 
-/** A crow's floor agent id (the floor is the project's, so this is stable per project and crow). */
-export function crowAgentId(crow: string): string {
-  return `flock:${crow}`;
-}
+/** A crow's floor agent id (the floor is the project's, so this is stable per project and crow): src/core/attention.ts, which maps a verdict to its crow's desk. */
+export { crowAgentId } from '../../core/attention.js';
 
 /** The room of a nest: `todo` → id `flock:todo`, name "flock · todo". */
 export function nestTeam(s: FlockState, nest_id: string): { id: string; name: string } {

@@ -5,24 +5,26 @@
 // fold: nothing polls, and a click changes nothing until its outcome comes
 // back on the stream (the first decision in the log wins, whoever made it).
 
-import { pendingApprovals, recentApprovals } from '../../../src/core/approvals.js';
-import { useApprovals } from '../live/approvals.js';
+import { recentApprovals } from '../../../src/core/approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
+import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
 import { useNow } from '../shared/time.js';
+import { useWaiting } from '../shared/waiting.js';
 import './inbox.css';
 
 const OUTCOME: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'No answer: denied', withdrawn: 'Withdrawn' };
 
 export function InboxView() {
-  const client = useApprovals();
+  // The page's project; the same list the floor's "Waiting for you" and the nav badge count.
+  const { list: pending, client } = useWaiting();
   const now = useNow();
-  const pending = pendingApprovals(client.state);
   const recent = recentApprovals(client.state, 20);
   return (
     <div class="inbox" data-testid="inbox">
       <div class="inbox-bar">
         <h1>Approvals</h1>
+        <ProjectSwitcher testid="inbox-project" />
         <ConnectionBadge state={client.connection} testid="inbox-connection" />
       </div>
       <section aria-labelledby="inbox-pending-h">

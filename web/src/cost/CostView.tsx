@@ -7,6 +7,9 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type UsageState } from '../../../src/core/usage.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
+import { sendJson } from '../shared/api.js';
+import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
+import { inProject, pageProject } from '../shared/scope.js';
 import { count, line } from '../shared/cost.js';
 import { useUsage } from '../live/usage.js';
 import './cost.css';
@@ -64,8 +67,8 @@ function Budget(props: { s: UsageState }) {
   const save = async (e: Event) => {
     e.preventDefault();
     setErr('');
-    const r = await fetch('/usage/budget', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ usd: Number(usd) }) });
-    if (!r.ok) setErr(((await r.json().catch(() => ({}))) as { message?: string }).message ?? `failed (${r.status})`);
+    const r = await sendJson('PUT', inProject('/usage/budget', pageProject()), { usd: Number(usd) });
+    if (!r.ok) setErr(r.message);
     else setUsd('');
   };
   return (
@@ -137,7 +140,7 @@ function Rows(props: { rows: [string, Tally][]; label: string; testid: string })
 }
 
 export function CostView() {
-  const client = useUsage();
+  const client = useUsage(pageProject());
   const s = client.state;
   const sessions = [...s.sessions].map(([id, t]) => {
     const helpers = [...s.agents.values()].filter((a) => a.session === id && a.id !== id);
@@ -147,6 +150,7 @@ export function CostView() {
     <div class="cost" data-testid="cost-view">
       <header class="cost-head">
         <h1>Cost</h1>
+        <ProjectSwitcher testid="cost-project" />
         <ConnectionBadge state={client.connection} testid="cost-connection" />
       </header>
       <p class="total" data-testid="cost-total">

@@ -4,10 +4,14 @@
 // (the same state in words, for keyboards and screen readers).
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { QUIET_AFTER_MS, countByStatus } from '../../../src/core/floor.js';
+import { countShown, shownStatus } from '../../../src/core/attention.js';
+import { QUIET_AFTER_MS } from '../../../src/core/floor.js';
 import { FloorClient } from '../live/floor.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { loadPref, savePref } from '../shared/prefs.js';
+import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
+import { pageProject } from '../shared/scope.js';
+import { useWaiting } from '../shared/waiting.js';
 import { AgentCard } from './components/AgentCard.js';
 import { AgentList } from './components/AgentList.js';
 import { EmptyFloor } from './components/EmptyFloor.js';
@@ -17,7 +21,7 @@ import { attachFloorInput, type FloorInput } from './input.js';
 import { Legend } from './components/Legend.js';
 import { StatusCounts } from './components/StatusCounts.js';
 import type { RoostHook } from './hook.js';
-import { STATUS_LABEL, byAttention } from './look.js';
+import { SHOWN_LABEL, byAttention } from './look.js';
 import { FloorScene } from './scene.js';
 import './floor.css';
 
@@ -39,8 +43,13 @@ export function FloorView() {
   const [, setTick] = useState(0);
   const [selected, setSelected] = useState<string | null>(null);
   const [showList, setShowList] = useState(() => loadPref(LIST_KEY) !== 'hidden');
-  const client = useMemo(() => new FloorClient(), []);
+  // The page's project (`?project=`): the shell remounts the view when it changes.
+  const client = useMemo(() => new FloorClient(pageProject()), []);
   const quietAfter = useMemo(quietAfterMs, []);
+  // What waits for a decision here: the one selector the nav badge and the inbox count too.
+  const waiting = useWaiting();
+  const hereRef = useRef(waiting.here);
+  hereRef.current = waiting.here;
   // The clock the view reads quiet agents against: the fold stays pure, the view passes `now` in.
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -60,6 +69,8 @@ export function FloorView() {
     const scene = new FloorScene(canvas);
     sceneRef.current = scene;
     const input = (inputRef.current = attachFloorInput(canvas, scene));
+    // The canvas draws what the list says: quiet, or waiting in its terminal (src/core/attention.ts).
+    scene.lookOf = (a, t) => shownStatus(a, t, quietAfter, hereRef.current);
     const mq = window.matchMedia('(prefers-reduced-motion: reduce)');
     const onMotion = () => {
       scene.reducedMotion = mq.matches;
@@ -178,7 +189,7 @@ export function FloorView() {
   }, [filters, shown]);
 
   const state = client.state;
-  const counts = countByStatus(state);
+  const counts = countShown(state, waiting.client.ready ? waiting.client.state : null, now, quietAfter);
   const everyone = [...state.agents.values()];
   const agents = shown ? everyone.filter(shown) : everyone;
   const selAgent = selected ? state.agents.get(selected) ?? null : null;
@@ -238,12 +249,13 @@ export function FloorView() {
   const focusedAgent = sceneRef.current?.focused ? state.agents.get(sceneRef.current.focused) : undefined;
 
   const total = everyone.length;
-  const summary = `${total} agent${total === 1 ? '' : 's'} in ${state.teams.size} room${state.teams.size === 1 ? '' : 's'}` + (counts.waiting ? `, ${counts.waiting} waiting for you` : '') + (counts.error ? `, ${counts.error} in error` : '');
+  const summary = `${total} agent${total === 1 ? '' : 's'} in ${state.teams.size} room${state.teams.size === 1 ? '' : 's'}` + (counts.waiting ? `, ${counts.waiting} waiting for you` : '') + (counts.terminal ? `, ${counts.terminal} waiting in their terminal` : '') + (counts.error ? `, ${counts.error} in error` : '');
 
   return (
     <div class="floor">
       <div class="floor-bar">
         <ConnectionBadge state={client.connection} testid="connection" />
+        <ProjectSwitcher testid="floor-project" />
         <StatusCounts counts={counts} />
         <button class="toggle" aria-pressed={showList} aria-controls="floor-list" onClick={() => {
           const v = !showList;
@@ -286,10 +298,10 @@ export function FloorView() {
           />
           {total === 0 && <EmptyFloor />}
           {total > 0 && <Legend />}
-          {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${STATUS_LABEL[focusedAgent.status]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
-          {selAgent && <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} onClose={() => setSelected(null)} onPick={setSelected} />}
+          {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, now, quietAfter, waiting.here)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
+          {selAgent && <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} here={waiting.here} onClose={() => setSelected(null)} onPick={setSelected} />}
         </div>
-        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} selected={selected} onPick={(id) => {
+        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} here={waiting.here} selected={selected} onPick={(id) => {
           setSelected(id);
           sceneRef.current?.reveal(id);
         }} />}

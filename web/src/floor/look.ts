@@ -2,6 +2,7 @@
 // role. Kept apart from the drawing so the list view, the card and the legend
 // say exactly what the canvas shows.
 
+import type { Shown } from '../../../src/core/attention.js';
 import type { Agent, Status } from '../../../src/core/floor.js';
 
 export const STATUS_COLOR: Record<Status, string> = {
@@ -16,6 +17,11 @@ export const STATUS_COLOR: Record<Status, string> = {
 
 /** An agent silent too long while working or thinking (quietSince): greyed, like idle. */
 export const QUIET_COLOR = '#94a3b8';
+/** An agent waiting in its own terminal (nothing to decide here): a darker amber, no pulse. */
+export const TERMINAL_COLOR = '#b45309';
+
+/** What a view shows (src/core/attention.ts): a status, quiet, or waiting in its terminal. */
+export const SHOWN_COLOR: Record<Shown, string> = { ...STATUS_COLOR, quiet: QUIET_COLOR, terminal: TERMINAL_COLOR };
 
 export const STATUS_LABEL: Record<Status, string> = {
   idle: 'Idle',
@@ -26,6 +32,8 @@ export const STATUS_LABEL: Record<Status, string> = {
   error: 'Error',
   offline: 'Offline',
 };
+
+export const SHOWN_LABEL: Record<Shown, string> = { ...STATUS_LABEL, quiet: 'Quiet', terminal: 'Waiting in its terminal' };
 
 /** What a sighted user sees, in words (the list view and the docs say the same). */
 export const POSE_TEXT: Record<Status, string> = {
@@ -38,12 +46,25 @@ export const POSE_TEXT: Record<Status, string> = {
   offline: 'greyed out and asleep, screen off',
 };
 
+export const SHOWN_POSE: Record<Shown, string> = {
+  ...POSE_TEXT,
+  quiet: 'sits back, arms down, screen dimmed, a grey "…" badge and a dotted ring',
+  terminal: 'stands with a hand up, dark amber ">" badge, a steady ring',
+};
+
 /** Badge glyph over the head, if any. */
-export const STATUS_BADGE: Partial<Record<Status, string>> = {
+export const STATUS_BADGE: Partial<Record<Shown, string>> = {
   waiting: '?',
   error: '!',
   done: '✓',
+  quiet: '…',
+  terminal: '>',
 };
+
+/** The status whose pose a shown state takes: quiet sits like idle, waiting in its terminal stands like waiting. */
+export function poseOf(s: Shown): Status {
+  return s === 'quiet' ? 'idle' : s === 'terminal' ? 'waiting' : s;
+}
 
 /** Order in which a person should look: the ones that need them first. */
 export const ATTENTION: Record<Status, number> = {

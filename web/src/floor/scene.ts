@@ -14,6 +14,7 @@
 // and unit-tested; what each thing looks like is sprites.ts. This file keeps
 // the animation state, the sprite caches and the dirty boxes.
 
+import type { Shown } from '../../../src/core/attention.js';
 import type { Agent, Effect, FloorState } from '../../../src/core/floor.js';
 import {
   CELL_H,
@@ -62,7 +63,7 @@ interface View {
   /** The character sprite chosen this frame (null: drawn live). */
   char: HTMLCanvasElement | null;
   /** What was painted last, to tell whether the cell must be repainted. */
-  drawn: { desk: HTMLCanvasElement | null; rev: number; k: number; char: HTMLCanvasElement | null; x: number; y: number; alpha: number; sel: number; cx: number; cy: number } | null;
+  drawn: { desk: HTMLCanvasElement | null; rev: number; look: Shown | null; k: number; char: HTMLCanvasElement | null; x: number; y: number; alpha: number; sel: number; cx: number; cy: number } | null;
   x: number;
   y: number;
   phase: 'in' | 'seated' | 'out' | 'removing';
@@ -71,12 +72,16 @@ interface View {
   alpha: number;
   sprite: HTMLCanvasElement | null;
   spriteRev: number;
+  /** What the desk sprite shows (the agent's status, or quiet, or waiting in its terminal). */
+  spriteLook: Shown | null;
+  /** What the view shows this frame (`FloorScene.lookOf`). */
+  look: Shown;
   spriteScale: number;
   spriteCtx: CanvasRenderingContext2D | null;
   /** Character sprites by `status|role|frame|scale`. */
   chars: Map<string, HTMLCanvasElement>;
   /** The last character sprite drawn and what it showed (the common case: unchanged). */
-  charLast: { status: string; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
+  charLast: { status: Shown; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
   charK: number;
   /** Left out by the filters or the room's absence: not drawn, not hit. */
   hidden: boolean;
@@ -115,6 +120,12 @@ export class FloorScene {
   selected: string | null = null;
   focused: string | null = null;
   reducedMotion = false;
+  /**
+   * What to draw for an agent at `now` when that is not its stored status
+   * (src/core/attention.ts: quiet, waiting in its terminal); the view sets
+   * it, so the canvas says what the list and the card say.
+   */
+  lookOf: ((a: Agent, now: number) => Shown) | null = null;
   readonly counters: SceneCounters = { planesLaunched: 0, briefsLaunched: 0, speeches: 0, boardUpdates: 0, sprites: 0, draws: 0, fullPaints: 0, boxes: 0 };
 
   private ctx: CanvasRenderingContext2D;
@@ -219,11 +230,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
   }
 
   // ------------------------------------------------------------ effects
@@ -590,33 +601,34 @@ export class FloorScene {
         v.drawn = null;
         continue;
       }
-      if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
-        this.buildSprite(v, a, k);
+      const look = (v.look = this.lookOf ? this.lookOf(a, now) : a.status);
+      if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteLook !== look || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
+        this.buildSprite(v, a, k, look);
         builds++;
       }
       const walking = isWalking(v);
-      const pulses = !walking && !this.reducedMotion && (a.status === 'waiting' || a.status === 'error') && v.phase !== 'removing';
+      const pulses = !walking && !this.reducedMotion && (look === 'waiting' || look === 'error') && v.phase !== 'removing';
       let sprite: HTMLCanvasElement | null = null;
       if (!walking) {
-        const f = a.status === 'working' || a.status === 'thinking' || a.status === 'waiting' ? frame : 0;
+        const f = look === 'working' || look === 'thinking' || look === 'waiting' || look === 'terminal' ? frame : 0;
         const last = v.charLast;
-        if (last && last.status === a.status && last.role === a.role && last.f === f && last.k === k) sprite = last.sprite;
+        if (last && last.status === look && last.role === a.role && last.f === f && last.k === k) sprite = last.sprite;
         else {
           if (v.charK !== k) {
             v.chars.clear();
             v.charK = k;
           }
           // Keyed by what the sprite shows; a string is built only when the look changes.
-          const key = `${a.status}|${a.role}|${f}`;
+          const key = `${look}|${a.role}|${f}`;
           sprite = v.chars.get(key) ?? null;
           if (!sprite && builds < MAX_SPRITE_BUILDS_PER_FRAME * 2) {
-            sprite = this.buildCharSprite(a, f, k, !(a.status === 'waiting' || a.status === 'error'));
+            sprite = this.buildCharSprite(a, f, k, !(look === 'waiting' || look === 'error'), look);
             // A few looks per agent at most (the oldest goes first): canvases are not free.
             if (v.chars.size >= 10) v.chars.delete(v.chars.keys().next().value!);
             v.chars.set(key, sprite);
             builds++;
           }
-          v.charLast = sprite ? { status: a.status, role: a.role, f, k, sprite } : null;
+          v.charLast = sprite ? { status: look, role: a.role, f, k, sprite } : null;
         }
       }
       v.char = sprite;
@@ -626,6 +638,7 @@ export class FloorScene {
         !d ||
         d.desk !== v.sprite ||
         d.rev !== v.spriteRev ||
+        d.look !== v.spriteLook ||
         d.k !== v.spriteScale ||
         d.char !== sprite ||
         d.x !== Math.round(v.x * 2) ||
@@ -641,7 +654,7 @@ export class FloorScene {
         if (d && (d.cx !== cell.x || d.cy !== cell.y)) rects.push({ x: d.cx, y: d.cy, w: CELL_W, h: CELL_H });
       }
       v.cell = cell;
-      v.drawn = { desk: v.sprite, rev: v.spriteRev, k: v.spriteScale, char: sprite, x: Math.round(v.x * 2), y: Math.round(v.y * 2), alpha: Math.round(v.alpha * 50), sel, cx: cell.x, cy: cell.y };
+      v.drawn = { desk: v.sprite, rev: v.spriteRev, look: v.spriteLook, k: v.spriteScale, char: sprite, x: Math.round(v.x * 2), y: Math.round(v.y * 2), alpha: Math.round(v.alpha * 50), sel, cx: cell.x, cy: cell.y };
     }
 
     // Things that move across cells: where they were and where they are.
@@ -736,11 +749,11 @@ export class FloorScene {
       if (!a || v.hidden || v.alpha <= 0.01) continue;
       const walking = isWalking(v);
       if (!(walking ? hit(v.x - 40, v.y - 66, 80, 100) : v.cell && hit(v.cell.x, v.cell.y, CELL_W, CELL_H))) continue;
-      const pulsing = !walking && (a.status === 'waiting' || a.status === 'error');
+      const pulsing = !walking && (v.look === 'waiting' || v.look === 'error');
       if (walking || pulsing) {
         world();
         const pulse = pulsing && !this.reducedMotion && v.phase !== 'removing' ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
-        drawRing(ctx, v.x, v.y + 22, a.status, pulse, v.alpha);
+        drawRing(ctx, v.x, v.y + 22, v.look, pulse, v.alpha);
       }
       if (v.char) {
         ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -749,8 +762,8 @@ export class FloorScene {
         ctx.globalAlpha = 1;
       } else {
         world();
-        if (!walking && !pulsing) drawRing(ctx, v.x, v.y + 22, a.status, 0, v.alpha);
-        drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now, this.reducedMotion);
+        if (!walking && !pulsing) drawRing(ctx, v.x, v.y + 22, v.look, 0, v.alpha);
+        drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now, this.reducedMotion, v.look);
       }
     }
     world();
@@ -811,7 +824,7 @@ export class FloorScene {
     paintRooms(g, this.rooms.values());
   }
 
-  private buildSprite(v: View, a: Agent, scale: number): void {
+  private buildSprite(v: View, a: Agent, scale: number, look: Shown): void {
     this.counters.sprites++;
     const c = v.sprite ?? document.createElement('canvas');
     const w = Math.max(1, Math.ceil(CELL_W * scale));
@@ -825,9 +838,10 @@ export class FloorScene {
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, w, h);
     g.setTransform(scale, 0, 0, scale, 0, 0);
-    paintDesk(g, a);
+    paintDesk(g, a, look);
     v.sprite = c;
     v.spriteRev = a.rev;
+    v.spriteLook = look;
     v.spriteScale = scale;
   }
 
@@ -836,14 +850,14 @@ export class FloorScene {
     drawPlane(ctx, p, Math.min(1, (now - p.t0) / PLANE_MS), this.reducedMotion);
   }
 
-  private buildCharSprite(a: Agent, frame: number, k: number, withRing: boolean): HTMLCanvasElement {
+  private buildCharSprite(a: Agent, frame: number, k: number, withRing: boolean, look: Shown): HTMLCanvasElement {
     this.counters.sprites++;
     const c = document.createElement('canvas');
     c.width = Math.max(1, Math.ceil(CHAR_W * k));
     c.height = Math.max(1, Math.ceil(CHAR_H * k));
     const g = c.getContext('2d')!;
     g.setTransform(k, 0, 0, k, 0, 0);
-    paintCharacterSprite(g, a, frame * ANIM_STEP_MS, withRing, this.reducedMotion);
+    paintCharacterSprite(g, a, frame * ANIM_STEP_MS, withRing, this.reducedMotion, look);
     return c;
   }
 }

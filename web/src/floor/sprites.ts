@@ -4,10 +4,11 @@
 // paper planes and speech bubbles. Where things are is layout.ts's; when
 // they are painted (sprites cached, dirty boxes) is scene.ts's.
 
+import type { Shown } from '../../../src/core/attention.js';
 import type { Agent } from '../../../src/core/floor.js';
 import { CELL_H, CELL_W, PAD, boardWidth, cellOf, doorOf, ease, planeArc, type Room } from './layout.js';
 import { NAME_FONT_PX } from './camera.js';
-import { STATUS_BADGE, STATUS_COLOR, faceOf, floorColor, shirtColor } from './look.js';
+import { SHOWN_COLOR, STATUS_BADGE, STATUS_COLOR, faceOf, floorColor, poseOf, shirtColor } from './look.js';
 
 /** A character sprite's box around its anchor (the middle of the torso). */
 export const CHAR_W = 76;
@@ -101,10 +102,11 @@ export function paintRoomLive(ctx: CanvasRenderingContext2D, r: Room, flash: boo
  * title bar, its activity as lines of text, a tick when done, the error in red),
  * the desk, and the name tag with the activity or role below it.
  */
-export function paintDesk(g: CanvasRenderingContext2D, a: Agent): void {
+export function paintDesk(g: CanvasRenderingContext2D, a: Agent, look: Shown = a.status): void {
   const cx = CELL_W / 2;
-  const status = a.status;
-  const col = STATUS_COLOR[status];
+  // Quiet: the screen of an idle agent (its last activity, dimmed); in its terminal: a waiting one's.
+  const status = poseOf(look);
+  const col = SHOWN_COLOR[look];
   // Monitor.
   const mx = cx - 38,
     my = 4,
@@ -128,7 +130,7 @@ export function paintDesk(g: CanvasRenderingContext2D, a: Agent): void {
     g.fillStyle = '#e2e8f0';
     g.font = '600 8px ui-monospace, Menlo, Consolas, monospace';
     g.textBaseline = 'middle';
-    g.fillText(fitText(g, a.tool || status, mw - 6), mx + 3, my + 6);
+    g.fillText(fitText(g, look === 'quiet' ? 'quiet' : look === 'terminal' ? 'in its terminal' : a.tool || status, mw - 6), mx + 3, my + 6);
     g.textBaseline = 'alphabetic';
     if (status === 'done') {
       g.strokeStyle = '#7dd3fc';
@@ -190,15 +192,15 @@ export function paintDesk(g: CanvasRenderingContext2D, a: Agent): void {
 }
 
 /** A seated character as a sprite (its anchor at CHAR_AX, CHAR_AY): ring (unless it pulses, drawn live) and pose. */
-export function paintCharacterSprite(g: CanvasRenderingContext2D, a: Agent, now: number, withRing: boolean, calm: boolean): void {
-  if (withRing) drawRing(g, CHAR_AX, CHAR_AY + 22, a.status, 0, 1);
-  drawCharacter(g, CHAR_AX, CHAR_AY, false, 1, a, now, calm);
+export function paintCharacterSprite(g: CanvasRenderingContext2D, a: Agent, now: number, withRing: boolean, calm: boolean, look: Shown = a.status): void {
+  if (withRing) drawRing(g, CHAR_AX, CHAR_AY + 22, look, 0, 1);
+  drawCharacter(g, CHAR_AX, CHAR_AY, false, 1, a, now, calm, look);
 }
 
 /** A character of `a` around its anchor (x, y). `now` only sets the phase of its little animations; `calm` (reduced motion) stills them. */
-export function drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: number, walking: boolean, alpha: number, a: Agent, now: number, calm: boolean): void {
-  const status = a.status;
-  const col = STATUS_COLOR[status];
+export function drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: number, walking: boolean, alpha: number, a: Agent, now: number, calm: boolean, look: Shown = a.status): void {
+  const status = poseOf(look);
+  const col = SHOWN_COLOR[look];
   const standing = walking || status === 'waiting';
   const face = faceOf(a.id);
   const shirt = status === 'offline' ? '#9ca3af' : shirtColor(a.role);
@@ -363,7 +365,7 @@ export function drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: num
   }
 
   // Badge.
-  const badge = STATUS_BADGE[status];
+  const badge = STATUS_BADGE[look];
   if (badge && !walking) {
     const bx = hx - 15;
     const by = hy - 16;
@@ -387,8 +389,8 @@ export function drawCharacter(ctx: CanvasRenderingContext2D, x0: number, y0: num
 }
 
 /** The floor ring under a character: its colour is the status; `pulse` (0..1) swells it. */
-export function drawRing(ctx: CanvasRenderingContext2D, x: number, y: number, status: Agent['status'], pulse: number, alpha: number): void {
-  const col = STATUS_COLOR[status];
+export function drawRing(ctx: CanvasRenderingContext2D, x: number, y: number, status: Shown, pulse: number, alpha: number): void {
+  const col = SHOWN_COLOR[status];
   ctx.fillStyle = col;
   ctx.globalAlpha = alpha * (0.22 + 0.25 * pulse);
   ctx.beginPath();
@@ -396,8 +398,9 @@ export function drawRing(ctx: CanvasRenderingContext2D, x: number, y: number, st
   ctx.fill();
   ctx.globalAlpha = alpha * (status === 'offline' ? 0.55 : 1);
   ctx.strokeStyle = col;
-  ctx.lineWidth = status === 'waiting' || status === 'error' ? 3 : 2;
+  ctx.lineWidth = status === 'waiting' || status === 'error' || status === 'terminal' ? 3 : 2;
   if (status === 'offline') ctx.setLineDash([4, 3]);
+  else if (status === 'quiet') ctx.setLineDash([2, 3]);
   ctx.stroke();
   ctx.setLineDash([]);
   ctx.globalAlpha = 1;

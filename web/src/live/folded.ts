@@ -59,6 +59,11 @@ export class FoldedScope<S, J = unknown> {
     return this.stream.connection;
   }
 
+  /** Whether a snapshot has arrived (before it, the state is empty, not known to be empty). */
+  get ready(): boolean {
+    return this.epoch !== '';
+  }
+
   subscribe(f: () => void): () => void {
     this.listeners.add(f);
     if (this.listeners.size === 1) this.stream.start();

@@ -219,8 +219,21 @@ export class Hub {
   private setState(s: HubState): void {
     if (this.state === s) return;
     this.state = s;
+    if (s !== 'live' && this.downSince === null) this.downSince = Date.now();
+    if (s === 'live') this.downSince = null;
     if (this.leader) this.post({ t: 'state', state: s });
     for (const set of this.subs.values()) for (const sub of set) sub.state(s);
+    for (const f of this.watchers) f(s);
+  }
+
+  /** Since when the connection is lost (null while live, and while first connecting). */
+  downSince: number | null = null;
+  private readonly watchers = new Set<(s: HubState) => void>();
+
+  /** Hears every change of the connection's state (the app shell's outage banner); returns the way to stop. */
+  watch(f: (s: HubState) => void): () => void {
+    this.watchers.add(f);
+    return () => this.watchers.delete(f);
   }
 
   /** One frame (the JSON of a `data:` line), to this tab's subscriptions of its scope. */

@@ -1,5 +1,5 @@
 // The one way the web app talks to the server's JSON API. Every view reads
-// and writes through these two functions, so every write carries a fresh
+// and writes through these functions, so every write carries a fresh
 // Idempotency-Key (a retried POST is recorded once), and every refusal comes
 // back the same way: the server's `{message, kind}` (docs/security.md), or
 // our own words when there was no answer at all.
@@ -32,6 +32,13 @@ export function postJson<T = unknown>(path: string, body: unknown, headers: Reco
     headers: { ...headers, accept: 'application/json', 'content-type': 'application/json', 'idempotency-key': randomKey() },
     body: JSON.stringify(body),
   });
+}
+
+/** `PUT` or `DELETE path` (with a JSON body, when given) and a fresh Idempotency-Key. */
+export function sendJson<T = unknown>(method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json', 'idempotency-key': randomKey() };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return request<T>(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 async function request<T>(path: string, init: RequestInit): Promise<Answer<T>> {

@@ -3,6 +3,7 @@
 // figure beside each room's name. Both read the tab's one usage client.
 import { formatUsd, tokensOf, type Tally } from '../../../src/core/usage.js';
 import { useUsage } from '../live/usage.js';
+import { pageProject } from './scope.js';
 
 /** '12.3k' style counts. */
 export function count(n: number): string {
@@ -17,7 +18,7 @@ export function line(t: Tally): string {
 
 /** The agent card's rows: its own usage, and with helpers its session's total. */
 export function AgentCost(props: { id: string }) {
-  const u = useUsage().state;
+  const u = useUsage(pageProject()).state;
   const a = u.agents.get(props.id);
   const session = u.sessions.get(props.id);
   if (!a && !session) return null;
@@ -39,7 +40,7 @@ export function AgentCost(props: { id: string }) {
 
 /** A room's cost, beside its name. */
 export function TeamCost(props: { team: string }) {
-  const t = useUsage().state.teams.get(props.team);
+  const t = useUsage(pageProject()).state.teams.get(props.team);
   if (!t || (!t.costMicros && !tokensOf(t))) return null;
   return (
     <span class="team-cost" data-testid={`team-cost-${props.team}`} title={line(t)}>

@@ -11,6 +11,20 @@ export function projectOfPage(): string {
   return /^[A-Za-z0-9_-]{1,64}$/.test(p) ? p : '';
 }
 
+/** The project the page's live scopes name (`floor:<project>`, `approvals:<project>`, ...): `default` when the page names none. */
+export function pageProject(): string {
+  return projectOfPage() || 'default';
+}
+
+/** The page's path in another project (`?project=` replaced; none for the default one), keeping the rest of its query. */
+export function withProject(project: string): string {
+  const q = new URLSearchParams(location.search);
+  if (project && project !== 'default') q.set('project', project);
+  else q.delete('project');
+  const s = q.toString();
+  return location.pathname + (s ? '?' + s : '') + location.hash;
+}
+
 /** `path` in `project` (default: the page's): `?project=` appended when it is not the default one. */
 export function inProject(path: string, project = projectOfPage()): string {
   return project ? `${path}${path.includes('?') ? '&' : '?'}project=${encodeURIComponent(project)}` : path;

@@ -1,15 +1,17 @@
 // The card of one agent: what the fold knows about it, its pending hook
 // approvals (answerable right here), its parent and helpers as links.
 import { useEffect, useRef } from 'preact/hooks';
+import { shownStatus } from '../../../../src/core/attention.js';
 import { quietSince, type Agent, type FloorState } from '../../../../src/core/floor.js';
 import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
-import { STATUS_COLOR, STATUS_LABEL } from '../look.js';
+import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
 
-export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; onClose: () => void; onPick: (id: string) => void }) {
+export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void }) {
   const { agent: a, state, now } = props;
   const quiet = quietSince(a, now, props.quietAfter);
+  const shown = shownStatus(a, now, props.quietAfter, props.here);
   const team = state.teams.get(a.team);
   const parent = a.parent ? state.agents.get(a.parent) : undefined;
   const helpers = [...state.agents.values()].filter((x) => x.parent === a.id);
@@ -24,7 +26,7 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
     </>
   );
   return (
-    <div class="card" role="dialog" aria-label={`Agent ${a.name}`} data-testid="agent-card" tabIndex={-1} ref={ref} style={{ '--c': STATUS_COLOR[a.status] }}>
+    <div class="card" role="dialog" aria-label={`Agent ${a.name}`} data-testid="agent-card" tabIndex={-1} ref={ref} style={{ '--c': SHOWN_COLOR[shown] }}>
       <header>
         <span class="badge" aria-hidden="true" />
         <h2 data-testid="card-name">{a.name}</h2>
@@ -40,7 +42,10 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
           quiet !== null ? (
             <span class="pill pill-quiet" data-quiet="true">{`Quiet, last heard ${ago(now - quiet)} (was ${STATUS_LABEL[a.status].toLowerCase()})`}</span>
           ) : (
-            <span class={`pill pill-${a.status}`}>{STATUS_LABEL[a.status]}{a.leftAt !== null ? ' (leaving)' : ''}</span>
+            <span class={`pill pill-${shown}`} data-shown={shown} title={shown === 'terminal' ? 'It asks in its own terminal (a permission prompt or a question): nothing to decide here' : undefined}>
+              {SHOWN_LABEL[shown]}
+              {a.leftAt !== null ? ' (leaving)' : ''}
+            </span>
           ),
           'status',
         )}

@@ -2,20 +2,22 @@
 // with its whiteboard and its agents by desk. It is the accessible view of
 // the canvas (keyboard, screen readers) and says what the canvas shows.
 import { memo } from 'preact/compat';
-import { quietSince, type Agent, type FloorState, type Status } from '../../../../src/core/floor.js';
+import { shownStatus, type Shown } from '../../../../src/core/attention.js';
+import type { Agent, FloorState, Status } from '../../../../src/core/floor.js';
 import { ago } from '../../shared/time.js';
-import { POSE_TEXT, QUIET_COLOR, STATUS_COLOR, STATUS_LABEL, byAttention } from '../look.js';
+import { SHOWN_COLOR, SHOWN_LABEL, SHOWN_POSE, STATUS_LABEL, byAttention } from '../look.js';
 import { TeamCost } from '../../shared/cost.js';
 
 const AgentRow = memo(
-  function AgentRow(props: { a: Agent; rev: number; status: Status; quiet: string | null; selected: boolean; onPick: (id: string) => void }) {
+  function AgentRow(props: { a: Agent; rev: number; status: Status; shown: Shown; quiet: string | null; selected: boolean; onPick: (id: string) => void }) {
     const a = props.a;
+    const shown = props.shown;
     // Silent too long while "working": say quiet and when it was last heard, not a guess.
-    const st = props.quiet ? `Quiet, last heard ${props.quiet} (was ${STATUS_LABEL[a.status].toLowerCase()})` : STATUS_LABEL[a.status];
+    const st = props.quiet ? `Quiet, last heard ${props.quiet} (was ${STATUS_LABEL[a.status].toLowerCase()})` : SHOWN_LABEL[shown];
     return (
-      <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-quiet={props.quiet ? 'true' : undefined} data-team={a.team} class={`row row-${props.quiet ? 'quiet' : a.status}${props.selected ? ' sel' : ''}`}>
-        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${st}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. ${props.quiet ? '' : ` Pose: ${POSE_TEXT[a.status]}.`}`}>
-          <span class="ring" style={{ '--c': props.quiet ? QUIET_COLOR : STATUS_COLOR[a.status] }} aria-hidden="true" />
+      <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-shown={shown} data-quiet={props.quiet ? 'true' : undefined} data-team={a.team} class={`row row-${shown}${props.selected ? ' sel' : ''}`}>
+        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${st}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. Pose: ${SHOWN_POSE[shown]}.`}>
+          <span class="ring" style={{ '--c': SHOWN_COLOR[shown] }} aria-hidden="true" />
           <span class="who">
             <span class="name">{a.name}</span>
             {a.role && <span class="role">{a.role}</span>}
@@ -29,14 +31,12 @@ const AgentRow = memo(
       </li>
     );
   },
-  (p, n) => p.rev === n.rev && p.selected === n.selected && p.status === n.status && p.quiet === n.quiet && p.a === n.a,
+  (p, n) => p.rev === n.rev && p.selected === n.selected && p.status === n.status && p.shown === n.shown && p.quiet === n.quiet && p.a === n.a,
 );
 
-export function AgentList(props: { state: FloorState; agents: Agent[]; now: number; quietAfter: number; selected: string | null; onPick: (id: string) => void }) {
-  const quiet = (a: Agent) => {
-    const t = quietSince(a, props.now, props.quietAfter);
-    return t === null ? null : ago(props.now - t);
-  };
+export function AgentList(props: { state: FloorState; agents: Agent[]; now: number; quietAfter: number; here: ReadonlySet<string> | null; selected: string | null; onPick: (id: string) => void }) {
+  const shown = (a: Agent) => shownStatus(a, props.now, props.quietAfter, props.here);
+  const quiet = (a: Agent) => (shown(a) === 'quiet' ? ago(props.now - a.lastSeen) : null);
   const { state } = props;
   const byTeam = new Map<string, Agent[]>();
   for (const a of props.agents) {
@@ -52,7 +52,7 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; now: numb
           <h2>Needs you</h2>
           <ul>
             {urgent.map((a) => (
-              <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
+              <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} shown={shown(a)} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
             ))}
           </ul>
         </section>
@@ -72,7 +72,7 @@ export function AgentList(props: { state: FloorState; agents: Agent[]; now: numb
             </p>
             <ul>
               {members.map((a) => (
-                <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
+                <AgentRow key={a.id} a={a} rev={a.rev} status={a.status} shown={shown(a)} quiet={quiet(a)} selected={a.id === props.selected} onPick={props.onPick} />
               ))}
             </ul>
           </section>

@@ -1,21 +1,25 @@
-import { STATUSES, type Status } from '../../../../src/core/floor.js';
-import { STATUS_COLOR, STATUS_LABEL } from '../look.js';
+import { SHOWN, type Shown } from '../../../../src/core/attention.js';
+import { SHOWN_COLOR, SHOWN_LABEL } from '../look.js';
 
-/** How many agents are in each status; waiting and failed ones stand out. */
-export function StatusCounts(props: { counts: Record<Status, number> }) {
+/**
+ * How many agents are shown in each state (src/core/attention.ts), except
+ * "Waiting for you": what waits for a decision here, the number the nav badge
+ * and the inbox show. Waiting and failed ones stand out.
+ */
+export function StatusCounts(props: { counts: Record<Shown, number> }) {
   const { counts } = props;
   return (
     <ul class="counts" aria-label="Agents by status" data-testid="counts">
-      {STATUSES.map((s) => (
+      {SHOWN.filter((s) => counts[s] > 0 || (s !== 'quiet' && s !== 'terminal')).map((s) => (
         <li
           key={s}
-          class={`count count-${s}${counts[s] ? ' some' : ''}${(s === 'waiting' || s === 'error') && counts[s] ? ' urgent' : ''}`}
+          class={`count count-${s}${counts[s] ? ' some' : ''}${(s === 'waiting' || s === 'error' || s === 'terminal') && counts[s] ? ' urgent' : ''}`}
           data-status={s}
           data-count={counts[s]}
-          style={{ '--c': STATUS_COLOR[s] }}
+          style={{ '--c': SHOWN_COLOR[s] }}
         >
           <span class="swatch" aria-hidden="true" />
-          <span class="n">{counts[s]}</span> {STATUS_LABEL[s]}
+          <span class="n">{counts[s]}</span> {SHOWN_LABEL[s]}
         </li>
       ))}
     </ul>

@@ -9,6 +9,7 @@
 import { useState } from 'preact/hooks';
 import { pendingFor, type Approval } from '../../../../src/core/approvals.js';
 import { useApprovals } from '../../live/approvals.js';
+import { pageProject } from '../scope.js';
 import { since, useNow } from '../time.js';
 import { decideApproval } from './api.js';
 import './approvals.css';
@@ -99,7 +100,7 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
 
 /** The pending approvals of one floor agent, for its card (nothing when none). */
 export function AgentApprovals(props: { agent: string }) {
-  const client = useApprovals();
+  const client = useApprovals(pageProject());
   const now = useNow();
   const list = pendingFor(client.state, props.agent);
   if (list.length === 0) return null;
@@ -110,12 +111,4 @@ export function AgentApprovals(props: { agent: string }) {
       ))}
     </ul>
   );
-}
-
-/** How many approvals of any kind wait (for the nav badge). */
-export function usePendingCount(): number {
-  const client = useApprovals();
-  let n = 0;
-  for (const a of client.state.byId.values()) if (a.status === 'pending') n++;
-  return n;
 }

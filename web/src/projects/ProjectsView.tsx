@@ -1,0 +1,249 @@
+// Projects from the web (`/projects`): the projects this browser may see,
+// a new one, and for the page's project (`?project=`) its members: invite
+// someone (a link), add an account by its login, change a member's role,
+// remove one. What a caller cannot do is not offered (only an owner sees the
+// role pickers and the invite form); the server checks every request anyway
+// (src/server/identity/routes.ts), and a refusal shows its message.
+
+import { useEffect, useState } from 'preact/hooks';
+import { getJson, postJson, sendJson } from '../shared/api.js';
+import { followLink, navigate } from '../shared/navigate.js';
+import { reloadProjects, useWho, type Role } from '../shared/projects.js';
+import { inProject, pageProject } from '../shared/scope.js';
+import './projects.css';
+
+const ROLES: Role[] = ['owner', 'editor', 'viewer'];
+
+interface Member {
+  uid: string;
+  login: string | null;
+  name: string;
+  role: Role | null;
+}
+
+function NewProject() {
+  const [name, setName] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    const r = await postJson<{ project: { id: string } }>('/projects', { name: name.trim() });
+    setBusy(false);
+    if (!r.ok) return setError(r.message);
+    setName('');
+    await reloadProjects();
+    navigate(inProject('/projects', r.body.project.id));
+  };
+  return (
+    <form class="new-project" onSubmit={create} data-testid="new-project">
+      <label>
+        New project{' '}
+        <input value={name} required maxLength={80} placeholder="Name" onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="new-project-name" />
+      </label>{' '}
+      <button type="submit" disabled={busy || !name.trim()} data-testid="new-project-create">
+        Create
+      </button>
+      {error && (
+        <p class="error" role="alert" data-testid="new-project-error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Invite(props: { project: string; onAdded: () => void }) {
+  const [role, setRole] = useState<Role>('viewer');
+  const [link, setLink] = useState('');
+  const [login, setLogin] = useState('');
+  const [error, setError] = useState('');
+  const invite = async () => {
+    setError('');
+    const r = await postJson<{ link: string; expires: number }>('/auth/invites', { project: props.project, role });
+    if (!r.ok) return setError(r.message);
+    setLink(location.origin + r.body.link);
+  };
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    const r = await sendJson('PUT', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(login.trim())}`, { role });
+    if (!r.ok) return setError(r.message);
+    setLogin('');
+    props.onAdded();
+  };
+  return (
+    <section class="invite" aria-labelledby="invite-h" data-testid="invite">
+      <h3 id="invite-h">Invite someone</h3>
+      <p>
+        <label>
+          As{' '}
+          <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as Role)} data-testid="invite-role">
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>{' '}
+        <button type="button" onClick={invite} data-testid="invite-make">
+          Make an invite link
+        </button>
+      </p>
+      {link && (
+        <p>
+          <label>
+            Send this link (it works once, for 7 days){' '}
+            <input readOnly value={link} size={48} data-testid="invite-link" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+          </label>
+        </p>
+      )}
+      <form onSubmit={add}>
+        <label>
+          Or add an account by its login{' '}
+          <input value={login} required maxLength={64} onInput={(e) => setLogin((e.target as HTMLInputElement).value)} data-testid="add-login" />
+        </label>{' '}
+        <button type="submit" disabled={!login.trim()} data-testid="add-member">
+          Add as {role}
+        </button>
+      </form>
+      {error && (
+        <p class="error" role="alert" data-testid="invite-error">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function Members(props: { project: string; mine: Role | null; me: string }) {
+  const [members, setMembers] = useState<Member[] | null>(null);
+  const [error, setError] = useState('');
+  const owner = props.mine === 'owner';
+  const load = async () => {
+    const r = await getJson<{ members: Member[] }>(`/projects/${encodeURIComponent(props.project)}/members`);
+    if (r.ok) {
+      setMembers(r.body.members);
+      setError('');
+    } else setError(r.message);
+  };
+  useEffect(() => {
+    void load();
+    // Someone may have joined through a link meanwhile: read again when the page is looked at again.
+    const again = () => document.visibilityState === 'visible' && void load();
+    addEventListener('focus', again);
+    return () => removeEventListener('focus', again);
+  }, [props.project]);
+  const changed = async (p: Promise<{ ok: boolean; message?: string }>) => {
+    const r = await p;
+    setError(r.ok ? '' : (r.message ?? 'refused'));
+    await Promise.all([load(), reloadProjects()]);
+  };
+  const setRole = (m: Member, role: Role) => changed(sendJson('PUT', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`, { role }));
+  const remove = (m: Member) => changed(sendJson('DELETE', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`));
+  return (
+    <section aria-labelledby="members-h" data-testid="members">
+      <h3 id="members-h">Members</h3>
+      {!owner && <p class="muted">Only an owner of this project can invite people or change roles.</p>}
+      {members === null ? (
+        <p class="muted">{error || 'Loading…'}</p>
+      ) : (
+        <table class="members">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Login</th>
+              <th scope="col">Role</th>
+              {owner && <th scope="col" aria-label="Actions" />}
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.uid} data-testid={`member-${m.login ?? m.uid}`} data-role={m.role ?? ''}>
+                <th scope="row">
+                  {m.name}
+                  {m.uid === props.me ? ' (you)' : ''}
+                </th>
+                <td>{m.login ?? '—'}</td>
+                <td>
+                  {owner ? (
+                    <select value={m.role ?? ''} aria-label={`Role of ${m.name}`} onChange={(e) => void setRole(m, (e.target as HTMLSelectElement).value as Role)} data-testid="member-role">
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    <span data-testid="member-role-text">{m.role}</span>
+                  )}
+                </td>
+                {owner && (
+                  <td>
+                    <button type="button" class="link" onClick={() => void remove(m)} aria-label={`Remove ${m.name} from the project`} data-testid="member-remove">
+                      Remove
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {members !== null && error && (
+        <p class="error" role="alert" data-testid="members-error">
+          {error}
+        </p>
+      )}
+      {owner && <Invite project={props.project} onAdded={() => void changed(Promise.resolve({ ok: true }))} />}
+    </section>
+  );
+}
+
+export function ProjectsView() {
+  const who = useWho();
+  const current = pageProject();
+  const mine = who.projects.find((p) => p.id === current) ?? null;
+  return (
+    <div class="projects" data-testid="projects">
+      <h1>Projects</h1>
+      {who.error && (
+        <p class="error" role="alert">
+          {who.error}
+        </p>
+      )}
+      <ul class="project-list" data-testid="project-list">
+        {who.projects.map((p) => (
+          <li key={p.id} data-testid={`project-${p.id}`} aria-current={p.id === current ? 'true' : undefined}>
+            <a href={inProject('/projects', p.id)} onClick={followLink(inProject('/projects', p.id))}>
+              {p.name}
+            </a>{' '}
+            <code>{p.id}</code> <span class="role">{p.role}</span>{' '}
+            <a href={inProject('/', p.id)} onClick={followLink(inProject('/', p.id))}>
+              floor
+            </a>{' '}
+            <a href={inProject('/inbox', p.id)} onClick={followLink(inProject('/inbox', p.id))}>
+              approvals
+            </a>
+          </li>
+        ))}
+      </ul>
+      {who.person && <NewProject />}
+      {mine && (
+        <section class="project" aria-labelledby="project-h" data-testid="project-detail">
+          <h2 id="project-h">
+            {mine.name} <span class="role">you are {mine.role === 'owner' ? 'an owner' : `a ${mine.role}`}</span>
+          </h2>
+          {who.mode === 'shared' ? (
+            <Members project={current} mine={mine.role} me={who.uid} />
+          ) : (
+            <p class="muted" data-testid="local-members">
+              Local mode: the person at this machine owns every project. Members, roles and invites come with shared mode (<code>roost serve --shared</code>, docs/security.md).
+            </p>
+          )}
+        </section>
+      )}
+    </div>
+  );
+}
