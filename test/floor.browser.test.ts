@@ -99,13 +99,15 @@ describe('the floor in the browser', () => {
     assert.equal(await otto.getByTestId('row-activity').innerText(), 'Running the test suite');
     await post(server.url, { type: 'status', agent: 'pay-otto', status: 'waiting', activity: 'May I push to main?' });
     await waitFor(page, `document.querySelector('[data-testid=agent-row-pay-otto]')?.dataset.status === 'waiting'`);
-    // Waiting stands out: in the counts, in "Needs you", and as an amber ring on the canvas.
-    assert.equal(await page.locator('[data-testid=counts] [data-status=waiting]').getAttribute('data-count'), '1');
-    assert.match(await page.locator('[data-testid=counts] [data-status=waiting]').getAttribute('class') ?? '', /urgent/);
+    // Waiting stands out: in the counts, in "Needs you", and as a ring on the canvas. Nothing waits for a
+    // decision in Roost (no approval): it waits in its own terminal (test/status.browser.test.ts has both).
+    await page.locator('[data-testid=counts] [data-status=terminal][data-count="1"]').waitFor();
+    assert.match(await page.locator('[data-testid=counts] [data-status=terminal]').getAttribute('class') ?? '', /urgent/);
+    assert.equal(await page.locator('[data-testid=counts] [data-status=waiting]').getAttribute('data-count'), '0');
     assert.match(await page.getByRole('region', { name: 'Needs you' }).innerText(), /Otto[\s\S]*May I push to main\?/);
     await page.waitForTimeout(150);
     const ring2 = await page.evaluate(() => window.__roost!.where('pay-otto', 'ring'));
-    assert.ok(await canvasHasColorNear(page, ring2!, '#f59e0b', 10), 'a waiting agent stands on an amber ring');
+    assert.ok(await canvasHasColorNear(page, ring2!, '#b45309', 10), 'an agent waiting in its terminal stands on a dark amber ring');
     assert.ok(!(await canvasHasColorNear(page, ring2!, '#16a34a', 4)), 'and no longer on the green one');
   });
 
@@ -142,7 +144,7 @@ describe('the floor in the browser', () => {
     assert.equal(await card.getByTestId('card-source').innerText(), 'codex');
     assert.equal(await card.getByTestId('card-team').innerText(), 'Payments');
     assert.equal(await card.getByTestId('card-parent').innerText(), 'Ada');
-    assert.match(await card.getByTestId('card-status').innerText(), /Waiting for you/);
+    assert.match(await card.getByTestId('card-status').innerText(), /Waiting in its terminal/);
     assert.equal(await card.getByTestId('card-tool').innerText(), 'Bash');
     assert.equal(await card.getByTestId('card-activity').innerText(), 'May I push to main?');
     assert.match(await card.getByTestId('card-last-seen').innerText(), /s ago/);

@@ -26,7 +26,7 @@ const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
   '/flock': () => <FlockView />,
   '/inbox': () => <InboxView />,
   '/cost': () => <CostView />,
-  '/projects': () => <ProjectsView />,
+  '/manage': () => <ProjectsView />,
 };
 
 /** What waits for a decision in the page's project, on the nav link: the list the floor and the inbox count too. */

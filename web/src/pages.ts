@@ -10,8 +10,8 @@ export const PAGES = [
   { path: '/flock', label: 'Flock' },
   { path: '/inbox', label: 'Approvals' },
   { path: '/cost', label: 'Cost' },
-  // Reached from every project switcher, not the nav.
-  { path: '/projects', label: 'Projects', hidden: true },
+  // Projects and their members (not `/projects`: that is the API's list). Reached from every project switcher, not the nav.
+  { path: '/manage', label: 'Projects', hidden: true },
 ] as const;
 
 export type Page = (typeof PAGES)[number];

@@ -1,4 +1,4 @@
-// Projects from the web (`/projects`): the projects this browser may see,
+// Projects from the web (`/manage`): the projects this browser may see,
 // a new one, and for the page's project (`?project=`) its members: invite
 // someone (a link), add an account by its login, change a member's role,
 // remove one. What a caller cannot do is not offered (only an owner sees the
@@ -34,7 +34,7 @@ function NewProject() {
     if (!r.ok) return setError(r.message);
     setName('');
     await reloadProjects();
-    navigate(inProject('/projects', r.body.project.id));
+    navigate(inProject('/manage', r.body.project.id));
   };
   return (
     <form class="new-project" onSubmit={create} data-testid="new-project">
@@ -216,7 +216,7 @@ export function ProjectsView() {
       <ul class="project-list" data-testid="project-list">
         {who.projects.map((p) => (
           <li key={p.id} data-testid={`project-${p.id}`} aria-current={p.id === current ? 'true' : undefined}>
-            <a href={inProject('/projects', p.id)} onClick={followLink(inProject('/projects', p.id))}>
+            <a href={inProject('/manage', p.id)} onClick={followLink(inProject('/manage', p.id))}>
               {p.name}
             </a>{' '}
             <code>{p.id}</code> <span class="role">{p.role}</span>{' '}

@@ -25,7 +25,7 @@ export function ProjectSwitcher(props: { testid: string }) {
           ))}
         </select>
       </label>
-      <a href={inProject('/projects', current)} onClick={followLink(inProject('/projects', current))} data-testid={`${props.testid}-manage`}>
+      <a href={inProject('/manage', current)} onClick={followLink(inProject('/manage', current))} data-testid={`${props.testid}-manage`}>
         Projects
       </a>
     </span>
