@@ -120,13 +120,14 @@ function Invite(props: { project: string; onAdded: () => void }) {
 function Members(props: { project: string; mine: Role | null; me: string }) {
   const [members, setMembers] = useState<Member[] | null>(null);
   const [error, setError] = useState('');
+  // Bumped by every read: a picker whose change was refused shows the role as read again.
+  const [reads, setReads] = useState(0);
   const owner = props.mine === 'owner';
   const load = async () => {
     const r = await getJson<{ members: Member[] }>(`/projects/${encodeURIComponent(props.project)}/members`);
-    if (r.ok) {
-      setMembers(r.body.members);
-      setError('');
-    } else setError(r.message);
+    if (r.ok) setMembers(r.body.members);
+    else setError(r.message);
+    setReads((n) => n + 1);
   };
   useEffect(() => {
     void load();
@@ -136,9 +137,10 @@ function Members(props: { project: string; mine: Role | null; me: string }) {
     return () => removeEventListener('focus', again);
   }, [props.project]);
   const changed = async (p: Promise<{ ok: boolean; message?: string }>) => {
+    setError('');
     const r = await p;
-    setError(r.ok ? '' : (r.message ?? 'refused'));
     await Promise.all([load(), reloadProjects()]);
+    if (!r.ok) setError(r.message ?? 'refused');
   };
   const setRole = (m: Member, role: Role) => changed(sendJson('PUT', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`, { role }));
   const remove = (m: Member) => changed(sendJson('DELETE', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`));
@@ -168,7 +170,7 @@ function Members(props: { project: string; mine: Role | null; me: string }) {
                 <td>{m.login ?? '—'}</td>
                 <td>
                   {owner ? (
-                    <select value={m.role ?? ''} aria-label={`Role of ${m.name}`} onChange={(e) => void setRole(m, (e.target as HTMLSelectElement).value as Role)} data-testid="member-role">
+                    <select key={reads} value={m.role ?? ''} aria-label={`Role of ${m.name}`} onChange={(e) => void setRole(m, (e.target as HTMLSelectElement).value as Role)} data-testid="member-role">
                       {ROLES.map((r) => (
                         <option key={r} value={r}>
                           {r}
