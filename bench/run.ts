@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,restart-agents,fold,work-fold,signin,flock]
+//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock]
 //                          [--runs 3] [--seconds 5]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -422,6 +422,30 @@ async function main(): Promise<void> {
     const label = 'hostile batch: 200 messages to 50 new recipients each (125 KB)';
     add({ workload: label, metric: 'event loop held (longest gap of a 1 ms timer)', values: held, unit: 'ms', note: `answered ${status}`, target: '< 50 ms', ok: (m) => m < 50 });
     add({ workload: label, metric: 'server CPU for the request (incl. the probe timer)', values: cpu, unit: 'ms' });
+  }
+
+  if (want('hooks') && NODES === 1) {
+    // Claude Code's http observation hook waits for Roost's answer: a tool outside the approval rules,
+    // 500 calls one after another (the CLI sends them so), each a durable append.
+    const payload = readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'claude-code', 'hooks-real-2.1.197', '05-PreToolUse-Bash-subagent.json'), 'utf8');
+    const p50: number[] = [];
+    const p99: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const n = await roost();
+      const times: number[] = [];
+      for (let k = 0; k < 500; k++) {
+        const t0 = performance.now();
+        const r = await fetch(n.url + '/hooks/claude-code', { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
+        await r.text();
+        times.push(performance.now() - t0);
+      }
+      await n.stop();
+      times.sort((a, b) => a - b);
+      p50.push(times[250]);
+      p99.push(times[494]);
+    }
+    add({ workload: 'observation hook (POST /hooks/claude-code, not held)', metric: 'latency p50', values: p50, unit: 'ms', target: '< 50 ms', ok: (m) => m < 50 });
+    add({ workload: 'observation hook (POST /hooks/claude-code, not held)', metric: 'latency p99', values: p99, unit: 'ms' });
   }
 
   if (want('restart-agents') && !DB) {

@@ -318,7 +318,7 @@ test('the command hook: deny when approvals are required and the server is away;
   console.log(`# command hook, server unreachable: deny in ${deny.ms.toFixed(0)} ms; no-approval exit in ${free.ms.toFixed(0)} ms; observe in ${observe.ms.toFixed(0)} ms (node start included)`);
 });
 
-test('observation hooks answer fast: the http hook endpoint’s median and p99 over 200 calls', async () => {
+test('observation hooks are answered without holding: 200 calls of a tool outside the rules each get {} at once', async () => {
   const roost = await inProcess();
   try {
     const payloads = readFileSync(join(FIX, 'hooks-real-2.1.197', '05-PreToolUse-Bash-subagent.json'), 'utf8');
@@ -326,14 +326,15 @@ test('observation hooks answer fast: the http hook endpoint’s median and p99 o
     for (let i = 0; i < 200; i++) {
       const t0 = performance.now();
       const r = await fetch(`${roost.url}/hooks/claude-code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payloads });
-      await r.text();
+      assert.equal(r.status, 200);
+      assert.deepEqual(await r.json(), {}, 'an observation is answered with nothing to decide');
       times.push(performance.now() - t0);
     }
     times.sort((a, b) => a - b);
-    const p50 = times[100];
-    const p99 = times[198];
-    console.log(`# http observation hook: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${times[199].toFixed(1)} ms (durable append included)`);
-    assert.ok(p50 < 50, `median ${p50} ms is under 50 ms`);
+    // Timing targets live in the bench (bench row "hooks"), not here: this machine may be busy.
+    console.log(`# http observation hook: p50 ${times[100].toFixed(1)} ms, p99 ${times[198].toFixed(1)} ms, max ${times[199].toFixed(1)} ms (durable append included)`);
+    assert.deepEqual(await pending(roost.url), [], 'nothing was held');
+    assert.ok(roost.floor.state.agents.size > 0, 'each call reached the floor');
   } finally {
     await roost.close();
   }

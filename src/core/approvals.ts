@@ -11,8 +11,9 @@
 // src/core (window.ts, approval-rules.ts), no clock, no I/O. Time arrives on the event (`ts`) or as the `now` of a query.
 //
 // Events (one `approvals` stream per project):
-//   approval.requested { id, kind, asker, askerName?, scope?, team?, source?, tool, input?, phrase?, holder?, window, ts }
-//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason?, phrase? }
+//   approval.requested { id, kind, asker, askerName?, scope?, team?, source?, tool, input?, detail?, phrase?, holder?, window, ts }
+//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason?, phrase?, remember?: 'session', rule?: ruleKey }
+//   approval.rules.ended { asker, session, ts }   the session ended: its "allow for this session" rules end with it
 //   approval.expired   { id, ts }          the window passed with no decision
 //   approval.withdrawn { id, ts, reason? } the asker stopped waiting (its hook or bridge went away,
 //                                          its session ended, or its hook denied on its own)
@@ -37,7 +38,7 @@ import { formatWindow } from './window.js';
 /** History: 1 — hook approvals; 2 — one model: kind, asker, scope, phrase, holder (old events fold as kind tool). */
 export const APPROVALS_PROTOCOL_VERSION = 2;
 
-export const APPROVAL_EVENT_TYPES = ['approval.requested', 'approval.decided', 'approval.expired', 'approval.withdrawn'] as const;
+export const APPROVAL_EVENT_TYPES = ['approval.requested', 'approval.decided', 'approval.expired', 'approval.withdrawn', 'approval.rules.ended'] as const;
 export type ApprovalEventType = (typeof APPROVAL_EVENT_TYPES)[number];
 
 export const APPROVAL_KINDS = ['tool', 'fleet', 'verdict', 'ask'] as const;
@@ -69,6 +70,29 @@ export const APPROVAL_LIMITS = {
   maxWindow: 24 * 60 * 60 * 1000,
 } as const;
 
+/** What a request's `detail` may hold (each text field; the edits of one request). */
+export const DETAIL_LIMITS = {
+  text: 20_000,
+  command: 8_000,
+  path: 1_000,
+  cwd: 1_000,
+  description: 500,
+  edits: 20,
+} as const;
+
+/** Sessions whose "allow for this session" rules are kept, and rules per session (the oldest go first). */
+export const RULE_LIMITS = { sessions: 1_000, perSession: 50 } as const;
+
+/**
+ * What a tool call would do, for the person deciding (the inbox shows it):
+ * the command and its directory, a file's new content, or the edits of a
+ * file (shown as a diff). Every text is capped; `truncated` says a cap cut it.
+ */
+export type ApprovalDetail =
+  | { kind: 'command'; command: string; cwd: string; description: string; truncated: boolean }
+  | { kind: 'write'; path: string; content: string; truncated: boolean }
+  | { kind: 'edit'; path: string; edits: { old: string; new: string; all: boolean }[]; truncated: boolean };
+
 /** Default window before an unanswered approval counts as denied. */
 export const DEFAULT_WINDOW_MS = 10 * 60 * 1000;
 /** Closed approvals kept in the folded state (newest first); the log keeps all. */
@@ -91,6 +115,8 @@ export interface Approval {
   tool: string;
   /** A readable digest of what is asked (one or a few lines), never the raw input. */
   input: string;
+  /** What the call would do, in full up to DETAIL_LIMITS (command and directory, content, edits), or null. */
+  detail: ApprovalDetail | null;
   /** `ask` only: the exact words (trimmed, lower case) that approve it; '' otherwise. */
   phrase: string;
   /**
@@ -107,6 +133,8 @@ export interface Approval {
   decidedBy: string;
   decidedAt: number | null;
   reason: string;
+  /** The "allow for this session" rule this decision made (`remember`), or the rule that allowed it at once; '' otherwise. */
+  rule: string;
   /** Log position of the event that closed it (lets a decider learn whether it won). */
   closedAt: number | null;
 }
@@ -117,6 +145,12 @@ export interface ApprovalsState {
   closed: string[];
   /** Ids of every request ever folded that is no longer in `byId` (so an old id stays unique). */
   forgotten: Set<string>;
+  /**
+   * "Allow for this session" rules, by `sessionKey(asker, session)`: rule key →
+   * who allowed it and from which request. They end with the session
+   * (`approval.rules.ended`); the oldest sessions go past RULE_LIMITS.
+   */
+  sessionRules: Map<string, Map<string, { by: string; from: string; at: number }>>;
   rev: number;
 }
 
@@ -125,7 +159,7 @@ export type ApprovalEffect =
   | { kind: 'closed'; id: string; status: Exclude<ApprovalStatus, 'pending'> };
 
 export function emptyApprovals(): ApprovalsState {
-  return { byId: new Map(), closed: [], forgotten: new Set(), rev: 0 };
+  return { byId: new Map(), closed: [], forgotten: new Set(), sessionRules: new Map(), rev: 0 };
 }
 
 function str(v: unknown, cap: number): string | undefined {
@@ -215,6 +249,7 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
     source: str(o.source, APPROVAL_LIMITS.source) ?? '',
     tool,
     input: typeof o.input === 'string' ? (o.input.length > APPROVAL_LIMITS.input ? o.input.slice(0, APPROVAL_LIMITS.input - 1) + '…' : o.input) : '',
+    detail: kind === 'tool' || kind === 'fleet' ? clampDetail(o.detail) : null,
     phrase,
     holder: str(o.holder, APPROVAL_LIMITS.holder) ?? '',
     window,
@@ -224,6 +259,7 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
     decidedBy: '',
     decidedAt: null,
     reason: '',
+    rule: '',
     closedAt: null,
   };
 }
@@ -235,6 +271,12 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
 export function applyApproval(s: ApprovalsState, e: unknown, position: number | null = null): ApprovalEffect[] {
   if (!e || typeof e !== 'object' || Array.isArray(e)) return [];
   const o = e as Record<string, unknown>;
+  if (o.type === 'approval.rules.ended') {
+    const asker = str(o.asker, APPROVAL_LIMITS.asker);
+    const session = str(o.session, APPROVAL_LIMITS.scopeValue);
+    if (asker && session && s.sessionRules.delete(sessionKey(asker, session))) s.rev++;
+    return [];
+  }
   const id = str(o.id, APPROVAL_LIMITS.id);
   if (!id) return [];
   const ts = num(o.ts) ?? 0;
@@ -255,6 +297,15 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
       if (a.kind === 'ask' && o.decision === 'allow' && normalizePhrase(o.phrase) !== a.phrase) return [];
       a.decidedBy = str(o.by, APPROVAL_LIMITS.by) ?? 'unknown';
       a.reason = str(o.reason, APPROVAL_LIMITS.reason) ?? '';
+      if (o.decision === 'allow') {
+        const key = ruleKeyOf(a);
+        // A rule named by the decision allowed it at once; `remember` makes one for the rest of the session.
+        if (key !== null && typeof o.rule === 'string' && o.rule === key) a.rule = key;
+        else if (key !== null && o.remember === 'session') {
+          a.rule = key;
+          addRule(s, a, key, ts);
+        }
+      }
       return close(s, a, o.decision === 'allow' ? 'allowed' : 'denied', ts, position);
     }
     case 'approval.expired': {
@@ -336,24 +387,178 @@ export function outcomeLine(a: Approval): string {
   }
 }
 
+// ---------------------------------------------------------------- allow for this session
+
+const SHELL_TOOLS = new Set(['Bash', 'shell', 'run_shell_command']);
+const EDIT_TOOLS = new Set(['Edit', 'MultiEdit', 'Write', 'NotebookEdit', 'write_file', 'replace']);
+
+/** The key of a session's rules: an agent and one of its sessions. */
+export function sessionKey(asker: string, session: string): string {
+  return `${asker}\u0000${session}`;
+}
+
+/**
+ * What an "allow for this session" of this request covers, or null when it
+ * cannot make one (not a tool call of an agent session). A shell command
+ * covers that exact command again; a file edit or write covers every file
+ * edit of the session (as Claude Code's own "allow all edits"); any other
+ * tool covers that tool.
+ */
+export function ruleKeyOf(a: Pick<Approval, 'kind' | 'scope' | 'tool' | 'input' | 'detail'>): string | null {
+  if (a.kind !== 'tool' || !a.scope.session) return null;
+  if (SHELL_TOOLS.has(a.tool)) return 'command:' + (a.detail?.kind === 'command' ? a.detail.command : a.input);
+  if (EDIT_TOOLS.has(a.tool)) return 'edits';
+  return 'tool:' + a.tool;
+}
+
+function addRule(s: ApprovalsState, a: Approval, key: string, ts: number): void {
+  const sk = sessionKey(a.asker, a.scope.session!);
+  let rules = s.sessionRules.get(sk);
+  if (!rules) {
+    s.sessionRules.set(sk, (rules = new Map()));
+    while (s.sessionRules.size > RULE_LIMITS.sessions) s.sessionRules.delete(s.sessionRules.keys().next().value!);
+  }
+  rules.delete(key);
+  rules.set(key, { by: a.decidedBy, from: a.id, at: ts });
+  while (rules.size > RULE_LIMITS.perSession) rules.delete(rules.keys().next().value!);
+}
+
+/** The session rule that already allows a request like this one, or null (the server then asks a person). */
+export function sessionRuleFor(
+  s: ApprovalsState,
+  a: Pick<Approval, 'kind' | 'asker' | 'scope' | 'tool' | 'input' | 'detail'>,
+): { key: string; by: string; from: string } | null {
+  const key = ruleKeyOf(a);
+  if (key === null) return null;
+  const r = s.sessionRules.get(sessionKey(a.asker, a.scope.session!))?.get(key);
+  return r ? { key, by: r.by, from: r.from } : null;
+}
+
+/** Whether a session has rules (so its end is worth logging). */
+export function hasSessionRules(s: ApprovalsState, asker: string, session: string): boolean {
+  return s.sessionRules.has(sessionKey(asker, session));
+}
+
+// ---------------------------------------------------------------- detail
+
+function text(v: unknown, cap: number): [string, boolean] {
+  if (typeof v !== 'string') return ['', false];
+  return v.length > cap ? [v.slice(0, cap), true] : [v, false];
+}
+
+/**
+ * What a tool call would do, from its input (and the session's directory for
+ * a command), for the person deciding; null for tools without one. Cut to
+ * DETAIL_LIMITS before anything else: a megabyte of input costs what the caps do.
+ */
+export function detailOf(tool: string, input: unknown, cwd?: unknown): ApprovalDetail | null {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
+  const o = input as Record<string, unknown>;
+  if (SHELL_TOOLS.has(tool)) {
+    const [command, t1] = text(o.command, DETAIL_LIMITS.command);
+    if (!command) return null;
+    const [dir] = text(o.cwd ?? o.directory ?? cwd, DETAIL_LIMITS.cwd);
+    const [description] = text(o.description, DETAIL_LIMITS.description);
+    return { kind: 'command', command, cwd: dir, description, truncated: t1 };
+  }
+  const [path] = text(o.file_path ?? o.path ?? o.notebook_path, DETAIL_LIMITS.path);
+  if (!path) return null;
+  if (tool === 'Write' || tool === 'write_file') {
+    const [content, truncated] = text(o.content, DETAIL_LIMITS.text);
+    return { kind: 'write', path, content, truncated };
+  }
+  if (tool === 'Edit' || tool === 'replace' || tool === 'MultiEdit') {
+    const list = tool === 'MultiEdit' ? (Array.isArray(o.edits) ? o.edits : []) : [o];
+    const edits: { old: string; new: string; all: boolean }[] = [];
+    let budget = DETAIL_LIMITS.text;
+    let truncated = list.length > DETAIL_LIMITS.edits;
+    for (const e of list.slice(0, DETAIL_LIMITS.edits)) {
+      if (!e || typeof e !== 'object') continue;
+      const x = e as Record<string, unknown>;
+      const [oldText, t1] = text(x.old_string, Math.max(0, budget));
+      budget -= oldText.length;
+      const [newText, t2] = text(x.new_string, Math.max(0, budget));
+      budget -= newText.length;
+      truncated ||= t1 || t2;
+      edits.push({ old: oldText, new: newText, all: x.replace_all === true });
+      if (budget <= 0) {
+        truncated = true;
+        break;
+      }
+    }
+    return edits.length ? { kind: 'edit', path, edits, truncated } : null;
+  }
+  return null;
+}
+
+/** A stored detail, checked (stored events are hostile too): the same caps, or null. */
+export function clampDetail(v: unknown): ApprovalDetail | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const truncated = o.truncated === true;
+  switch (o.kind) {
+    case 'command': {
+      const [command, t] = text(o.command, DETAIL_LIMITS.command);
+      if (!command) return null;
+      return { kind: 'command', command, cwd: text(o.cwd, DETAIL_LIMITS.cwd)[0], description: text(o.description, DETAIL_LIMITS.description)[0], truncated: truncated || t };
+    }
+    case 'write': {
+      const [path] = text(o.path, DETAIL_LIMITS.path);
+      if (!path) return null;
+      const [content, t] = text(o.content, DETAIL_LIMITS.text);
+      return { kind: 'write', path, content, truncated: truncated || t };
+    }
+    case 'edit': {
+      const [path] = text(o.path, DETAIL_LIMITS.path);
+      if (!path || !Array.isArray(o.edits)) return null;
+      const edits: { old: string; new: string; all: boolean }[] = [];
+      let budget = DETAIL_LIMITS.text;
+      let cut = truncated || o.edits.length > DETAIL_LIMITS.edits;
+      for (const e of o.edits.slice(0, DETAIL_LIMITS.edits)) {
+        if (!e || typeof e !== 'object' || budget <= 0) continue;
+        const x = e as Record<string, unknown>;
+        const [a, t1] = text(x.old, budget);
+        budget -= a.length;
+        const [b, t2] = text(x.new, Math.max(0, budget));
+        budget -= b.length;
+        cut ||= t1 || t2;
+        edits.push({ old: a, new: b, all: x.all === true });
+      }
+      return edits.length ? { kind: 'edit', path, edits, truncated: cut } : null;
+    }
+    default:
+      return null;
+  }
+}
+
 // ---------------------------------------------------------------- wire form
 
 export interface ApprovalsJSON {
   approvals: Approval[];
   closed: string[];
   forgotten: string[];
+  /** [sessionKey, [ruleKey, {by, from, at}][]][] (absent in snapshots from before session rules). */
+  sessionRules?: [string, [string, { by: string; from: string; at: number }][]][];
   rev: number;
 }
 
 export function approvalsToJSON(s: ApprovalsState): ApprovalsJSON {
-  return { approvals: [...s.byId.values()], closed: [...s.closed], forgotten: [...s.forgotten], rev: s.rev };
+  return {
+    approvals: [...s.byId.values()],
+    closed: [...s.closed],
+    forgotten: [...s.forgotten],
+    sessionRules: [...s.sessionRules].map(([k, m]) => [k, [...m]]),
+    rev: s.rev,
+  };
 }
 
 export function approvalsFromJSON(j: ApprovalsJSON): ApprovalsState {
   const s = emptyApprovals();
-  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope } });
+  // Records from before `detail` and `rule` read as having none.
+  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope }, detail: a.detail ?? null, rule: a.rule ?? '' });
   s.closed = [...(j.closed ?? [])];
   for (const id of j.forgotten ?? []) s.forgotten.add(id);
+  for (const [k, rules] of j.sessionRules ?? []) s.sessionRules.set(k, new Map(rules.map(([rk, r]) => [rk, { ...r }])));
   s.rev = j.rev ?? 0;
   return s;
 }

@@ -34,12 +34,15 @@ import {
   clampWindow,
   dueToExpire,
   emptyApprovals,
+  hasSessionRules,
   nextDeadline,
   normalizePhrase,
   orphanedApprovals,
   pendingApprovals,
   recentApprovals,
+  ruleKeyOf,
   type Approval,
+  type ApprovalDetail,
   type ApprovalKind,
   type ApprovalScope,
   type ApprovalsState,
@@ -97,6 +100,8 @@ export interface NewApproval {
   source: string;
   tool: string;
   input: string;
+  /** What the call would do (command, content, edits), for the person deciding. */
+  detail?: ApprovalDetail | null;
   phrase?: string;
   window?: number;
   /** What holds the asker's wait (see holders.ts); none: only the window closes it. */
@@ -348,6 +353,7 @@ export class ApprovalService {
       source: n.source,
       tool: n.tool,
       input: n.input,
+      detail: n.detail ?? undefined,
       phrase: n.phrase,
       holder: n.holder,
       window: clampWindow(n.window),
@@ -409,6 +415,39 @@ export class ApprovalService {
   }
 
   /**
+   * A request that a session's "allow for this session" rule already allows:
+   * logged as requested and allowed at once, naming the rule and who made it
+   * (so the audit trail reads like any other decision). Keyed by the id.
+   */
+  async allowByRule(n: NewApproval & { id: string }, rule: { key: string; by: string; from: string }): Promise<Approval | null> {
+    const known = this.state.byId.get(n.id);
+    if (known) return known;
+    if (this.state.forgotten.has(n.id)) return null;
+    const decided = {
+      type: 'approval.decided',
+      id: n.id,
+      decision: 'allow',
+      by: rule.by,
+      reason: `allowed for this session (the rule made with ${rule.from})`,
+      rule: rule.key,
+      ts: Date.now(),
+    };
+    const r = await this.store.append(this.stream, [this.requestEvent(n.id, { ...n, holder: undefined }), { type: decided.type, body: JSON.stringify(decided) }], {
+      idempotencyKey: `ruled:${n.id}`,
+    });
+    await this.folded(r.last);
+    return this.state.byId.get(n.id) ?? null;
+  }
+
+  /** A session ended: its "allow for this session" rules end with it (logged only when it had some). */
+  async endSessionRules(asker: string, session: string): Promise<void> {
+    if (!hasSessionRules(this.state, asker, session)) return;
+    const body = { type: 'approval.rules.ended', asker, session, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
+    await this.folded(r.last);
+  }
+
+  /**
    * Records a decision. Resolves with the approval and whether this decision
    * is the one that closed it (false: something else came first in the log;
    * the caller answers 409). A request whose asker is gone is withdrawn
@@ -419,7 +458,7 @@ export class ApprovalService {
     id: string,
     decision: 'allow' | 'deny',
     by: string,
-    opts: { reason?: string; phrase?: string; idempotencyKey?: string } = {},
+    opts: { reason?: string; phrase?: string; remember?: 'session'; idempotencyKey?: string } = {},
   ): Promise<{ approval: Approval; won: boolean }> {
     let a = this.state.byId.get(id);
     if (!a && !this.state.forgotten.has(id)) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
@@ -439,7 +478,10 @@ export class ApprovalService {
       decision = 'deny';
       reason = `the phrase typed${opts.phrase?.trim() ? ` ("${opts.phrase.trim().slice(0, APPROVAL_LIMITS.phrase)}")` : ''} is not the ask's: not a yes`;
     }
-    const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, ts: Date.now() };
+    if (opts.remember && a.status === 'pending' && (decision !== 'allow' || ruleKeyOf(a) === null)) {
+      throw new HttpError(400, 'bad_request', '"remember": "session" is for allowing a tool call of an agent session (not a deny, a board request, a verdict or an ask)');
+    }
+    const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, remember: opts.remember, ts: Date.now() };
     const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;
@@ -474,6 +516,7 @@ export class ApprovalService {
     const r = await this.decide(id, b.decision, by, {
       reason: b.reason,
       phrase: b.phrase,
+      remember: b.remember,
       idempotencyKey: key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
     });
     if (!r.won) throw closedError(r.approval.id, r.approval);
@@ -487,6 +530,8 @@ const Decision = Type.Object({
   by: Type.Optional(Type.String({ maxLength: 1000 })),
   reason: Type.Optional(Type.String({ maxLength: APPROVAL_LIMITS.reason })),
   phrase: Type.Optional(Type.String({ maxLength: APPROVAL_LIMITS.phrase })),
+  /** With `allow`: the same call (a shell command), every file edit, or the same tool, allowed for the rest of the agent's session. */
+  remember: Type.Optional(Type.Literal('session')),
 });
 
 /** The approvals routes, each served by the request's project's service. */

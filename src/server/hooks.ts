@@ -16,7 +16,7 @@
 // install` in the hook's URL or arguments): team, approvals, window.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { APPROVAL_LIMITS, digestInput, needsApproval, outcomeLine, type Approval } from '../core/approvals.js';
+import { APPROVAL_LIMITS, detailOf, digestInput, needsApproval, outcomeLine, sessionRuleFor, type Approval } from '../core/approvals.js';
 import { parseWindow } from '../core/window.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
 import { normalizeFloorEvent } from '../core/floor-wire.js';
@@ -123,6 +123,8 @@ export class HookService {
     const m = mapHook(tool, payload, { team, view: floorView(floor.state) });
     await this.remember(req, tool, m);
     await this.transcript(req, tool, payload, m);
+    // A session's end ends its "allow for this session" rules (logged only when it had some).
+    if (m.agent && m.session && (payload as Record<string, unknown>).hook_event_name === 'SessionEnd') await (await this.approvalsOf.of(req)).endSessionRules(m.agent, m.session);
     const rules = url.searchParams.get('approvals');
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
@@ -149,10 +151,22 @@ export class HookService {
     // The mapped event carries the agent's identity (name, team, parent): keep it, show "waiting".
     const identity = m.events[0] ?? { type: 'tool', agent: m.agent };
     const withIdentity = (e: FloorEvent): FloorEvent => ({ ...identity, ...e, agent: identity.agent });
-    await this.appendFloor(floor, [withIdentity(waitingEvent(m))]);
     const key = requestKeyOf(url);
     // The hook's own key names the request, so its later report of a denial made on its own finds it.
     const id = key ? askedId('ap', callerOf(req), key) : newApprovalId();
+    const asked = newToolApproval(tool, payload, m, url);
+    // Allowed for this session already (a person's "allow for this session"): logged and answered at once.
+    const rule = sessionRuleFor(approvals.state, { ...asked, detail: asked.detail ?? null });
+    if (rule) {
+      const a = await approvals.allowByRule({ ...asked, id }, rule);
+      if (a && a.status !== 'pending') {
+        const { allowed, reason } = explain(a);
+        await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason)), ...(allowed ? m.events.slice(1) : [])]);
+        sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
+        return;
+      }
+    }
+    await this.appendFloor(floor, [withIdentity(waitingEvent(m))]);
     // This node holds the hook's connection, from before the request is in the log (so no sweep
     // can find it unheld in between): the request stays open while the connection does.
     const release = approvals.holdHook(id);
@@ -171,7 +185,7 @@ export class HookService {
     });
     let approval: Approval;
     try {
-      ({ approval } = await approvals.request({ ...newToolApproval(tool, payload, m, url), id, holder: approvals.holders.self }));
+      ({ approval } = await approvals.request({ ...asked, id, holder: approvals.holders.self }));
     } catch (e) {
       answered = true;
       throw e;
@@ -242,6 +256,7 @@ function newToolApproval(tool: AgentTool, payload: object, m: ReturnType<typeof 
     scope: m.session ? { session: m.session } : {},
     tool: m.tool || 'tool',
     input: m.input || digestInput(m.tool, (payload as Record<string, unknown>).tool_input, APPROVAL_LIMITS.input),
+    detail: detailOf(m.tool, (payload as Record<string, unknown>).tool_input, (payload as Record<string, unknown>).cwd),
     window: parseWindow(url.searchParams.get('window')),
   };
 }

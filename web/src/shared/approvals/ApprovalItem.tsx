@@ -7,11 +7,12 @@
 // changes nothing until its outcome comes back on the stream.
 
 import { useState } from 'preact/hooks';
-import { pendingFor, type Approval } from '../../../../src/core/approvals.js';
+import { pendingFor, ruleKeyOf, type Approval } from '../../../../src/core/approvals.js';
 import { useApprovals } from '../../live/approvals.js';
 import { pageProject } from '../scope.js';
 import { since, useNow } from '../time.js';
 import { decideApproval } from './api.js';
+import { Detail } from './Detail.js';
 import './approvals.css';
 
 export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
@@ -20,9 +21,9 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
   const [error, setError] = useState('');
   const [typed, setTyped] = useState('');
   const ask = a.kind === 'ask';
-  const answer = async (d: 'allow' | 'deny') => {
+  const answer = async (d: 'allow' | 'deny', remember?: 'session') => {
     setSent(true);
-    const r = await decideApproval(a.id, d, undefined, ask && d === 'allow' ? typed : undefined);
+    const r = await decideApproval(a.id, d, undefined, { phrase: ask && d === 'allow' ? typed : undefined, remember });
     if (!r.ok) {
       // 409: someone (or the window) was first; the stream is about to say so.
       setError(r.message);
@@ -30,6 +31,9 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
     }
   };
   const left = a.deadline - now;
+  const rule = props.compact ? null : ruleKeyOf(a);
+  // What "allow for this session" would cover, in the button's words.
+  const session = rule === null ? '' : rule === 'edits' ? 'Allow all edits this session' : rule.startsWith('command:') ? 'Allow this command this session' : `Allow ${a.tool} this session`;
   return (
     <li class="inbox-item" data-testid="inbox-item" data-approval={a.id} data-agent={a.asker} data-kind={a.kind}>
       <div class="inbox-what">
@@ -55,10 +59,14 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
             wants to run <code class="inbox-tool" data-testid="inbox-tool">{a.tool}</code>
           </p>
         )}
-        {a.input && (
-          <pre class="inbox-input" data-testid="inbox-input">
-            {a.input}
-          </pre>
+        {a.detail ? (
+          <Detail detail={a.detail} />
+        ) : (
+          a.input && (
+            <pre class="inbox-input" data-testid="inbox-input">
+              {a.input}
+            </pre>
+          )
         )}
         <p class="inbox-time">
           waiting <span data-testid="inbox-waiting">{since(now - a.requestedAt)}</span>
@@ -90,6 +98,11 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
         <button class="inbox-allow" disabled={sent || (ask && !typed.trim())} onClick={() => answer('allow')} aria-label={`${ask ? 'Approve' : 'Allow'} ${a.tool} for ${a.askerName}`} data-testid="allow">
           {ask ? 'Approve' : 'Allow'}
         </button>
+        {session && (
+          <button class="inbox-session" disabled={sent} onClick={() => answer('allow', 'session')} aria-label={`${session} for ${a.askerName}`} data-testid="allow-session">
+            {session}
+          </button>
+        )}
         <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`${ask ? 'Reject' : 'Deny'} ${a.tool} for ${a.askerName}`} data-testid="deny">
           {ask ? 'Reject' : 'Deny'}
         </button>

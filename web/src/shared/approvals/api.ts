@@ -9,12 +9,23 @@ import { getJson, postJson, type Answer } from '../api.js';
 import { nameHeaders } from '../me.js';
 import { fleetPath, inProject } from '../scope.js';
 
-/** Any approval by its id (a hook's, a fleet board session's, a verdict, an ask), in the page's project or the one given. */
-export function decideApproval(id: string, decision: 'allow' | 'deny', project?: string, phrase?: string): Promise<Answer> {
+/**
+ * Any approval by its id (a hook's, a fleet board session's, a verdict, an
+ * ask), in the page's project or the one given. `phrase`: an ask (a nest's
+ * ask_owner) is approved by typing its phrase, anything else the server
+ * records as a no; `remember: 'session'` makes an allow a rule for the rest
+ * of the agent's session (docs/approvals.md).
+ */
+export function decideApproval(id: string, decision: 'allow' | 'deny', project?: string, opts: { phrase?: string; remember?: 'session' } = {}): Promise<Answer> {
   // Local mode: the name this browser goes by labels the decider (shared mode: the server takes the signed-in person's).
   const by = nameHeaders()['roost-name'];
-  // An ask (a nest's ask_owner) is approved by typing its phrase: anything else the server records as a no.
-  return postJson(inProject(`/approvals/${encodeURIComponent(id)}/decision`, project), { decision, ...(by ? { by } : {}), ...(phrase !== undefined ? { phrase } : {}) });
+  const { phrase, remember } = opts;
+  return postJson(inProject(`/approvals/${encodeURIComponent(id)}/decision`, project), {
+    decision,
+    ...(by ? { by } : {}),
+    ...(phrase !== undefined ? { phrase } : {}),
+    ...(remember ? { remember } : {}),
+  });
 }
 
 /**
