@@ -49,7 +49,9 @@ test('click Allow in the inbox: the waiting Bash call runs and the inbox empties
     assert.equal(await item.count(), 1);
     assert.match(await item.getByTestId('inbox-agent').innerText(), /^shop · [0-9a-f]{8}$/);
     assert.equal(await item.getByTestId('inbox-tool').innerText(), 'Bash');
-    assert.equal(await item.getByTestId('inbox-input').innerText(), '$ echo allowed > inbox-marker.txt');
+    // What it would do, from the real CLI's hook: the command and the directory it runs in.
+    assert.equal(await item.getByTestId('detail-cmd').innerText(), '$ echo allowed > inbox-marker.txt');
+    assert.equal(await item.getByTestId('detail-cwd').innerText(), setup.project);
     assert.match(await item.getByTestId('inbox-waiting').innerText(), /^\d+ s$/);
     assert.equal(await page.getByTestId('nav-pending').innerText(), '1', 'the nav says one approval waits');
     assert.equal(existsSync(join(setup.project, 'inbox-marker.txt')), false, 'nothing ran before the click');
