@@ -1,24 +1,41 @@
-// The flock view (issue 13, part 10): hand a list over, watch each item move
-// through triage, flight and verdict, decide the verdicts that wait, and read
-// the trust ledger and each list's budget. Driven only by the `flock:<project>`
-// scope through the live hub, folded with the shared flock fold; writes go
-// through the contract's routes and come back on the stream.
+// The flock view (issue 13, part 10; nests: issue 14, part 8). Lists: hand a
+// list over, watch each item move through triage, flight and verdict, decide
+// the verdicts that wait, and read the trust ledger and each list's budget.
+// Nests (`/flock/nests/<nest_id>`): the nests' chats and crows (NestsView).
+// Both are driven only by the `flock:<project>` scope through the live hub,
+// folded with the shared flock fold; writes go through the contract's routes
+// and come back on the stream.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { flockLedger, listStatus, type ListStatus } from '../../../src/core/flock.js';
+import { flockLedger, listStatus, TODO_NEST, type ListStatus } from '../../../src/core/flock.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { getJson } from '../shared/api.js';
 import { whoAmI, type Me } from '../shared/me.js';
+import { followLink } from '../shared/navigate.js';
 import { inProject, projectOfPage } from '../shared/scope.js';
-import { useFlock } from '../live/flock.js';
+import { useFlock, type FlockClient } from '../live/flock.js';
 import { HandOver } from './components/HandOver.js';
 import { ListCard } from './components/ListCard.js';
 import { Ledger } from './components/Ledger.js';
+import { NestsView } from './NestsView.js';
 import './flock.css';
 
 interface Overview {
   ready: boolean;
   models: unknown[];
   token_budget: number;
+}
+
+const NESTS = '/flock/nests';
+
+/** The nest a path names (`/flock/nests` alone: todo), or null for the lists. */
+export function nestOfPath(pathname: string): string | null {
+  if (pathname === NESTS || pathname === NESTS + '/') return TODO_NEST;
+  if (!pathname.startsWith(NESTS + '/')) return null;
+  try {
+    return decodeURIComponent(pathname.slice(NESTS.length + 1)) || TODO_NEST;
+  } catch {
+    return TODO_NEST;
+  }
 }
 
 export function FlockView() {
@@ -29,7 +46,44 @@ export function FlockView() {
     void whoAmI().then(setMe);
     void getJson<Overview>(inProject('/api/flock')).then((r) => r.ok && setOverview(r.body));
   }, []);
+  const nest_id = nestOfPath(location.pathname);
 
+  return (
+    <div class="flock">
+      <header class="fl-top">
+        <h1>Flock</h1>
+        <nav class="fl-tabs" aria-label="Flock">
+          <a href={inProject('/flock')} onClick={followLink(inProject('/flock'))} aria-current={nest_id === null ? 'page' : undefined} data-testid="flock-tab-lists">
+            Lists
+          </a>
+          <a href={inProject(NESTS)} onClick={followLink(inProject(NESTS))} aria-current={nest_id !== null ? 'page' : undefined} data-testid="flock-tab-nests">
+            Nests
+          </a>
+        </nav>
+        <ConnectionBadge state={client.connection} testid="flock-connection" />
+        {nest_id === null && (
+          <span class="fl-muted" data-testid="flock-default-budget">
+            Default budget {client.state.budget.project.toLocaleString('en-US')} tokens a list
+          </span>
+        )}
+      </header>
+      {nest_id === null && overview && !overview.ready && (
+        <p class="fl-refusal" data-testid="flock-no-model">
+          No model is connected, so no list can fly. Start Roost with one: <code>roost serve --model anthropic:claude-haiku-4-5</code>, or a local one with{' '}
+          <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md).
+        </p>
+      )}
+      {nest_id === null ? (
+        <Lists client={client} me={me} />
+      ) : (
+        <NestsView client={client} nest_id={nest_id} watchdog={overview === null ? 'unknown' : overview.ready ? 'on' : 'off'} />
+      )}
+    </div>
+  );
+}
+
+function Lists(props: { client: FlockClient; me: Me }) {
+  const { client } = props;
   // The fold changes in place: its position (and a snapshot's new state) say when.
   const rev = `${client.epoch}:${client.position}`;
   const lists = useMemo(() => {
@@ -41,34 +95,18 @@ export function FlockView() {
     return out.reverse();
   }, [client.state, rev]);
   const ledger = useMemo(() => flockLedger(client.state), [client.state, rev]);
-
   return (
-    <div class="flock">
-      <header class="fl-top">
-        <h1>Flock</h1>
-        <ConnectionBadge state={client.connection} testid="flock-connection" />
-        <span class="fl-muted" data-testid="flock-default-budget">
-          Default budget {client.state.budget.project.toLocaleString('en-US')} tokens a list
-        </span>
-      </header>
-      {overview && !overview.ready && (
-        <p class="fl-refusal" data-testid="flock-no-model">
-          No model is connected, so no list can fly. Start Roost with one: <code>roost serve --model anthropic:claude-haiku-4-5</code>, or a local one with{' '}
-          <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md).
-        </p>
-      )}
-      <div class="fl-cols">
-        <div class="fl-main">
-          <HandOver me={me} onStarted={() => undefined} />
-          <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
-            {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
-            {lists.map((l) => (
-              <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} />
-            ))}
-          </section>
-        </div>
-        <Ledger ledger={ledger} />
+    <div class="fl-cols">
+      <div class="fl-main">
+        <HandOver me={props.me} onStarted={() => undefined} />
+        <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
+          {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
+          {lists.map((l) => (
+            <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} />
+          ))}
+        </section>
       </div>
+      <Ledger ledger={ledger} />
     </div>
   );
 }

@@ -1,0 +1,86 @@
+// An ask_owner as a card: the exact phrase that approves it, its state
+// (pending with the deadline and the time left, approved, rejected) and, while
+// it is open, the phrase box. Answering posts the owner's reply into the nest,
+// referring to the ask: that reply is the decision (the contract's rule). The
+// first owner reply decides, and anything but the phrase is a no, so the box
+// says before sending whether the words match.
+import { useState } from 'preact/hooks';
+import type { NestRecord } from '../../../../src/core/flock.js';
+import { postJson } from '../../shared/api.js';
+import { nameHeaders } from '../../shared/me.js';
+import { inProject } from '../../shared/scope.js';
+import { clock, since, useNow } from '../../shared/time.js';
+import { askState, matchesPhrase } from '../nests.js';
+
+export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<string, NestRecord> }) {
+  const { r, nest_id } = props;
+  const now = useNow(1000);
+  const a = askState(r, now);
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [refusal, setRefusal] = useState<{ status: number; message: string } | null>(null);
+  const matches = matchesPhrase(text, r.approval_phrase);
+  const boxId = `ask-${r.msg_id}-answer`;
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    if (busy || !text.trim()) return;
+    setBusy(true);
+    setRefusal(null);
+    const res = await postJson(inProject(`/api/nests/${encodeURIComponent(nest_id)}/messages`), { author: 'owner', text, refers_to: r.msg_id }, nameHeaders());
+    setBusy(false);
+    if (res.ok) setText('');
+    else setRefusal({ status: res.status, message: res.message });
+  };
+
+  const reply = a.state !== 'pending' && a.reply ? props.byId.get(a.reply) : undefined;
+  return (
+    <div class={`ask ask-${a.state}`} data-testid={`nest-ask-${r.msg_id}`} data-resolved={a.state === 'pending' ? '' : a.state} role="group" aria-label={`Decision asked of the owner, #${r.msg_id}`}>
+      <p class="ask-phrase">
+        To approve, reply with exactly: <code data-testid={`nest-ask-phrase-${r.msg_id}`}>{r.approval_phrase}</code>
+      </p>
+      <p class="ask-state" data-testid={`nest-ask-state-${r.msg_id}`} aria-live="polite">
+        {a.state === 'pending' ? (
+          <>
+            <strong>Pending</strong>: answer by {clock(a.deadline)} (in {since(a.deadline - now)}). Silence, or any other reply, is a no.
+          </>
+        ) : a.state === 'approved' ? (
+          <>
+            <strong>Approved</strong> by the owner’s reply{reply ? ` #${reply.msg_id}` : ''}.
+          </>
+        ) : (
+          <>
+            <strong>Rejected</strong>: {reply ? `the owner’s reply #${reply.msg_id} was not the phrase.` : `nobody answered by ${clock(a.deadline)}.`}
+          </>
+        )}
+      </p>
+      {a.state === 'pending' && (
+        <form class="ask-box" onSubmit={(e) => void send(e)}>
+          <label for={boxId} class="sr-only">
+            Your answer to #{r.msg_id}
+          </label>
+          <input
+            id={boxId}
+            data-testid={`nest-ask-input-${r.msg_id}`}
+            value={text}
+            placeholder={`Type “${r.approval_phrase}” to approve`}
+            autoComplete="off"
+            aria-describedby={`${boxId}-hint`}
+            onInput={(e) => setText((e.target as HTMLInputElement).value)}
+          />
+          <button type="submit" class="primary" data-testid={`nest-ask-send-${r.msg_id}`} disabled={busy || !text.trim()}>
+            {matches ? 'Approve' : 'Answer'}
+          </button>
+          <span id={`${boxId}-hint`} class={`ask-hint${text.trim() && !matches ? ' ask-hint-no' : ''}`} data-testid={`nest-ask-hint-${r.msg_id}`}>
+            {!text.trim() ? '' : matches ? 'Matches the phrase: sending approves.' : 'Not the phrase: sending this answers no.'}
+          </span>
+        </form>
+      )}
+      {refusal && (
+        <p class="fl-refusal" role="alert" data-status={refusal.status}>
+          {refusal.message}
+        </p>
+      )}
+    </div>
+  );
+}
