@@ -265,6 +265,18 @@ describe('the nest view', () => {
       await page.locator('[data-testid=nest-chat][data-nest=todo]').waitFor();
       assert.equal(await page.getByTestId('nest-log').locator('li').count(), 0);
 
+      // A long nest draws its newest 200 messages, and more on request (a nest keeps 5,000).
+      assert.equal((await api.post('/api/nests', { name: 'Long', crows: ['Rook'] })).status, 201);
+      const ts = flockTs(Date.now());
+      await roost.flock.append(Array.from({ length: 205 }, (_, i) => ({ type: 'nest.message', nest_id: 'long', msg_id: `long-${i + 1}`, kind: 'say', author: 'harness', text: `line ${i + 1}`, to: '', refers_to: '', tagged_by: 'harness', ts })));
+      await page.getByTestId('nest-link-long').click();
+      await page.getByTestId('nest-msg-long-205').waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('[data-testid=nest-log] li.nm').count(), 200);
+      assert.equal(await page.getByTestId('nest-msg-long-5').count(), 0);
+      await page.getByTestId('nest-earlier').getByText('Show earlier messages (5 more)').click();
+      await page.getByTestId('nest-msg-long-1').waitFor();
+      assert.equal(await page.locator('[data-testid=nest-log] li.nm').count(), 205);
+
       // One live connection carried it all: never a second EventSource, never a nest's own stream.
       const es = await page.evaluate(() => (window as unknown as { __es: { made: number; maxOpen: number; urls: string[] } }).__es);
       assert.equal(es.maxOpen, 1, `one EventSource open at a time: ${JSON.stringify(es)}`);

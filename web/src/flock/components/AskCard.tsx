@@ -4,18 +4,25 @@
 // referring to the ask: that reply is the decision (the contract's rule). The
 // first owner reply decides, and anything but the phrase is a no, so the box
 // says before sending whether the words match.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { NestRecord } from '../../../../src/core/flock.js';
 import { postJson } from '../../shared/api.js';
 import { nameHeaders } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
-import { clock, since, useNow } from '../../shared/time.js';
+import { clock, since } from '../../shared/time.js';
 import { askState, matchesPhrase } from '../nests.js';
 
 export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<string, NestRecord> }) {
   const { r, nest_id } = props;
-  const now = useNow(1000);
+  // Only an open ask ticks: it counts down and turns rejected at its deadline.
+  const [tick, setNow] = useState(Date.now());
+  const now = Math.max(tick, Date.now());
   const a = askState(r, now);
+  useEffect(() => {
+    if (a.state !== 'pending') return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [a.state]);
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<{ status: number; message: string } | null>(null);

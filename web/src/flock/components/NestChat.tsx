@@ -13,6 +13,8 @@ import { Composer } from './Composer.js';
 
 /** How much of a message a reply quotes. */
 const QUOTE = 90;
+/** Messages drawn at once (a nest keeps up to 5,000): the newest, and more on request. */
+const PAGE = 200;
 
 export function snippet(text: string, n = QUOTE): string {
   const one = text.replace(/\s+/g, ' ');
@@ -144,10 +146,15 @@ export function NestChat(props: { client: FlockClient; nest_id: string; rev: str
   const replies = useMemo(() => repliesOf(client.state, nest_id), [client.state, nest_id, rev]);
   const q = useMemo(() => new Set(props.quarantined.map((x) => x.crow)), [props.quarantined]);
   const [replyTo, setReplyTo] = useState('');
+  const [shown, setShown] = useState(PAGE);
+  const visible = records.length > shown ? records.slice(records.length - shown) : records;
   const log = useRef<HTMLDivElement>(null);
   const composerText = useRef<HTMLTextAreaElement>(null);
 
-  useEffect(() => setReplyTo(''), [nest_id]);
+  useEffect(() => {
+    setReplyTo('');
+    setShown(PAGE);
+  }, [nest_id]);
   // Follow the newest message while the reader is at the bottom.
   const atBottom = useRef(true);
   useEffect(() => {
@@ -180,8 +187,13 @@ export function NestChat(props: { client: FlockClient; nest_id: string; rev: str
         }}
       >
         {records.length === 0 && <p class="fl-muted nm-empty">Nothing said here yet.</p>}
+        {records.length > shown && (
+          <button type="button" class="link nm-earlier" data-testid="nest-earlier" onClick={() => setShown((n) => n + PAGE)}>
+            Show earlier messages ({records.length - shown} more)
+          </button>
+        )}
         <ol class="ns-msgs">
-          {records.map((r) => (
+          {visible.map((r) => (
             <Message key={r.msg_id} r={r} byId={nest.messages} replies={replies.get(r.msg_id) ?? []} quarantined={q} onReply={reply} nest_id={nest_id} />
           ))}
         </ol>
