@@ -4,14 +4,15 @@
 // probabilities (all four tagged_by cases), a reply thread, ask_owner cards
 // (the phrase typed in the card approves; a wrong reply rejects; silence
 // rejects at the deadline), messages posted by another client arriving live
-// without a reload, the core, borrowed and spun crows and a quarantine
-// badge, all on one live connection (no second EventSource, no /api/events).
+// without a reload, the core, borrowed and spun crows, all on one live
+// connection (no second EventSource, no /api/events). Then, with the scripted
+// model stand-in, the watchdog flagging a crow: the quarantine badges, the
+// Sentry's ask to lift it, lifted by typing its phrase in the card.
 //
 // What the server does not do yet by itself is appended the way the service
-// will (issue 14, parts 4, 5 and 7, built in parallel): a crow invited to
-// answer (`nest.flying`, must-respond), a spun crow (`crow.spun`, the Boss),
-// the Sentry's flag (the watchdog) and an ask with a short window. The view
-// reads them off the same fold either way.
+// will (issue 14, parts 4 and 5, built in parallel): a crow invited to answer
+// (`nest.flying`, must-respond), a spun crow (`crow.spun`, the Boss), and an
+// ask with a short window. The view reads them off the same fold either way.
 import { describe, test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { inProcess } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
 import { flockClient } from './support/flock-client.js';
+import { flockModel, type FlockModel } from './support/flock-model.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import type { Roost } from '../src/server/index.js';
 import { flockTs } from '../src/core/flock.js';
@@ -228,33 +230,14 @@ describe('the nest view', () => {
       await page.locator(`[data-testid="nest-ask-${silent}"][data-resolved=rejected]`).waitFor({ timeout: 10_000 });
       assert.match(await page.getByTestId(`nest-ask-state-${silent}`).innerText(), /^Rejected: nobody answered by \d\d:\d\d/);
 
-      // The crows: one borrowed from outside the core to answer (must-respond's nest.flying), a spun crow (the Boss),
-      // and Inky flagged by the Sentry (the watchdog): a quarantine badge on the crow and on its message.
+      // The crows: one borrowed from outside the core to answer (must-respond's nest.flying), and a spun crow (the Boss).
       await roost.flock.append([{ type: 'nest.flying', nest_id: 'launch-copy', msg_id: ask, crow: 'Hugin', ts: flockTs(Date.now()) }]);
       await page.getByTestId('borrowed-Hugin').getByText(`borrowed for #${ask}`).waitFor({ timeout: 10_000 });
       assert.match(await page.getByTestId('borrowed-Hugin').innerText(), new RegExp(`answering #${ask}`));
       await roost.flock.append([{ type: 'crow.spun', name: 'Wren', persona: 'Pepper', trust: 'trusted', by: 'Boss', nest_id: 'launch-copy', ts: flockTs(Date.now()) }]);
       await page.getByTestId('spun-Wren').waitFor({ timeout: 10_000 });
       assert.match(await page.getByTestId('spun-Wren').innerText(), /runs on Pepper, started regular, spun here/, 'spun trust is clamped to regular');
-      assert.equal(await page.getByTestId('quarantine-Inky').count(), 0);
-      const flag = await roost.flock.postMessage('launch-copy', () => ({
-        kind: 'flag',
-        author: 'Sentry',
-        text: 'Inky claimed without answering the request (answers_request 0.10).',
-        to: 'Inky',
-        refers_to: inky.body.msg_id,
-        tagged_by: 'harness',
-      }));
-      assert.ok(flag);
-      await page.getByTestId('quarantine-Inky').waitFor({ timeout: 10_000 });
-      assert.equal(await page.getByTestId('core-Inky').getAttribute('data-quarantined'), 'yes');
-      assert.equal(await page.getByTestId('core-Pepper').getAttribute('data-quarantined'), 'no');
-      await page.getByTestId(`nest-msg-quarantined-${inky.body.msg_id}`).waitFor();
-      assert.equal(await page.getByTestId(`nest-chip-${flag}`).locator('.chip-label').innerText(), 'flag');
-      assert.match(await page.getByTestId('nest-quarantined').innerText(), new RegExp(`Inky\\s+quarantined\\s+flagged in launch-copy \\(#${flag}\\)`));
-      // What the badge stands for, at the API: Inky's posts are refused.
-      const refused = await api.post('/api/nests/launch-copy/messages', { author: 'Inky', text: 'one more thing' });
-      assert.deepEqual([refused.status, refused.body.message], [403, "Inky is quarantined pending the owner's decision."]);
+      assert.equal(await page.getByTestId('quarantine-Inky').count(), 0, 'nobody is flagged: the watchdog is off');
 
       // The rail counts the messages; todo is one click away, with its own (empty) chat.
       const count = (await messages('launch-copy')).length;
@@ -278,13 +261,7 @@ describe('the nest view', () => {
       assert.equal(await page.locator('[data-testid=nest-log] li.nm').count(), 205);
 
       // One live connection carried it all: never a second EventSource, never a nest's own stream.
-      const es = await page.evaluate(() => (window as unknown as { __es: { made: number; maxOpen: number; urls: string[] } }).__es);
-      assert.equal(es.maxOpen, 1, `one EventSource open at a time: ${JSON.stringify(es)}`);
-      for (const u of es.urls) assert.equal(new URL(u, roost.url).pathname, '/live', u);
-      assert.deepEqual(
-        requested.filter((p) => p === '/api/events'),
-        [],
-      );
+      await oneConnection(page, requested);
       assert.equal(await page.evaluate(() => (window as unknown as { __same?: string }).__same), 'same page', 'no reload all along');
       assert.deepEqual(errors, []);
       await checkPage(page);
@@ -293,6 +270,96 @@ describe('the nest view', () => {
     }
   });
 });
+
+describe('the nest view with the watchdog on', () => {
+  let model: FlockModel;
+  let roost: Roost;
+  before(async () => {
+    model = await flockModel('anthropic');
+    roost = await inProcess({ models: model.roster(), flockBanterWaitMs: 500 });
+  });
+  after(async () => {
+    await roost?.close();
+    await model?.close();
+  });
+
+  test('a breaching claim: the quarantine badges, the flag, the Sentry’s ask; the phrase typed in its card lifts the quarantine', async (t) => {
+    if (!ready(t)) return;
+    const api = flockClient(roost.url);
+    const messages = async () => (await api.get('/api/nests/launch-copy/messages')).body as Row[];
+    assert.equal((await api.post('/api/nests', { name: 'Launch copy', crows: ['Pepper', 'Inky'] })).status, 201);
+    const req = await api.post('/api/nests/launch-copy/messages', { author: 'owner', kind: 'request', to: 'Inky', text: 'Inky, please write the changelog for the launch' });
+    assert.equal(req.status, 201, JSON.stringify(req.body));
+    const browser = await launch({ viewport: { width: 1440, height: 1000 }, reducedMotion: true });
+    try {
+      await browser.context.addInitScript(countEventSources);
+      const page = await browser.context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      const requested: string[] = [];
+      page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+      await page.goto(roost.url + '/flock/nests/launch-copy');
+      await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid=nest-watchdog][data-state=on]').getByText(/scores every crow’s claim and deliver/).waitFor({ timeout: 10_000 });
+      assert.equal(await page.getByTestId('core-Inky').getAttribute('data-quarantined'), 'no');
+
+      // Inky's claim is off the request (the stand-in scores "offtopic" low): the Sentry flags it.
+      const claim = await api.post('/api/nests/launch-copy/messages', { author: 'Inky', kind: 'claim', text: 'offtopic: crows can count to seven', refers_to: req.body.msg_id });
+      assert.equal(claim.status, 201, JSON.stringify(claim.body));
+      await page.getByTestId('quarantine-Inky').waitFor({ timeout: 15_000 });
+      assert.equal(await page.getByTestId('core-Inky').getAttribute('data-quarantined'), 'yes');
+      await page.getByTestId(`nest-msg-quarantined-${claim.body.msg_id}`).waitFor();
+      const watch = page.getByTestId(`nest-watch-${claim.body.msg_id}`);
+      await watch.waitFor({ timeout: 10_000 });
+      assert.match(await watch.innerText(), /^Watchdog \(breach\): answers the request 10%/);
+      const all = await messages();
+      const flag = all.find((r) => r.kind === 'flag')!;
+      assert.deepEqual([flag.author, flag.to], ['Sentry', 'Inky']);
+      assert.equal(await page.getByTestId(`nest-chip-${flag.msg_id}`).locator('.chip-label').innerText(), 'flag');
+      assert.match(await page.getByTestId('nest-quarantined').innerText(), new RegExp(`Inky\\s+quarantined\\s+flagged in launch-copy \\(#${flag.msg_id}\\)`));
+
+      // The Sentry's ask to lift it, answered in its card with the phrase: the badge goes, Inky may post again.
+      let lift: Row | undefined;
+      for (let i = 0; i < 100 && !lift; i++) {
+        lift = (await messages()).find((r) => r.kind === 'ask_owner' && r.author === 'Sentry');
+        if (!lift) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(lift, 'the Sentry asks the owner to lift the quarantine');
+      await page.getByTestId(`nest-ask-${lift.msg_id}`).waitFor({ timeout: 10_000 });
+      const phrase = await page.getByTestId(`nest-ask-phrase-${lift.msg_id}`).innerText();
+      assert.equal(phrase, lift.approval_phrase);
+      assert.equal((await api.post('/api/nests/launch-copy/messages', { author: 'Inky', text: 'let me explain' })).status, 403);
+      await page.getByTestId(`nest-ask-input-${lift.msg_id}`).fill(phrase.toUpperCase());
+      assert.match(await page.getByTestId(`nest-ask-hint-${lift.msg_id}`).innerText(), /Matches the phrase/);
+      await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'nests-quarantine.png') }); // docs/img/nests-quarantine.png with ROOST_SCREENSHOTS=docs
+      await page.getByTestId(`nest-ask-send-${lift.msg_id}`).getByText('Approve').click();
+      await page.locator(`[data-testid="nest-ask-${lift.msg_id}"][data-resolved=approved]`).waitFor({ timeout: 10_000 });
+      await page.locator('[data-testid=core-Inky][data-quarantined=no]').waitFor({ timeout: 10_000 });
+      assert.equal(await page.getByTestId('quarantine-Inky').count(), 0);
+      assert.equal(await page.getByTestId('nest-quarantined').count(), 0);
+      assert.equal((await api.post('/api/nests/launch-copy/messages', { author: 'Inky', text: 'thanks, back to the changelog' })).status, 201);
+
+      await oneConnection(page, requested);
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+type Row = Record<string, any>;
+
+/** One EventSource open at a time, to the one live connection (`/live`), and no nest's own stream (`/api/events`). */
+async function oneConnection(page: Page, requested: string[]): Promise<void> {
+  const es = await page.evaluate(() => (window as unknown as { __es: { made: number; maxOpen: number; urls: string[] } }).__es);
+  assert.equal(es.maxOpen, 1, `one EventSource open at a time: ${JSON.stringify(es)}`);
+  assert.ok(es.made >= 1);
+  for (const u of es.urls) assert.equal(new URL(u, 'http://page.invalid').pathname, '/live', u);
+  assert.deepEqual(
+    requested.filter((p) => p === '/api/events'),
+    [],
+  );
+}
 
 /** Every form control of the view has a name a screen reader says. */
 async function checkPage(page: Page): Promise<void> {

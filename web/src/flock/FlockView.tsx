@@ -23,6 +23,15 @@ interface Overview {
   ready: boolean;
   models: unknown[];
   token_budget: number;
+  /** Whether the Sentry's watchdog scores crows' claims and deliveries (docs/flock.md, "The watchdog"). */
+  watchdog?: Watchdog;
+}
+
+export interface Watchdog {
+  on: boolean;
+  model: string | null;
+  band: number;
+  reason: string;
 }
 
 const NESTS = '/flock/nests';
@@ -76,7 +85,7 @@ export function FlockView() {
       {nest_id === null ? (
         <Lists client={client} me={me} />
       ) : (
-        <NestsView client={client} nest_id={nest_id} watchdog={overview === null ? 'unknown' : overview.ready ? 'on' : 'off'} />
+        <NestsView client={client} nest_id={nest_id} watchdog={overview?.watchdog ?? null} />
       )}
     </div>
   );

@@ -7,6 +7,7 @@
 // through the contract's routes and come back on the stream.
 import { useMemo } from 'preact/hooks';
 import type { FlockClient } from '../live/flock.js';
+import type { Watchdog } from './FlockView.js';
 import { inProject } from '../shared/scope.js';
 import { followLink } from '../shared/navigate.js';
 import { NewNest } from './components/NewNest.js';
@@ -19,7 +20,7 @@ export function nestPath(nest_id: string): string {
   return inProject(`/flock/nests/${encodeURIComponent(nest_id)}`);
 }
 
-export function NestsView(props: { client: FlockClient; nest_id: string; watchdog: 'on' | 'off' | 'unknown' }) {
+export function NestsView(props: { client: FlockClient; nest_id: string; watchdog: Watchdog | null }) {
   const { client, nest_id } = props;
   const rev = `${client.epoch}:${client.position}`;
   const s = client.state;

@@ -5,6 +5,7 @@
 import type { Nest } from '../../../../src/core/flock.js';
 import type { CrowMark, NestCrows } from '../nests.js';
 import { clock } from '../../shared/time.js';
+import type { Watchdog } from '../FlockView.js';
 
 function Badges(props: { c: CrowMark }) {
   const { c } = props;
@@ -45,7 +46,7 @@ function Crow(props: { c: CrowMark; testid: string; children?: preact.ComponentC
   );
 }
 
-export function NestCrowsPanel(props: { nest: Nest; crows: NestCrows; watchdog: 'on' | 'off' | 'unknown' }) {
+export function NestCrowsPanel(props: { nest: Nest; crows: NestCrows; watchdog: Watchdog | null }) {
   const { nest, crows } = props;
   return (
     <aside class="ns-side" aria-label={`Crows of ${nest.name}`} data-testid="nest-crows">
@@ -111,13 +112,13 @@ export function NestCrowsPanel(props: { nest: Nest; crows: NestCrows; watchdog: 
           </ul>
         </>
       )}
-      <p class="fl-muted ns-watchdog" data-testid="nest-watchdog" data-state={props.watchdog}>
-        {props.watchdog === 'off'
-          ? 'The watchdog is off: no model is connected, so no crow’s claim or deliver is checked.'
-          : props.watchdog === 'on'
-            ? 'The watchdog checks every crow’s claim and deliver against its request.'
-            : ''}
-      </p>
+      {props.watchdog && (
+        <p class="fl-muted ns-watchdog" data-testid="nest-watchdog" data-state={props.watchdog.on ? 'on' : 'off'}>
+          {props.watchdog.on
+            ? `The watchdog (${props.watchdog.model ?? 'a model'}, band ${props.watchdog.band}) scores every crow’s claim and deliver against its request; a breach quarantines the crow.`
+            : `The watchdog is off: ${props.watchdog.reason || 'no model is configured'}.`}
+        </p>
+      )}
     </aside>
   );
 }
