@@ -41,8 +41,15 @@ async function signIn(ctx: BrowserContext, base: string, login: string): Promise
 }
 
 const transcript = (p: Page) => p.getByTestId('transcript').locator('li.msg');
+/** Each message's words (its time left out: the times are checked on their own). */
 async function texts(p: Page): Promise<string[]> {
-  return transcript(p).evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));
+  return transcript(p).evaluateAll((els) =>
+    els.map((e) => {
+      const c = e.cloneNode(true) as HTMLElement;
+      c.querySelectorAll('time').forEach((t) => t.remove());
+      return (c.textContent ?? '').trim();
+    }),
+  );
 }
 async function within(ms: number, f: () => Promise<unknown>): Promise<number> {
   const t0 = Date.now();
@@ -311,6 +318,10 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
     await linked.waitFor();
     await linked.click();
     assert.deepEqual(await texts(editor), ['OlivePlease write a README for the login service']);
+    // Each message shows when it was written (HH:MM today), its full date on hover.
+    const time = editor.getByTestId('transcript').getByTestId('msg-time').first();
+    assert.match(await time.innerText(), /^\d\d:\d\d$/);
+    assert.ok(Math.abs(Date.parse((await time.getAttribute('datetime'))!) - Date.now()) < 10 * 60_000, 'the time is the message\'s');
     assert.equal(await editor.getByText('hunter2').count(), 0);
     await editor.getByTestId('chat-general').click();
     assert.equal(await editor.getByText('hunter2').count(), 0, "the editor's General Chat is their own");

@@ -221,6 +221,11 @@ function agentRef(e: FloorEvent): AgentRef | undefined {
   return ref;
 }
 
+/** The id of the agent an event names (as the fold reads it: trimmed, clamped), before any subagent hint; undefined for none. */
+export function agentIdOf(e: FloorEvent): string | undefined {
+  return agentRef(e)?.id;
+}
+
 function teamRef(v: unknown): { id: string; name: string } | undefined {
   if (typeof v === 'string') {
     const n = str(v, LIMITS.teamName);

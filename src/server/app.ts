@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
 import { FloorService, floorRoutes, floorScope } from './floor.js';
 import { ApprovalService, approvalsRoutes, approvalsScope } from './approvals.js';
+import { historyRoutes } from './timeline.js';
 import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
 import { Live } from './live.js';
@@ -312,6 +313,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const routes: Route[] = [
     ...serverRoutes(access, floor, store, live),
     ...floorRoutes(floors, live),
+    ...historyRoutes(store, floors, approvalsByProject),
     ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),

@@ -12,6 +12,7 @@ import {
   FLOOR_PROTOCOL_VERSION,
   LIMITS,
   SWEEP,
+  agentIdOf,
   applyEvent,
   dueForSweep,
   emptyFloor,
@@ -23,6 +24,7 @@ import {
   type FloorJSON,
   type FloorState,
 } from '../core/floor.js';
+import { countPulse, emptyPulse, type PulseState } from '../core/pulse.js';
 import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
@@ -87,14 +89,14 @@ interface SnapshotBody {
 }
 
 /** One entry folded: its frame event name and JSON data (built without re-serializing the stored body). */
-function fold(state: FloorState, entry: LogEntry): { name: string; data: string } {
+function fold(state: FloorState, entry: LogEntry): { name: string; data: string; event: FloorEvent } {
   const event = (entry.value ?? JSON.parse(entry.body)) as FloorEvent;
   const effects: Effect[] = applyEvent(state, event);
   if (entry.type === SWEEP) {
     const removed = effects.length ? (effects[0] as { agents: string[] }).agents : [];
-    return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}` };
+    return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}`, event };
   }
-  return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` };
+  return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`, event };
 }
 
 export class FloorService {
@@ -102,6 +104,12 @@ export class FloorService {
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping = false;
   readonly stream: string;
+  /**
+   * Events per minute per team, the last hour (GET /floor/pulse): counted as
+   * entries are folded, at their append time, so it covers what this node
+   * folded since it started (a restart counts from its stored snapshot on).
+   */
+  readonly pulse: PulseState = emptyPulse();
 
   constructor(
     private store: EventStore,
@@ -115,7 +123,12 @@ export class FloorService {
         scope: `floor:${opts.project}`,
         empty: emptyFloor,
         step: (state, entry) => {
-          const { name, data } = fold(state, entry);
+          const { name, data, event } = fold(state, entry);
+          if (entry.type !== SWEEP && entry.type !== 'reset') {
+            const id = agentIdOf(event);
+            const team = id !== undefined ? state.agents.get(id)?.team : undefined;
+            if (team !== undefined) countPulse(this.pulse, team, entry.at);
+          }
           return { state, events: [{ name, data }] };
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: floorToJSON(state) }),

@@ -5,7 +5,7 @@
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { countShown, shownStatus } from '../../../src/core/attention.js';
-import { QUIET_AFTER_MS } from '../../../src/core/floor.js';
+import { QUIET_AFTER_MS, agentIdOf } from '../../../src/core/floor.js';
 import { FloorClient } from '../live/floor.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { loadPref, savePref } from '../shared/prefs.js';
@@ -16,6 +16,8 @@ import { AgentCard } from './components/AgentCard.js';
 import { AgentList } from './components/AgentList.js';
 import { EmptyFloor } from './components/EmptyFloor.js';
 import { FloorControls } from './components/FloorControls.js';
+import { Pulse, type PulseSink } from './components/Pulse.js';
+import { Timeline } from './components/Timeline.js';
 import { NO_FILTERS, filtersKey, matcher, rolesOf, type Filters } from './camera.js';
 import { attachFloorInput, type FloorInput } from './input.js';
 import { Legend } from './components/Legend.js';
@@ -61,6 +63,10 @@ export function FloorView() {
   // Who the canvas and the list show (camera.ts): not kept, a fresh page shows everyone.
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const shown = useMemo(() => matcher(filters), [filters]);
+  // History: the timeline of one agent (opened from its card), and the pulse chart with its live feed.
+  const [historyOf, setHistoryOf] = useState<string | null>(null);
+  const [pulseOpen, setPulseOpen] = useState(false);
+  const pulseSink = useRef<PulseSink | null>(null);
   const selectedRef = useRef<string | null>(null);
   selectedRef.current = selected;
 
@@ -126,6 +132,15 @@ export function FloorView() {
       if (d.replaced) scene.replaceState(client.state);
       else if (d.changed) scene.apply(d.effects, client.state, now);
       if (d.changed) uiDirty = true;
+      if (pulseSink.current && d.events.length) {
+        const teams: string[] = [];
+        for (const ev of d.events) {
+          const id = agentIdOf(ev);
+          const team = id !== undefined ? client.state.agents.get(id)?.team : undefined;
+          if (team !== undefined) teams.push(team);
+        }
+        pulseSink.current(teams, now);
+      }
       scene.selected = selectedRef.current;
       // A big floor is redrawn at most 30 times a second: without a GPU, rasterizing
       // the whole canvas is the main cost, and walking at 30 fps reads as smooth.
@@ -178,7 +193,10 @@ export function FloorView() {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') setSelected(null);
+      if (e.key === 'Escape') {
+        setSelected(null);
+        setHistoryOf(null);
+      }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -283,6 +301,8 @@ export function FloorView() {
         onFocusTeam={(t) => sceneRef.current?.focusRoom(t)}
         onZoom={(k) => sceneRef.current?.zoomBy(k)}
         onFit={() => sceneRef.current?.fitNow()}
+        pulse={pulseOpen}
+        onPulse={() => setPulseOpen(!pulseOpen)}
       />
       <div class="floor-main">
         <div class="canvas-wrap" ref={wrapRef}>
@@ -299,7 +319,22 @@ export function FloorView() {
           {total === 0 && <EmptyFloor />}
           {total > 0 && <Legend />}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, now, quietAfter, waiting.here)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
-          {selAgent && <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} here={waiting.here} onClose={() => setSelected(null)} onPick={setSelected} />}
+          {selAgent && historyOf !== selAgent.id && (
+            <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} here={waiting.here} onClose={() => setSelected(null)} onPick={setSelected} onHistory={() => setHistoryOf(selAgent.id)} />
+          )}
+          {selAgent && historyOf === selAgent.id && (
+            <Timeline agent={selAgent} project={client.project} names={(id) => state.agents.get(id)?.name ?? id} onClose={() => setHistoryOf(null)} />
+          )}
+          {pulseOpen && (
+            <Pulse
+              project={client.project}
+              teamName={(id) => client.state.teams.get(id)?.name ?? id}
+              register={(sink) => {
+                pulseSink.current = sink;
+              }}
+              onClose={() => setPulseOpen(false)}
+            />
+          )}
         </div>
         {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} here={waiting.here} selected={selected} onPick={(id) => {
           setSelected(id);

@@ -58,7 +58,7 @@ export class FloorClient {
   private lastReceived = '';
   private readonly stream: LiveStream;
 
-  constructor(project = 'default') {
+  constructor(readonly project = 'default') {
     const queue = (kind: Queued['kind']) => (data: unknown, id: string) => {
       this.queue.push({ kind, id, data } as Queued);
       if (id) this.lastReceived = id;

@@ -8,7 +8,7 @@ import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
 import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
 
-export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void }) {
+export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void; onHistory?: () => void }) {
   const { agent: a, state, now } = props;
   const quiet = quietSince(a, now, props.quietAfter);
   const shown = shownStatus(a, now, props.quietAfter, props.here);
@@ -74,6 +74,11 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
         {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(now - a.lastSeen)}</time>, 'last-seen')}
         {row('Id', <code>{a.id}</code>, 'id')}
       </dl>
+      {props.onHistory && (
+        <button class="history-open" onClick={props.onHistory} data-testid="card-history">
+          History
+        </button>
+      )}
     </div>
   );
 }

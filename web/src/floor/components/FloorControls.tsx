@@ -25,6 +25,8 @@ export function FloorControls(props: {
   onFocusTeam: (team: string) => void;
   onZoom: (factor: number) => void;
   onFit: () => void;
+  pulse: boolean;
+  onPulse: () => void;
 }) {
   const { filters: f, state } = props;
   const [q, setQ] = useState('');
@@ -134,6 +136,9 @@ export function FloorControls(props: {
           ))}
         </select>
       </label>
+      <button class="tool" aria-pressed={props.pulse} onClick={props.onPulse} data-testid="pulse-toggle" title="Events per minute per team, the last hour">
+        Pulse
+      </button>
       <span class="zoom" role="group" aria-label="Zoom">
         <button class="tool" aria-label="Zoom out" title="Zoom out (−)" onClick={() => props.onZoom(1 / 1.25)}>
           −

@@ -5,6 +5,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Conversation } from '../../../../src/core/work.js';
 import type { WorkModel } from '../../live/work.js';
 import { postJson } from '../../shared/api.js';
+import { clock } from '../../shared/time.js';
+
+/** A message's time: `HH:MM` today, with the date before it on another day. */
+function stamp(at: number): string {
+  const d = new Date(at);
+  return d.toDateString() === new Date().toDateString() ? clock(at) : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${clock(at)}`;
+}
 
 export function Transcript(props: { conv: Conversation; model: WorkModel; general: boolean; me: string; project: string | null; projectName: string; canLink: boolean; onOpen: (id: string) => void }) {
   const { conv } = props;
@@ -33,6 +40,11 @@ export function Transcript(props: { conv: Conversation; model: WorkModel; genera
         {conv.messages.map((m) => (
           <li key={m.seq} class={`msg msg-${m.kind}`} data-kind={m.kind} data-seq={m.seq}>
             <span class="who">{m.by.name}</span>
+            {m.at > 0 && (
+              <time class="at" dateTime={new Date(m.at).toISOString()} title={new Date(m.at).toLocaleString()} data-testid="msg-time">
+                {stamp(m.at)}
+              </time>
+            )}
             <span class="text">{m.text}</span>
             {m.command && m.kind === 'prompt' && <CommandMark id={m.command} model={props.model} />}
             {props.general && m.kind === 'human' && m.by.uid === props.me && props.project && props.canLink && (

@@ -1,0 +1,179 @@
+// An agent's history, from the log (GET /floor/timeline, docs/floor.md
+// "History"): newest first, a page at a time, searchable; what it said and
+// did, the messages it sent and got, the approvals it asked for and who
+// decided them, each with its time. Opened from the agent's card.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Agent } from '../../../../src/core/floor.js';
+import { getJson } from '../../shared/api.js';
+import { STATUS_COLOR } from '../look.js';
+import '../history.css';
+
+/** One item as the server sends it (src/server/timeline.ts, TimelineItem). */
+interface Item {
+  key: string;
+  at: number;
+  kind: 'join' | 'status' | 'tool' | 'message' | 'heard' | 'task' | 'leave' | 'approval';
+  status?: string;
+  tool?: string;
+  activity?: string;
+  text?: string;
+  to?: string[];
+  from?: string;
+  task?: string;
+  team?: string;
+  approval?: { id: string; tool: string; input: string; outcome: string; by: string; decidedAt: number | null; reason: string };
+}
+
+interface Page {
+  items: Item[];
+  next: string | null;
+}
+
+const PAGE = 50;
+const pad = (n: number) => String(n).padStart(2, '0');
+/** `14:03:27`, and the date when it is not today. */
+function stamp(ts: number, today: string): string {
+  const d = new Date(ts);
+  const t = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const day = d.toLocaleDateString();
+  return day === today ? t : `${day} ${t}`;
+}
+
+const OUTCOME: Record<string, string> = { pending: 'waiting for a decision', allowed: 'allowed', denied: 'denied', expired: 'expired unanswered (denied)', withdrawn: 'withdrawn', unknown: 'outcome further back in the log' };
+
+function ItemRow(props: { it: Item; today: string; names: (id: string) => string }) {
+  const { it, names } = props;
+  let label: string;
+  let body: preact.ComponentChildren = null;
+  switch (it.kind) {
+    case 'join':
+      label = 'Joined';
+      body = [it.team && `room ${it.team}`, it.status, it.activity].filter(Boolean).join(' · ');
+      break;
+    case 'status':
+      label = it.status ? `Status: ${it.status}` : 'Said';
+      body = it.activity ?? '';
+      break;
+    case 'tool':
+      label = 'Tool';
+      body = (
+        <>
+          <code>{it.tool}</code> {it.activity}
+        </>
+      );
+      break;
+    case 'message':
+      label = `To ${(it.to ?? []).map(names).join(', ') || 'its parent'}`;
+      body = it.text ?? '';
+      break;
+    case 'heard':
+      label = `From ${names(it.from ?? '')}`;
+      body = it.text ?? '';
+      break;
+    case 'task':
+      label = 'Task';
+      body = it.task || '(cleared)';
+      break;
+    case 'leave':
+      label = 'Left the floor';
+      break;
+    case 'approval': {
+      const a = it.approval!;
+      label = 'Approval';
+      body = (
+        <>
+          asked to run <code>{a.tool}</code>
+          {a.input && <pre>{a.input}</pre>}
+          <span class={`outcome outcome-${a.outcome}`} data-testid="approval-outcome">
+            {OUTCOME[a.outcome] ?? a.outcome}
+            {a.by && ` by ${a.by}`}
+            {a.decidedAt ? ` at ${stamp(a.decidedAt, props.today)}` : ''}
+            {a.reason && ` (${a.reason})`}
+          </span>
+        </>
+      );
+      break;
+    }
+  }
+  const col = it.status && it.status in STATUS_COLOR ? STATUS_COLOR[it.status as keyof typeof STATUS_COLOR] : undefined;
+  return (
+    <li class={`item item-${it.kind}`} data-testid="timeline-item" data-kind={it.kind} style={col ? { '--c': col } : undefined}>
+      <time dateTime={new Date(it.at).toISOString()} title={new Date(it.at).toLocaleString()}>
+        {stamp(it.at, props.today)}
+      </time>
+      <span class="what">
+        <span class="label">{label}</span> {body}
+      </span>
+    </li>
+  );
+}
+
+export function Timeline(props: { agent: Agent; project: string; names: (id: string) => string; onClose: () => void }) {
+  const { agent } = props;
+  const [q, setQ] = useState('');
+  const [items, setItems] = useState<Item[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  // The newest request wins: a search typed on top of another does not mix their pages.
+  const gen = useRef(0);
+  const ref = useRef<HTMLDivElement>(null);
+
+  const load = async (before: string | null, query: string, append: boolean) => {
+    const g = ++gen.current;
+    setBusy(true);
+    const qs = new URLSearchParams({ agent: agent.id, limit: String(PAGE) });
+    if (query.trim()) qs.set('q', query.trim());
+    if (before) qs.set('before', before);
+    if (props.project !== 'default') qs.set('project', props.project);
+    const r = await getJson<Page>(`/floor/timeline?${qs}`);
+    if (g !== gen.current) return;
+    setBusy(false);
+    if (!r.ok) {
+      setError(r.message);
+      return;
+    }
+    setError('');
+    setItems((old) => (append ? [...old, ...r.body.items] : r.body.items));
+    setNext(r.body.next);
+  };
+
+  useEffect(() => {
+    ref.current?.focus();
+  }, [agent.id]);
+  useEffect(() => {
+    const t = window.setTimeout(() => void load(null, q, false), q ? 250 : 0);
+    return () => window.clearTimeout(t);
+  }, [agent.id, q]);
+
+  const today = new Date().toLocaleDateString();
+  return (
+    <div class="card timeline" role="dialog" aria-label={`History of ${agent.name}`} data-testid="timeline" tabIndex={-1} ref={ref}>
+      <header>
+        <h2>{`History · ${agent.name}`}</h2>
+        <button class="close" aria-label="Close history" onClick={props.onClose}>
+          ×
+        </button>
+      </header>
+      <div class="timeline-search">
+        <input type="search" placeholder="Search this history…" aria-label="Search this history" data-testid="timeline-search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} maxLength={200} />
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      <ol class="items" aria-busy={busy}>
+        {items.map((it) => (
+          <ItemRow key={it.key} it={it} today={today} names={props.names} />
+        ))}
+      </ol>
+      {!busy && items.length === 0 && !error && <p class="muted empty-history">{q ? 'Nothing matches in this part of the log.' : 'Nothing in the log yet.'}</p>}
+      <footer>
+        {next ? (
+          <button class="tool" disabled={busy} onClick={() => void load(next, q, true)} data-testid="timeline-older">
+            {busy ? 'Loading…' : 'Older'}
+          </button>
+        ) : (
+          items.length > 0 && <span class="muted">The beginning of its history.</span>
+        )}
+      </footer>
+    </div>
+  );
+}
