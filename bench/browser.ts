@@ -3,6 +3,10 @@
 //
 //   node dist/bench/browser.js            # 30 s frame window, memory at 1 and 10 min
 //   node dist/bench/browser.js --quick    # memory at 1 and 3 min (a dry run)
+//   node dist/bench/browser.js --frames-only 20 --agents 500 [--whole]
+//                                         # the frame window only, as JSON (npm run bench's
+//                                         # floor500 rows): 500 agents in 20 teams, the page's
+//                                         # default view, or --whole: zoomed out to all of it
 //
 // Measures, in the page: frame interval (requestAnimationFrame to the next),
 // the floor's own work per frame (drain + fold + draw), the JS heap after a
@@ -22,8 +26,14 @@ import { launchChromium } from './chromium.js';
 // window.__roost, as the page declares it (types only: nothing of web/ is loaded here).
 import type {} from '../web/src/floor/hook.js';
 
-const AGENTS = 200;
-const TEAMS = 8;
+const argv = process.argv.slice(2);
+const opt = (name: string, dflt: number) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && Number(argv[i + 1]) > 0 ? Number(argv[i + 1]) : dflt;
+};
+const AGENTS = opt('--agents', 200);
+/** 25 agents a room. */
+const TEAMS = opt('--teams', Math.max(8, Math.round(AGENTS / 25)));
 const RATE = 200;
 const TICK_MS = 50;
 const PROBE_PREFIX = 'probe:';
@@ -43,7 +53,7 @@ function rng(seed: number): () => number {
 
 async function poster(url: string): Promise<void> {
   const rand = rng(42);
-  const teams = Array.from({ length: TEAMS }, (_, i) => `Team ${String.fromCharCode(65 + i)}`);
+  const teams = Array.from({ length: TEAMS }, (_, i) => `Team ${i < 26 ? String.fromCharCode(65 + i) : i + 1}`);
   const agents = Array.from({ length: AGENTS }, (_, i) => {
     const t = i % TEAMS;
     const lead = i < TEAMS;
@@ -54,8 +64,8 @@ async function poster(url: string): Promise<void> {
     if (!r.ok) throw new Error(`POST /events: ${r.status} ${await r.text()}`);
   };
   const joins = agents.map((a) => ({ type: 'join', agent: { id: a.id, role: a.role, source: 'bench' }, team: a.team, parent: a.parent ?? undefined, status: 'working', activity: 'Starting' }));
-  await send(joins.slice(0, 100));
-  await send(joins.slice(100));
+  // At most 200 new agents per request (docs/floor.md, "What one request may create").
+  for (let i = 0; i < joins.length; i += 100) await send(joins.slice(i, i + 100));
   process.send?.('ready');
   const tools = ['Read', 'Edit', 'Bash', 'Grep', 'Write'];
   const statuses = ['idle', 'thinking', 'working', 'waiting', 'error', 'offline'];
@@ -161,7 +171,7 @@ async function heapMB(page: Page): Promise<number> {
   return used / 1024 / 1024;
 }
 
-async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Promise<void> {
+async function drive(quick: boolean, framesOnly = false, windowMs = 30_000, whole = false): Promise<void> {
   const memA = 60_000;
   const memB = quick ? 180_000 : 600_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'roost-bench-browser-'));
@@ -187,7 +197,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
       };
     }, PROBE_PREFIX);
 
-    load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--poster', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--poster', url, '--agents', String(AGENTS), '--teams', String(TEAMS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((ok, fail) => {
       load!.once('message', () => ok());
       load!.once('exit', (c) => fail(new Error(`poster exited (${c})`)));
@@ -195,6 +205,17 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
     const t0 = Date.now();
     await page.waitForFunction((n) => window.__roost!.state.agents.size >= n, AGENTS);
     console.error(`bench: ${AGENTS} agents on the floor; warming up`);
+    if (whole) {
+      // Zoomed out until the whole floor is on screen (a person's choice; the default view keeps names readable).
+      await page.waitForTimeout(500);
+      await page.evaluate(() => {
+        const s = window.__roost!.scene;
+        const e = s.extent;
+        s.zoomBy(Math.min((e.cssW - 32) / e.worldW, (e.cssH - 32) / e.worldH) / s.scale, 0, 0);
+        s.panBy(16 - s.camera.offX, 16 - s.camera.offY);
+      });
+    }
+    const view = await page.evaluate(() => ({ scale: window.__roost!.scene.scale, namePx: window.__roost!.scene.namePx() }));
 
     // The 30 s frame window, after 15 s of warm-up.
     await sleep(framesOnly ? 5_000 : 15_000);
@@ -238,7 +259,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000): Pro
     const loadInWindow = loadavg()[0];
     console.error(`bench: frame window done; intervals > 50 ms: ${slow}; long tasks: ${longTasks.length} (max ${fmt(Math.max(0, ...longTasks), 0)} ms)`);
     if (framesOnly) {
-      console.log(JSON.stringify({ cpuPct, median: q(frames.intervals, 0.5), max: Math.max(...frames.intervals), workMedian: q(frames.work, 0.5), workP99: q(frames.work, 0.99), workMax: Math.max(...frames.work), draws: frames.draws, events: frames.events }));
+      console.log(JSON.stringify({ agents: AGENTS, teams: TEAMS, ...view, cpuPct, load: loadInWindow, median: q(frames.intervals, 0.5), p99: q(frames.intervals, 0.99), max: Math.max(...frames.intervals), workMedian: q(frames.work, 0.5), workP99: q(frames.work, 0.99), workMax: Math.max(...frames.work), draws: frames.draws, events: frames.events }));
       return;
     }
     await sleep(Math.max(0, t0 + memA - Date.now()));
@@ -292,7 +313,7 @@ if (args[0] === '--poster') {
 } else {
   // --frames-only [seconds]: just the frame window (for working on the renderer).
   const fo = args.indexOf('--frames-only');
-  drive(args.includes('--quick'), fo >= 0, fo >= 0 && Number(args[fo + 1]) > 0 ? Number(args[fo + 1]) * 1000 : 30_000).then(
+  drive(args.includes('--quick'), fo >= 0, fo >= 0 && Number(args[fo + 1]) > 0 ? Number(args[fo + 1]) * 1000 : 30_000, args.includes('--whole')).then(
     () => process.exit(0),
     (e) => {
       console.error(e);
