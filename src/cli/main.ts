@@ -94,6 +94,7 @@ async function serve(argv: string[]): Promise<void> {
     flockLeaseMs: setting('ROOST_FLOCK_LEASE_MS', 1000),
     flockCallTimeoutMs: setting('ROOST_FLOCK_CALL_TIMEOUT_MS', 100),
     flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
+    flockAgentTimeoutMs: setting('ROOST_FLOCK_AGENT_TIMEOUT_MS', 1000),
     flockJevBand: band('ROOST_JEV_BAND'),
   };
   const store = await openStore({ db, dataDir });

@@ -21,6 +21,7 @@ import { HookService } from './hooks.js';
 import { UsageService, usageRoutes, usageScope } from './usage.js';
 import { askRoutes } from './ask.js';
 import { FLOCK_DEFAULTS, FlockService } from './flock/service.js';
+import { BoardSessions } from './flock/agents.js';
 import { flockRoutes, flockScopes } from './flock/routes.js';
 import type { ModelRoster } from '../models/config.js';
 import { WorkService } from './work/service.js';
@@ -84,6 +85,8 @@ export interface RoostConfig {
   flockCallTimeoutMs: number;
   /** How long a finished list waits for banter in the air. */
   flockBanterWaitMs: number;
+  /** How long a code item's Claude Code session may fly before it lands ok:false (docs/flock.md, "Code items"). */
+  flockAgentTimeoutMs: number;
   /** Jev's high band (ROOST_JEV_BAND). */
   flockJevBand: number;
 }
@@ -116,6 +119,7 @@ export const DEFAULTS: RoostConfig = {
   flockLeaseMs: FLOCK_DEFAULTS.leaseMs,
   flockCallTimeoutMs: FLOCK_DEFAULTS.callTimeoutMs,
   flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
+  flockAgentTimeoutMs: FLOCK_DEFAULTS.agentTimeoutMs,
   flockJevBand: FLOCK_DEFAULTS.jevBand,
 };
 
@@ -282,6 +286,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
         approvals: () => approvalsByProject.get(project),
         floor: () => floors.get(project),
         usage: () => usageByProject.get(project),
+        // Code items: Claude Code sessions on the project's boards, through a member's bridge.
+        agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
         settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
       }),
   );

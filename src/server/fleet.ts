@@ -34,8 +34,8 @@ import {
   type SessionEvent,
   type SessionsState,
 } from '../core/fleet.js';
-import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIdentity, type RefusedRequest, type StartRequest } from '../core/fleet-wire.js';
-import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
+import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIdentity, type RefusedRequest, type ResultUsage, type StartRequest } from '../core/fleet-wire.js';
+import type { AppendResult, EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
 import type { ChannelOptions, Live, ScopeSpec } from './live.js';
@@ -57,6 +57,9 @@ export const THREAD_PATTERN = SESSION_ID_PATTERN;
 export const MAX_SESSION_BATCH = 200;
 /** A session event is small; prompts and turns are capped at 20,000 characters. */
 const MAX_BODY = 512 * 1024;
+
+/** A server-side reader of a board: each folded entry's event, its position, and a result's usage when heard here. */
+export type BoardWatcher = (event: Record<string, unknown>, position: number, usage?: ResultUsage) => void;
 
 /** Who is posting, as the transport knows it. */
 export interface Caller {
@@ -159,6 +162,10 @@ class Board extends OnFoldHost<SessionsState> {
   protected readonly host: FoldedStream<SessionsState>;
   /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
   bridges = 0;
+  /** Server-side readers of every folded entry (the flock's code crows: docs/flock.md, "Code items"). */
+  readonly watchers = new Set<BoardWatcher>();
+  /** A `session.result`'s usage while its post is appended here (the stored event never keeps it), by session id. */
+  readonly heardUsage = new Map<string, ResultUsage>();
 
   constructor(
     readonly thread: string,
@@ -186,11 +193,31 @@ class Board extends OnFoldHost<SessionsState> {
           load: (text) => JSON.parse(text) as SnapshotBody,
           label: 'fleet snapshot',
         },
+        applied: (entry) => this.tell(entry),
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
   }
 
+
+  /** Hands a folded entry to the watchers, with the usage its post carried when it was posted on this node. */
+  private tell(entry: LogEntry): void {
+    if (this.watchers.size === 0) return;
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(entry.body) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const usage = e.type === 'session.result' && typeof e.id === 'string' ? this.heardUsage.get(e.id) : undefined;
+    for (const w of this.watchers) {
+      try {
+        w(e, entry.position, usage);
+      } catch (err) {
+        console.error('roost: a board watcher failed', err);
+      }
+    }
+  }
 
   /** Tells live readers how many bridges follow the board now (a lossy frame). */
   announceBridges(): void {
@@ -343,6 +370,28 @@ export class FleetService {
       if (items.length > 1) throw new HttpError(400, 'bad_request', 'a decision on an approval ("session.approval" allowed or denied) is posted alone, not in a batch');
       return this.decideOnBoard(req, res, board, approvals, who, withSessionIdentity(normalizeSessionEvent(items[0]), { name: who.name, uid: who.uid, ts: Date.now() }), key);
     }
+    const r = await this.appendChecked(req, who, project, board, approvals, items, where, rawKey);
+    sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
+  };
+
+  /**
+   * Session events (checked by the edge's check) appended as `who`: the
+   * transport's identity stamped, the batch judged against the board in
+   * order, new approval requests asked first, a result's usage counted. What
+   * a member's, a bridge's and the server's own posts (the flock's code
+   * crows, `postAs`) all go through. Throws the conflict as an HttpError.
+   */
+  private async appendChecked(
+    req: IncomingMessage | null,
+    who: Caller,
+    project: string,
+    board: Board,
+    approvals: ApprovalService | null,
+    items: readonly Record<string, unknown>[],
+    where: (i: number) => string,
+    rawKey: string | undefined,
+  ): Promise<AppendResult> {
+    const key = rawKey && `${board.stream}:${rawKey}`;
     const before = board.state;
     const now = Date.now();
     const events: NewEvent[] = [];
@@ -363,15 +412,28 @@ export class FleetService {
     if (conflict && !key) throw conflict;
     // Each new request is asked in the approvals first (keyed by its id: a retry asks nothing twice), so
     // the board never shows a request the one model lacks.
-    if (approvals && events.some((e) => e.type === 'session.approval')) await this.askApprovals(req, who, board, approvals, before, scratch);
-    const r = await this.store.append(board.stream, events, { idempotencyKey: key });
-    await board.folded(r.last);
+    if (req && approvals && events.some((e) => e.type === 'session.approval')) await this.askApprovals(req, who, board, approvals, before, scratch);
+    // A result's usage is never stored: its watchers get it as the stored result is folded here.
+    const heard: string[] = [];
+    for (const item of items) {
+      const u = resultUsageOf(item);
+      if (!u || typeof item.id !== 'string') continue;
+      board.heardUsage.set(item.id, u);
+      heard.push(item.id);
+    }
+    let r: AppendResult;
+    try {
+      r = await this.store.append(board.stream, events, { idempotencyKey: key });
+      await board.folded(r.last);
+    } finally {
+      for (const id of heard) board.heardUsage.delete(id);
+    }
     // A session closed: its requests die with it (the board drops them), and nobody waits for them any more.
     if (approvals && events.some((e) => e.type === 'session.end')) await this.withdrawEnded(board, approvals, before);
     if (conflict && !r.duplicate) throw conflict;
     if (this.opts.usage) await this.countUsage(project, board, items, rawKey ? `${board.stream}:${rawKey}` : `${board.stream}@${r.first}`, now);
-    sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
-  };
+    return r;
+  }
 
   /**
    * The usage a batch's results carry, counted once each on the project's
@@ -521,11 +583,14 @@ export class FleetService {
    * duplicate}`; a start request for an id already on the board is a 409.
    */
   postRequest = async ({ req, res, params, body: r0 }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
-    const thread = params.thread;
-    const who = this.identify(req);
-    const rawKey = idempotencyKeyOf(req);
+    const r = await this.request(projectFor(req), params.thread, this.identify(req), r0, idempotencyKeyOf(req));
+    sendJson(res, 200, { ok: true, ...r });
+  };
+
+  /** A request to the thread's bridge as `who` (the route's, and the server's own: `requestAs`). */
+  private async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, rawKey: string | undefined): Promise<{ id: string; position: number; duplicate: boolean }> {
     const key = rawKey && `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`;
-    const board = await this.board(thread, projectFor(req));
+    const board = await this.board(thread, project);
     await board.fresh();
     const known = board.state.sessions.find((x) => x.id === r0.id);
     // A start for a session already on the board asks for nothing (the retry of
@@ -537,8 +602,94 @@ export class FleetService {
     await board.folded(r.last);
     if (conflict && !r.duplicate) throw conflict;
     const id = r.duplicate ? ((await storedId(this.store, board.stream, r.first)) ?? r0.id) : r0.id;
-    sendJson(res, 200, { ok: true, id, position: r.first, duplicate: r.duplicate });
-  };
+    return { id, position: r.first, duplicate: r.duplicate };
+  }
+
+  // ------------------------------------------------------------ the server's own sessions (the flock's code crows)
+
+  /**
+   * Threads of a project that a bridge follows on this node now, `default`
+   * first, then by name (presence, not durable: a bridge connected to another
+   * node is not counted here).
+   */
+  followed(project: string): string[] {
+    const out: string[] = [];
+    for (const [key, b] of this.loaded) {
+      if (b.bridges <= 0) continue;
+      const i = key.indexOf(':');
+      if ((i < 0 ? DEFAULT_PROJECT : key.slice(0, i)) === project) out.push(b.thread);
+    }
+    return out.sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /**
+   * A start request posted by the server itself as `who`, exactly as a
+   * member's through `POST /fleet/:thread/requests` (keyed: a retry, after a
+   * restart say, stores nothing and answers the first one's position).
+   */
+  requestAs(project: string, thread: string, who: Caller, r: StartRequest, rawKey: string): Promise<{ id: string; position: number; duplicate: boolean }> {
+    return this.request(project, thread, who, r, rawKey);
+  }
+
+  /**
+   * Session events posted by the server itself as `who` (a prompt, an end),
+   * checked and judged exactly as a member's `POST /fleet/:thread`. Decisions
+   * on approvals are not among them: those are a person's, in the one inbox.
+   */
+  async postAs(project: string, thread: string, who: Caller, items: Record<string, unknown>[], rawKey: string): Promise<AppendResult> {
+    for (const [i, x] of items.entries()) {
+      const why = checkSessionEvent(x) ?? (x.type === 'session.approval' ? 'the server does not post approvals' : null);
+      if (why) throw new HttpError(400, 'bad_request', `event ${i}: ${why}`);
+    }
+    const board = await this.board(thread, project);
+    await board.fresh();
+    return this.appendChecked(null, who, project, board, this.opts.approvals ? await this.opts.approvals.get(project) : null, items, (i) => `event ${i}: `, rawKey);
+  }
+
+  /**
+   * Reads every entry of a thread's board from `after` on, then each new one
+   * as this node folds it, in position order and each once; returns the
+   * stop. A result's usage rides along when its post was taken by this node
+   * (the stored event never keeps it).
+   */
+  async watch(project: string, thread: string, after: number, w: BoardWatcher): Promise<() => void> {
+    const board = await this.board(thread, project);
+    let seen = after;
+    let held: { e: Record<string, unknown>; position: number; usage?: ResultUsage }[] | null = [];
+    const hear: BoardWatcher = (e, position, usage) => {
+      if (held) return void held.push({ e, position, usage });
+      if (position <= seen) return;
+      seen = position;
+      w(e, position, usage);
+    };
+    board.watchers.add(hear);
+    const stop = () => void board.watchers.delete(hear);
+    try {
+      // What was folded before the watch: read from the log, up to the position folded now.
+      const upTo = board.pos;
+      while (seen < upTo) {
+        const page = await this.store.read(board.stream, seen, Math.min(1000, upTo - seen));
+        if (page.length === 0) break;
+        for (const entry of page) {
+          seen = entry.position;
+          let e: Record<string, unknown>;
+          try {
+            e = JSON.parse(entry.body) as Record<string, unknown>;
+          } catch {
+            continue;
+          }
+          w(e, entry.position);
+        }
+      }
+    } catch (err) {
+      stop();
+      throw err;
+    }
+    const waiting = held;
+    held = null;
+    for (const h of waiting) hear(h.e, h.position, h.usage);
+    return stop;
+  }
 
   /**
    * POST /fleet/:thread/live: a lossy frame (`session.tool`,

@@ -58,6 +58,25 @@ export function workRequest(s: FlockState, item: FlockItem, crow: string, subtas
   };
 }
 
+/**
+ * What a code flight reserves of the list's budget while it flies: a Claude
+ * Code session cannot be capped ahead the way a model call's output can, so
+ * it holds this much; what it really used (its result's usage) is counted
+ * when it lands, and may be more.
+ */
+export const CODE_RESERVE = 40_000;
+
+/** The prompt of a code flight's Claude Code session: the item (and its part of a split), in the crow's name. */
+export function codePrompt(s: FlockState, item: FlockItem, crow: string, subtask: number): string {
+  const t = item.triage;
+  const part = t && t.mode === 'split' && subtask > 0 ? `\n\nYour part of it (subtask ${subtask} of ${t.subtasks.length}): ${t.subtasks[subtask - 1] ?? ''}` : '';
+  return (
+    `${who(s, crow)} You fly ${item.item_id} of a todo list handed to Roost's flock, in a git worktree of your own. ` +
+    `Do the task here; your last message is your answer to the person who reviews it: say what you changed, in at most ${FLOCK_LIMITS.output} characters.\n\n` +
+    `${item.text}${part}`
+  );
+}
+
 export function mergeRequest(s: FlockState, item: FlockItem): ModelRequest {
   const answers = [...item.flights.values()].filter((f) => f.role === 'work' && f.state === 'ok');
   return {

@@ -66,7 +66,8 @@ import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
 import { NestWatch } from './watchdog.js';
-import { banterLine, banterRequest, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
+import { CODE_RESERVE, banterLine, banterRequest, codePrompt, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
+import type { BoardRef, CodeAgents } from './agents.js';
 
 export const FLOCK_STREAM = 'flock';
 
@@ -106,7 +107,9 @@ export interface FlockSettings {
   jevBand: number;
 }
 
-export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> = {
+export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTimeoutMs: number } = {
+  /** A code item's Claude Code session (./agents.ts): it lands ok:false when no result came within this. */
+  agentTimeoutMs: 30 * 60 * 1000,
   jevBand: JEV_BAND,
   verdictWindowMs: 10 * 60 * 1000,
   leaseMs: 30_000,
@@ -124,6 +127,8 @@ export interface FlockOptions {
   floor?: () => Promise<FloorService>;
   /** The project's usage roll-up: every model call's provider usage is recorded there (source `flock`). */
   usage?: () => Promise<UsageService>;
+  /** Coding agents for `code` items (Claude Code sessions through the fleet board: ./agents.ts); none: a model crow flies them. */
+  agents?: CodeAgents;
   settings: Omit<FlockSettings, 'node' | 'jevBand'> & { node?: string; jevBand?: number };
 }
 
@@ -265,6 +270,7 @@ export class FlockService {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.opts.agents?.stop();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
@@ -712,8 +718,10 @@ export class FlockService {
           for (const f of item.flights.values()) {
             if (f.state !== 'flying' || this.calls.has(`${item.item_id}\u0000${f.crow}`)) continue;
             const req = f.role === 'triage' ? triageRequest(this.state, item) : f.role === 'merge' ? mergeRequest(this.state, item) : workRequest(this.state, item, f.crow, f.subtask);
-            this.reserve(list_id, item.item_id, f.crow, worstCase(req));
-            this.fly(list_id, item.item_id, f.crow, f.role === 'triage' ? 'sentry' : f.role === 'merge' ? 'elder' : 'crow', req);
+            // A coding agent's flight rejoins its session (keyed steps: nothing is started or prompted twice).
+            const board = f.role === 'work' ? this.flightBoard(list_id, item.item_id, f.crow) : null;
+            this.reserve(list_id, item.item_id, f.crow, board ? CODE_RESERVE : worstCase(req));
+            this.fly(list_id, item.item_id, f.crow, f.role === 'triage' ? 'sentry' : f.role === 'merge' ? 'elder' : 'crow', req, this.agentRun(item, f.crow, f.subtask, board));
           }
           break;
         case 'triage_verdict':
@@ -798,13 +806,17 @@ export class FlockService {
     if (picked.length === 0) return 'starved';
     const flights = t.mode === 'split' ? picked.slice(0, want.subtasks.length).map((p, i) => ({ ...p, subtask: want.subtasks[i] })) : picked.map((p) => ({ ...p, subtask: 0 }));
     const reqs = flights.map((f) => workRequest(this.state, view, f.crow, f.subtask));
-    if (!this.fits(list, reqs.reduce((n, r) => n + worstCase(r), 0))) return 'budget';
-    flights.forEach((f, i) => this.reserve(list.list_id, item.item_id, f.crow, worstCase(reqs[i])));
+    // A code item goes to a coding agent when a bridge follows one of the project's boards (docs/flock.md, "Code items").
+    const thread = t.task_type === 'code' ? (this.opts.agents?.thread() ?? null) : null;
+    const boards = flights.map((f) => (thread ? this.opts.agents!.ref(thread, item.item_id, f.crow) : null));
+    const worst = (i: number) => (boards[i] ? CODE_RESERVE : worstCase(reqs[i]));
+    if (!this.fits(list, flights.reduce((n, _, i) => n + worst(i), 0))) return 'budget';
+    flights.forEach((f, i) => this.reserve(list.list_id, item.item_id, f.crow, worst(i)));
     return {
-      events: flights.map((f) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ts })),
+      events: flights.map((f, i) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ...(boards[i] ? { board: boards[i] } : {}), ts })),
       launch: () =>
         flights.forEach((f, i) => {
-          if (item.flights.get(f.crow)?.state === 'flying' && this.driving) this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i]);
+          if (item.flights.get(f.crow)?.state === 'flying' && this.driving) this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i], this.agentRun(view, f.crow, f.subtask, boards[i]));
           else this.release(`${item.item_id}\u0000${f.crow}`);
         }),
     };
@@ -853,13 +865,36 @@ export class FlockService {
     return out;
   }
 
-  /** One flight's model call, landed when it returns (the provider retries; a failure lands ok:false). */
-  private fly(list_id: string, item_id: string, crow: string, role: ModelRole, req: ModelRequest): void {
+  /**
+   * A code flight's run: the coding agent's session at `board` instead of a
+   * model call (its usage is counted on the project's usage by the board, as
+   * any board session's: not here). Undefined without a board.
+   */
+  private agentRun(item: FlockItem, crow: string, subtask: number, board: BoardRef | null | undefined): (() => Promise<ModelOutcome>) | undefined {
+    const agents = this.opts.agents;
+    if (!board || !agents) return undefined;
+    return () => agents.fly(board, { name: `${crow} · ${item.item_id}`, prompt: codePrompt(this.state, item, crow, subtask) });
+  }
+
+  /** The board a work flight of a code item was sent to (its `crow.flying`), or null: a model crow's. */
+  private flightBoard(list_id: string, item_id: string, crow: string): BoardRef | null {
+    const frames = this.listFrames.get(list_id) ?? [];
+    for (let i = frames.length - 1; i >= 0; i--) {
+      if (frames[i].ev.name !== 'crow.flying') continue;
+      const b = JSON.parse(frames[i].ev.data) as { item_id?: unknown; crow?: unknown; board?: Partial<BoardRef> };
+      if (b.item_id !== item_id || b.crow !== crow) continue;
+      return typeof b.board?.thread === 'string' && typeof b.board.session === 'string' ? { thread: b.board.thread, session: b.board.session } : null;
+    }
+    return null;
+  }
+
+  /** One flight's model call (or `run`, a coding agent's session), landed when it returns (the provider retries; a failure lands ok:false). */
+  private fly(list_id: string, item_id: string, crow: string, role: ModelRole, req: ModelRequest, run?: () => Promise<ModelOutcome>): void {
     const key = `${item_id}\u0000${crow}`;
     void (async () => {
       let out: ModelOutcome;
       try {
-        out = await this.call(role, req, { crow, list_id, item_id });
+        out = await (run ? run() : this.call(role, req, { crow, list_id, item_id }));
       } catch (e) {
         out = { ok: false, error: { kind: 'bad_response', message: (e as Error).message, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
       }
