@@ -38,14 +38,19 @@ export async function child(opts: { dataDir?: string; port?: number; env?: Recor
   proc.stdout.on('data', (d) => (log += d));
   proc.stderr.on('data', (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
+  // A loaded machine (several suites at once on 2 cores) takes 20 s and more to start a server.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${log}`);
     try {
       const r = await fetch(url + '/health');
       if (r.ok) break;
     } catch {}
-    if (Date.now() > deadline) throw new Error(`server did not start: ${log}`);
+    if (Date.now() > deadline) {
+      // Not left running: a test that failed here would otherwise hold its file open until the runner's timeout.
+      proc.kill('SIGKILL');
+      throw new Error(`server did not start: ${log}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
