@@ -97,7 +97,12 @@ async function serve(argv: string[]): Promise<void> {
     flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
     flockAgentTimeoutMs: setting('ROOST_FLOCK_AGENT_TIMEOUT_MS', 1000),
     flockJevBand: band('ROOST_JEV_BAND'),
+    pushTimeoutMs: setting('ROOST_PUSH_TIMEOUT_MS', 100),
   };
+  // Web Push (docs/web.md, "Notifications"): the VAPID contact, and whether a shared server may push to private addresses.
+  const pushSubject = env.ROOST_PUSH_SUBJECT || undefined;
+  if (pushSubject !== undefined && !/^(mailto:|https:\/\/)\S{1,300}$/.test(pushSubject)) throw new Error(`ROOST_PUSH_SUBJECT must be a mailto: or https: URL, got "${pushSubject.slice(0, 60)}"`);
+  const pushPrivateEndpoints = env.ROOST_PUSH_PRIVATE_ENDPOINTS === '1' ? true : undefined;
   const store = await openStore({ db, dataDir });
   // Beyond loopback every request must be authenticated: without an account
   // nobody could sign in, so refuse and say how to make the first one.
@@ -120,6 +125,8 @@ async function serve(argv: string[]): Promise<void> {
     origins,
     publicUrl,
     models,
+    pushSubject,
+    pushPrivateEndpoints,
     ...tuning,
   });
   const where = store.kind === 'sqlite' ? `${dataDir}/roost.db` : 'postgres';

@@ -28,6 +28,8 @@ import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
 import { Edge } from './edge.js';
+import { PUSH_DEFAULTS, PushService } from './push/service.js';
+import { Notices } from './push/notices.js';
 import { Router, sendJson } from './http.js';
 import { mountRoutes, route, type Route } from './route.js';
 
@@ -89,6 +91,15 @@ export interface RoostConfig {
   flockAgentTimeoutMs: number;
   /** Jev's high band (ROOST_JEV_BAND). */
   flockJevBand: number;
+  /** Web Push's VAPID contact (mailto: or https:); default: the public URL when https, else a mailto: placeholder. */
+  pushSubject: string | null;
+  /**
+   * Shared mode: push endpoints on loopback or private addresses are allowed
+   * (tests; a push service on the server's own network). https stays required.
+   */
+  pushPrivateEndpoints: boolean;
+  /** One push delivery's time limit, ms. */
+  pushTimeoutMs: number;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -121,6 +132,9 @@ export const DEFAULTS: RoostConfig = {
   flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
   flockAgentTimeoutMs: FLOCK_DEFAULTS.agentTimeoutMs,
   flockJevBand: FLOCK_DEFAULTS.jevBand,
+  pushSubject: null,
+  pushPrivateEndpoints: false,
+  pushTimeoutMs: PUSH_DEFAULTS.timeoutMs,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -145,6 +159,10 @@ export interface Roost {
   /** The default project's flock; `flocks` has every project's. */
   flock: FlockService;
   flocks: PerProject<FlockService>;
+  /** Web Push: keys, subscriptions, choices, sending (docs/web.md, "Notifications"). */
+  push: PushService;
+  /** The one place notices are made from the folds (src/server/push/notices.ts). */
+  notices: Notices;
   identity: IdentityService;
   access: Access;
   /** Every live connection and the scopes the apps declare (src/server/live.ts). */
@@ -212,22 +230,33 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     origins,
     requestsPerMinute: cfg.requestsPerMinute,
   });
+  // Web Push: the key pair is made at the first start and kept in the log.
+  const push = new PushService(store, {
+    access,
+    subject: cfg.pushSubject ?? (publicOrigin?.startsWith('https:') ? publicOrigin : 'mailto:roost@localhost.invalid'),
+    privateEndpoints: cfg.pushPrivateEndpoints,
+    timeoutMs: cfg.pushTimeoutMs,
+    freshMs: PUSH_DEFAULTS.freshMs,
+  });
+  await push.start();
+  const notices = new Notices(push);
   // The one live mechanism: every stream of every app, single-scope or multiplexed, keeps its rules.
   const live = new Live(access, { epoch: store.epoch, heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, stallMs: cfg.stallMs, perCaller: cfg.streamsPerCaller });
   const channel = (ringSize: number) => ({ ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs });
   // Every project has its own floor and approvals; the default project's are started now.
-  const floors = new PerProject(
-    (project) =>
-      new FloorService(store, {
-        live,
-        channel: channel(cfg.ringSize),
-        project,
-        sweepEveryMs: cfg.sweepEveryMs,
-        snapshotEvery: cfg.snapshotEvery,
-        maxReplay: cfg.maxReplay,
-        version: VERSION,
-      }),
-  );
+  const floors = new PerProject((project) => {
+    const f = new FloorService(store, {
+      live,
+      channel: channel(cfg.ringSize),
+      project,
+      sweepEveryMs: cfg.sweepEveryMs,
+      snapshotEvery: cfg.snapshotEvery,
+      maxReplay: cfg.maxReplay,
+      version: VERSION,
+    });
+    notices.floor(project, f);
+    return f;
+  });
   const floor = await floors.get('default');
   // Approvals and agent hooks (docs/approvals.md, docs/integrations.md). One
   // holder registry per process: which askers' waits this node holds, and
@@ -245,6 +274,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     });
     // The fleet board shows each outcome of its requests (kind fleet) as the server's echo.
     s.onClosed((a) => void fleet.echo(project, a).catch((e) => console.error('roost: echoing an approval on its board failed', e)));
+    notices.approvals(project, s);
     return s;
   });
   // The fleet boards: one stream per thread (docs/fleet.md); their requests are approvals of kind fleet.
@@ -276,21 +306,22 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   );
   const usage = await usageByProject.get('default');
   // The flock: lists handed to crows, verdicts as approvals (docs/flock.md).
-  const flocks = new PerProject(
-    (project) =>
-      new FlockService(store, {
-        live,
-        channel: channel(1000),
-        maxReplay: cfg.maxReplay,
-        project,
-        approvals: () => approvalsByProject.get(project),
-        floor: () => floors.get(project),
-        usage: () => usageByProject.get(project),
-        // Code items: Claude Code sessions on the project's boards, through a member's bridge.
-        agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
-        settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
-      }),
-  );
+  const flocks = new PerProject((project) => {
+    const f = new FlockService(store, {
+      live,
+      channel: channel(1000),
+      maxReplay: cfg.maxReplay,
+      project,
+      approvals: () => approvalsByProject.get(project),
+      floor: () => floors.get(project),
+      usage: () => usageByProject.get(project),
+      // Code items: Claude Code sessions on the project's boards, through a member's bridge.
+      agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
+      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
+    });
+    notices.flock(project, f);
+    return f;
+  });
   const flock = await flocks.get('default');
   // Transcripts are read only in local mode: a hook on this machine names a file on this machine.
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject, () => access.mode === 'local');
@@ -328,6 +359,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...flockRoutes(flocks, approvalsByProject, live, access),
     ...ids.routes(),
     ...work.routes(),
+    ...push.routes(),
   ];
   const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
 
@@ -378,6 +410,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     usageByProject,
     flock,
     flocks,
+    push,
+    notices,
     identity,
     access,
     live,
@@ -395,6 +429,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       await identity.stop();
       await fleet.stop();
       await work.stop();
+      await notices.settled();
+      await push.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await store.close();

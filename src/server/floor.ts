@@ -23,6 +23,7 @@ import {
   type FloorEvent,
   type FloorJSON,
   type FloorState,
+  type Status,
 } from '../core/floor.js';
 import { countPulse, emptyPulse, type PulseState } from '../core/pulse.js';
 import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
@@ -89,20 +90,21 @@ interface SnapshotBody {
 }
 
 /** One entry folded: its frame event name and JSON data (built without re-serializing the stored body). */
-function fold(state: FloorState, entry: LogEntry): { name: string; data: string; event: FloorEvent } {
+function fold(state: FloorState, entry: LogEntry): { name: string; data: string; event: FloorEvent; effects: Effect[] } {
   const event = (entry.value ?? JSON.parse(entry.body)) as FloorEvent;
   const effects: Effect[] = applyEvent(state, event);
   if (entry.type === SWEEP) {
     const removed = effects.length ? (effects[0] as { agents: string[] }).agents : [];
-    return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}`, event };
+    return { name: 'removed', data: `{"agents":${JSON.stringify(removed)},"ts":${JSON.stringify(event.ts ?? null)}}`, event, effects };
   }
-  return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`, event };
+  return { name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}`, event, effects };
 }
 
 export class FloorService {
   private host: FoldedStream<FloorState>;
   private sweepTimer: NodeJS.Timeout | null = null;
   private sweeping = false;
+  private statusListeners = new Set<(agent: string, status: Status, at: number) => void>();
   readonly stream: string;
   /**
    * Events per minute per team, the last hour (GET /floor/pulse): counted as
@@ -123,13 +125,19 @@ export class FloorService {
         scope: `floor:${opts.project}`,
         empty: emptyFloor,
         step: (state, entry) => {
-          const { name, data, event } = fold(state, entry);
+          const { name, data, event, effects } = fold(state, entry);
           if (entry.type !== SWEEP && entry.type !== 'reset') {
             const id = agentIdOf(event);
             const team = id !== undefined ? state.agents.get(id)?.team : undefined;
             if (team !== undefined) countPulse(this.pulse, team, entry.at);
           }
-          return { state, events: [{ name, data }] };
+          return { state, events: [{ name, data }], effects };
+        },
+        // Entries folded into the live state (never a replay's private copy): status changes to their listeners.
+        applied: (entry, out) => {
+          if (this.statusListeners.size === 0) return;
+          const fx = (out as { effects?: Effect[] }).effects;
+          if (fx) for (const e of fx) if (e.kind === 'status') for (const f of this.statusListeners) f(e.agent, e.status, entry.at);
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: floorToJSON(state) }),
         stored: {
@@ -144,6 +152,16 @@ export class FloorService {
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
+  }
+
+  /**
+   * Hears every status change the fold makes (agent, new status, the entry's
+   * append time), for entries folded live or in the start's catch-up (the
+   * listener judges freshness by the time): push notices.
+   */
+  onStatus(f: (agent: string, status: Status, at: number) => void): () => void {
+    this.statusListeners.add(f);
+    return () => this.statusListeners.delete(f);
   }
 
   /** The folded floor (the live state: read it, never change it). */

@@ -175,6 +175,7 @@ export class FlockService {
   private recent = new Map<string, string[]>();
   private droppedBanter = new Set<string>();
   private finishWaiters = new Map<string, (() => void)[]>();
+  private finishedListeners = new Set<(list_id: string, at: number) => void>();
   readonly settings: FlockSettings;
   /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
   readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
@@ -216,6 +217,12 @@ export class FlockService {
 
   get state(): FlockState {
     return this.host.state;
+  }
+
+  /** Hears every list.finished folded into the live state (list id, the entry's append time): push notices. */
+  onListFinished(f: (list_id: string, at: number) => void): () => void {
+    this.finishedListeners.add(f);
+    return () => this.finishedListeners.delete(f);
   }
 
   get position(): number {
@@ -333,6 +340,7 @@ export class FlockService {
         this.forgetOld();
         for (const f of this.finishWaiters.get(list_id) ?? []) f();
         this.finishWaiters.delete(list_id);
+        for (const f of this.finishedListeners) f(list_id, entry.at);
       }
     }
     if (list_id) this.kick(list_id);

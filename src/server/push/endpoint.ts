@@ -1,0 +1,146 @@
+// A push endpoint is a URL a browser gave us, and the server will POST to it:
+// an outbound request chosen by a client. The rules (docs/security.md, "Push
+// endpoints"):
+//
+// - the URL is http(s), with no user or password, at most 1000 characters;
+// - shared mode: https only, and the host must not be, or resolve to, a
+//   loopback, private, link-local, CGNAT, multicast or otherwise reserved
+//   address (no request into the server's own network on a member's say-so);
+//   `pushPrivateEndpoints` lifts the address rule (tests, a push service on
+//   the same network), never the https one;
+// - local mode: any http(s) endpoint (the person at the machine owns the
+//   server; a page of another site cannot subscribe, the edge checks Origin);
+// - the address is checked again at every send, on the address actually
+//   connected to (a `lookup` that refuses), so a name that resolved to a
+//   public address at subscribe time cannot be rebound to a private one;
+// - no redirect is followed, the answer is read up to 4 KiB, and a send
+//   takes at most `timeoutMs`.
+
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { PUSH_LIMITS } from '../../core/push.js';
+
+export interface EndpointPolicy {
+  /** https only. */
+  httpsOnly: boolean;
+  /** Loopback, private and reserved addresses allowed. */
+  privateOk: boolean;
+}
+
+const blocked = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv6');
+
+/** Whether an address is one a member may not point the server at in shared mode. */
+export function isPrivateAddress(address: string): boolean {
+  const v = isIP(address);
+  if (v === 0) return true;
+  if (v === 6) {
+    // An IPv4-mapped address is judged as the IPv4 address it carries.
+    const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (m) return blocked.check(m[1], 'ipv4');
+  }
+  return blocked.check(address, v === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The endpoint as a URL, or the reason it is refused (words for a 400). */
+export function checkEndpoint(raw: string, policy: EndpointPolicy): URL | string {
+  if (raw.length > PUSH_LIMITS.endpoint) return `"endpoint" is longer than ${PUSH_LIMITS.endpoint} characters`;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return '"endpoint" must be an absolute URL';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return '"endpoint" must be an http or https URL';
+  if (policy.httpsOnly && u.protocol !== 'https:') return 'a push endpoint must be https on a shared server';
+  if (u.username || u.password) return '"endpoint" must not carry a user or password';
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (!policy.privateOk && (isIP(host) ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost') || !host.includes('.'))) {
+    return 'a push endpoint must be a public address (not loopback, private or link-local)';
+  }
+  return u;
+}
+
+/** A `lookup` that refuses private addresses: the check sits on the address the socket will connect to. */
+function publicLookup(): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return (callback as (e: Error | null, a: LookupAddress[] | string, f?: number) => void)(err, []);
+      const bad = addresses.find((a) => isPrivateAddress(a.address));
+      const cb = callback as (e: Error | null, a: LookupAddress[] | string, f?: number) => void;
+      if (bad || addresses.length === 0) return cb(Object.assign(new Error(`push endpoint ${hostname} resolves to a private address`), { code: 'EPRIVATE' }), []);
+      if ((options as { all?: boolean }).all) cb(null, addresses);
+      else cb(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+export interface Delivery {
+  status: number;
+  body: string;
+}
+
+/**
+ * POSTs one push message (headers and encrypted body made by web-push's
+ * `generateRequestDetails`) to its endpoint, under the policy. Resolves with
+ * the push service's status; rejects on a refused address, a network error
+ * or the timeout.
+ */
+export function deliver(endpoint: URL, headers: Record<string, string | number>, body: Buffer | null, policy: EndpointPolicy, timeoutMs: number): Promise<Delivery> {
+  return new Promise((ok, fail) => {
+    const host = endpoint.hostname.replace(/^\[|\]$/g, '');
+    if (!policy.privateOk && isIP(host) && isPrivateAddress(host)) return fail(new Error(`push endpoint ${host} is a private address`));
+    const send = endpoint.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      endpoint,
+      {
+        method: 'POST',
+        headers,
+        timeout: timeoutMs,
+        ...(policy.privateOk ? {} : { lookup: publicLookup() }),
+      },
+      (res: IncomingMessage) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          if (text.length < 4096) text += d.slice(0, 4096 - text.length);
+        });
+        res.on('end', () => ok({ status: res.statusCode ?? 0, body: text }));
+        res.on('error', fail);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`push endpoint did not answer within ${timeoutMs} ms`)));
+    req.on('error', fail);
+    req.end(body ?? undefined);
+  });
+}

@@ -1,0 +1,108 @@
+// What is worth a notification, decided in one place: every source of a
+// notice is wired here, each from the fold that already knows it happened,
+// never from a handler (a decision or an event that came in on another node
+// is folded here too; the push service's claim makes one node send it).
+//
+//   kind      source                                    opens
+//   approval  approvals fold: a request of kind tool,   /inbox/<id>  (the decision)
+//             fleet or verdict waits
+//   ask       approvals fold: a request of kind ask     /inbox/<id>
+//             (ask_owner) waits
+//   failed    floor fold: an agent's status became      /?agent=<id> (the floor)
+//             error
+//   finished  flock: list.finished folded               /flock?list=<id>
+//
+// Every notice names its project, and its page carries `?project=` when it
+// is not the default one.
+
+import { pendingApprovals, type Approval } from '../../core/approvals.js';
+import type { ApprovalService } from '../approvals.js';
+import type { FloorService } from '../floor.js';
+import type { FlockService } from '../flock/service.js';
+import type { Notice, PushService } from './service.js';
+
+/** `path` in `project`: `?project=` added unless it is the default one. */
+export function pageIn(path: string, project: string): string {
+  return project === 'default' ? path : `${path}${path.includes('?') ? '&' : '?'}project=${encodeURIComponent(project)}`;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+export class Notices {
+  /** Sends in flight (close waits for them; tests and the bench may too). */
+  private inflight = new Set<Promise<unknown>>();
+
+  constructor(private push: PushService) {}
+
+  private send(n: Notice): void {
+    const p = this.push.notify(n).catch((e) => console.error('roost: a push notice was not sent', e));
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+  }
+
+  /** Resolves when every send started so far is done. */
+  async settled(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** A project's approvals: every request that waits (an ask is its own kind). */
+  approvals(project: string, s: ApprovalService): void {
+    s.onRequested((a: Approval) => {
+      const ask = a.kind === 'ask';
+      const who = clip(a.askerName || a.asker, 60);
+      this.send({
+        kind: ask ? 'ask' : 'approval',
+        project,
+        key: `approval:${project}:${a.id}`,
+        title: ask ? `${who} asks you` : `${who} waits for you`,
+        body: ask ? `A question needs your answer (${project}).` : `Allow ${clip(a.tool, 60)}? (${project})`,
+        url: pageIn(`/inbox/${encodeURIComponent(a.id)}`, project),
+        tag: `approval:${a.id}`,
+        at: a.requestedAt,
+        waiting: pendingApprovals(s.state).length,
+        // Kept no longer than the request waits: after its window it is denied anyway.
+        ttl: Math.max(1, Math.ceil((a.deadline - Date.now()) / 1000)),
+        urgency: 'high',
+      });
+    });
+  }
+
+  /** A project's floor: an agent whose status became error. */
+  floor(project: string, f: FloorService): void {
+    f.onStatus((agent, status, at) => {
+      if (status !== 'error') return;
+      const a = f.state.agents.get(agent);
+      const name = clip(a?.name || agent, 60);
+      this.send({
+        kind: 'failed',
+        project,
+        key: `failed:${project}:${agent}:${at}`,
+        title: `${name} failed`,
+        body: `Its status is error (${project}).`,
+        url: pageIn(`/?agent=${encodeURIComponent(agent)}`, project),
+        tag: `failed:${agent}`,
+        at,
+        ttl: 3600,
+        urgency: 'normal',
+      });
+    });
+  }
+
+  /** A project's flock: a list that finished. */
+  flock(project: string, f: FlockService): void {
+    f.onListFinished((list, at) => {
+      this.send({
+        kind: 'finished',
+        project,
+        key: `finished:${project}:${list}`,
+        title: 'A list is finished',
+        body: `Every item of list ${clip(list, 60)} is done or skipped (${project}).`,
+        url: pageIn(`/flock?list=${encodeURIComponent(list)}`, project),
+        tag: `finished:${list}`,
+        at,
+        ttl: 24 * 3600,
+        urgency: 'normal',
+      });
+    });
+  }
+}
