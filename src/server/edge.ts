@@ -32,10 +32,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { HttpError, sendError } from './http.js';
 
-/** The policy for everything we serve (the sign-in pages set their own, stricter on scripts' origin, for their inline code). */
+/**
+ * The policy for everything we serve (the sign-in pages set their own, stricter on scripts' origin, for their inline code).
+ * `worker-src 'self'` lets the app register its service worker (/sw.js, push notifications) and nothing else's;
+ * `manifest-src 'self'` its web app manifest.
+ */
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; " +
-  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  "worker-src 'self'; manifest-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /**
  * The headers of what a browser may render or run (the app's pages, its

@@ -23,6 +23,7 @@ const TYPES: Record<string, string> = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.ico': 'image/x-icon',
@@ -73,6 +74,9 @@ export function staticFiles(packageRoot: string, access: Access) {
     const file = join(webRoot, rel);
     if (!file.startsWith(webRoot + sep) && file !== webRoot) throw new HttpError(404, 'not_found', 'not found');
     const immutable = rel.startsWith('assets' + sep) || rel.startsWith('assets/');
+    // The service worker is revalidated on every load (`no-cache`, like the
+    // page), so a new build's worker replaces the old one at once; it may
+    // control the whole origin (its scope is `/`, where it is served).
     if (rel && (await serveFile(res, file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache'))) return;
     if (extname(rel)) throw new HttpError(404, 'not_found', `no such file: ${url.pathname}`);
     // Shared mode: a browser that is not signed in is sent to the sign-in page first.

@@ -4,7 +4,7 @@
 // Global styles first: each view's own stylesheet (imported by the view) comes after them.
 import './app.css';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { FloorView } from './floor/FloorView.js';
 import { FleetView } from './fleet/FleetView.js';
 import { InboxView } from './approvals/InboxView.js';
@@ -17,6 +17,7 @@ import { followLink, navigate } from './shared/navigate.js';
 import { pageProject } from './shared/scope.js';
 import { useWaiting } from './shared/waiting.js';
 import { PAGES, pageOf, type Page } from './pages.js';
+import { chime, registerWorker, soundOn } from './shared/push.js';
 
 /** Each page's view. */
 const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
@@ -52,9 +53,20 @@ function App() {
     return () => removeEventListener('popstate', on);
   }, []);
   const route = pageOf(path);
+  // The tab's title carries how many decisions wait: the one waiting list the nav badge, the floor and the inbox count.
+  const { list, client } = useWaiting(project);
+  const waiting = list.length;
   useEffect(() => {
-    document.title = route.path === '/' ? 'Roost · Floor' : `Roost · ${route.label}`;
-  }, [route]);
+    document.title = (waiting > 0 ? `(${waiting}) ` : '') + (route.path === '/' ? 'Roost · Floor' : `Roost · ${route.label}`);
+  }, [route, waiting]);
+  // The optional sound: once per rise of the count, never for what waited when the page opened.
+  const live = client.connection === 'live';
+  const before = useRef<number | null>(null);
+  useEffect(() => {
+    if (!live) return;
+    if (before.current !== null && waiting > before.current && soundOn()) chime();
+    before.current = waiting;
+  }, [waiting, live]);
   return (
     <div class="shell">
       <a class="skip" href="#main">
@@ -88,3 +100,5 @@ function App() {
 }
 
 render(<App />, document.getElementById('app')!);
+// The service worker: notifications, and Roost as an installable app (docs/web.md).
+void registerWorker();

@@ -5,21 +5,73 @@
 // fold: nothing polls, and a click changes nothing until its outcome comes
 // back on the stream (the first decision in the log wins, whoever made it).
 
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { recentApprovals } from '../../../src/core/approvals.js';
+import { useApprovals } from '../live/approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
+import { Notifications } from '../shared/Notifications.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
+import { pageProject } from '../shared/scope.js';
 import { useNow } from '../shared/time.js';
 import { useWaiting } from '../shared/waiting.js';
 import './inbox.css';
 
 const OUTCOME: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'No answer: denied', withdrawn: 'Withdrawn' };
 
+/** The approval a page names (`/inbox/<id>`: a notification's link), or ''. */
+function decisionOfPath(pathname: string): string {
+  const m = /^\/inbox\/([A-Za-z0-9_.:-]{1,128})$/.exec(pathname);
+  return m ? m[1] : '';
+}
+
+/**
+ * One decision, first on the page (a notification opened it): the request
+ * with its answer buttons while it waits, its outcome once it is closed, or
+ * word that it is not known while the stream has not brought it.
+ */
+function Decision(props: { id: string; project: string }) {
+  const client = useApprovals(props.project);
+  const now = useNow();
+  const a = client.state.byId.get(props.id);
+  const box = useRef<HTMLElement>(null);
+  // Focus moves to the decision once it shows, so a keyboard or a screen reader starts there.
+  const shown = !!a;
+  const answerable = a?.status === 'pending';
+  useEffect(() => {
+    if (shown) box.current?.focus();
+  }, [shown, props.id]);
+  // A User Timing mark once its answer buttons are in the page (the bench's "decision interactive").
+  useLayoutEffect(() => {
+    if (answerable) performance.mark('roost:decision', { detail: props.id });
+  }, [answerable, props.id]);
+  return (
+    <section class="inbox-decision" aria-labelledby="inbox-decision-h" data-testid="decision" ref={box} tabIndex={-1}>
+      <h2 id="inbox-decision-h">The decision</h2>
+      {!a ? (
+        <p class="inbox-empty" data-testid="decision-unknown">
+          {client.connection === 'live' ? 'This request is not among the recent ones: it may be long closed.' : 'Loading…'}
+        </p>
+      ) : a.status === 'pending' ? (
+        <ul class="inbox-list">
+          <ApprovalItem a={a} now={now} />
+        </ul>
+      ) : (
+        <p class="inbox-out" data-testid="decision-outcome">
+          <span class="inbox-outcome">{OUTCOME[a.status] ?? a.status}</span> <code class="inbox-tool">{a.tool}</code> {a.askerName}
+          {a.decidedBy && <> · by {a.decidedBy}</>}
+        </p>
+      )}
+    </section>
+  );
+}
+
 export function InboxView() {
   // The page's project; the same list the floor's "Waiting for you" and the nav badge count.
   const { list: pending, client } = useWaiting();
   const now = useNow();
   const recent = recentApprovals(client.state, 20);
+  const decision = decisionOfPath(location.pathname);
   return (
     <div class="inbox" data-testid="inbox">
       <div class="inbox-bar">
@@ -27,6 +79,7 @@ export function InboxView() {
         <ProjectSwitcher testid="inbox-project" />
         <ConnectionBadge state={client.connection} testid="inbox-connection" />
       </div>
+      {decision && <Decision id={decision} project={pageProject()} />}
       <section aria-labelledby="inbox-pending-h">
         <h2 id="inbox-pending-h">
           Waiting for you <span class="inbox-n" data-testid="inbox-count">{pending.length}</span>
@@ -62,6 +115,7 @@ export function InboxView() {
           </ul>
         )}
       </section>
+      <Notifications />
     </div>
   );
 }
