@@ -60,22 +60,25 @@ self.addEventListener('push', (event) => {
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
   const url = samePath(event.notification.data && event.notification.data.url);
-  event.waitUntil(
-    (async () => {
-      const open = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
-      const client = open.find((c) => new URL(c.url).origin === self.location.origin);
-      if (client) {
-        client.postMessage({ type: 'roost.open', url });
-        try {
-          await client.focus();
-        } catch {
-          // Focus needs the click's user activation; a page that stays behind still shows the decision.
-        }
-        return;
+  const opened = (async () => {
+    const open = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+    const client = open.find((c) => new URL(c.url).origin === self.location.origin);
+    if (client) {
+      client.postMessage({ type: 'roost.open', url });
+      try {
+        await client.focus();
+      } catch {
+        // Focus needs the click's user activation; a page that stays behind still shows the decision.
       }
-      await self.clients.openWindow(url);
-    })(),
-  );
+      return;
+    }
+    await self.clients.openWindow(url);
+  })();
+  try {
+    event.waitUntil(opened);
+  } catch {
+    // An event the page dispatched itself (a test's click, isTrusted false) cannot be extended; it opens all the same.
+  }
 });
 
 /** The push service replaced the subscription: subscribe again with the server's key and tell the server. */

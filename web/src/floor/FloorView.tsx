@@ -113,7 +113,9 @@ export function FloorView() {
     client.start();
 
     const resize = () => {
-      const r = wrapRef.current!.getBoundingClientRect();
+      // A resize may still be delivered after the view left the page (a notification's click went elsewhere).
+      if (!wrapRef.current) return;
+      const r = wrapRef.current.getBoundingClientRect();
       scene.resize(Math.floor(r.width), Math.floor(r.height), window.devicePixelRatio || 1);
     };
     const ro = new ResizeObserver(resize);

@@ -38,6 +38,8 @@ export function registerWorker(): Promise<ServiceWorkerRegistration | null> {
     // Only a path of this origin (the worker checks too).
     if (e.data?.type === 'roost.open' && typeof url === 'string' && url.startsWith('/') && !url.startsWith('//')) navigate(url);
   });
+  // Messages are held until the page says it listens (addEventListener alone does not).
+  navigator.serviceWorker.startMessages();
   registration = navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch((e: unknown) => {
     console.warn('roost: the service worker was not registered', e);
     return null;
