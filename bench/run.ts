@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock]
+//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,push]
 //                          [--runs 3] [--seconds 5]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -358,6 +358,27 @@ async function main(): Promise<void> {
       add({ workload: label, metric: 'frame interval, median', values: [r.median], unit: 'ms', target: '< 16.7 ms', ok: (m) => m < 16.7, note });
       add({ workload: label, metric: 'frame interval, p99', values: [r.p99], unit: 'ms', target: '< 50 ms', ok: (m) => m < 50 });
     }
+
+  if (want('push') && NODES === 1) {
+    // Notifications (issue 18): an approval to its push message, a notification's click to the decision on a phone.
+    const push: number[] = [];
+    const click: number[] = [];
+    const cold: number[] = [];
+    const worst = { push: 0, click: 0, cold: 0 };
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ pushP50: number; pushMax: number; clickP50: number; clickMax: number; coldP50: number; coldMax: number }>('push.js', [String(args.quick ? 3 : 5)]);
+      push.push(r.pushP50);
+      click.push(r.clickP50);
+      cold.push(r.coldP50);
+      worst.push = Math.max(worst.push, r.pushMax);
+      worst.click = Math.max(worst.click, r.clickMax);
+      worst.cold = Math.max(worst.cold, r.coldMax);
+    }
+    const label = 'push: approval → push service stand-in → service worker → decision';
+    add({ workload: label, metric: 'approval posted → push message at the stand-in, p50', values: push, unit: 'ms', target: '< 1,000 ms', ok: (m) => m < 1000, note: `worst ${fmt(worst.push)} ms` });
+    const phone = 'phone: 390×844, touch, 4× CPU slowdown';
+    add({ workload: label, metric: `click → decision interactive, app open, p50 (${phone})`, values: click, unit: 'ms', target: '< 1,500 ms', ok: (m) => m < 1500, note: `worst ${fmt(worst.click)} ms` });
+    add({ workload: label, metric: `decision page loaded fresh → interactive, p50 (${phone}; the worker's openWindow)`, values: cold, unit: 'ms', target: '< 1,500 ms', ok: (m) => m < 1500, note: `worst ${fmt(worst.cold)} ms` });
   }
 
   if (want('idle') && NODES === 1) {
