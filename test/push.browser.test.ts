@@ -82,7 +82,7 @@ test('a push reaches the service worker, shows a notification, and its click ope
     assert.equal(await page.title(), '(1) Roost · Floor');
 
     // The browser's half: the decrypted message into the worker, through the DevTools protocol.
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin: roost.url, registrationId: registrationId!, data: message.text! });
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: roost.url, registrationId: registrationId, data: message.text! });
     const notes = await until(
       'the notification shown',
       () =>

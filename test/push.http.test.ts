@@ -14,6 +14,7 @@ import { sharedServer, makeUser, mintToken, call } from './support/shared.js';
 import { until } from './support/until.js';
 import { createECDH, randomBytes } from 'node:crypto';
 import { PUSH_STREAM } from '../src/core/push.js';
+import { deliver, isPrivateAddress } from '../src/server/push/endpoint.js';
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
 const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197/09-PreToolUse-Bash.json'), 'utf8'));
@@ -237,4 +238,11 @@ test('a subscription is checked before it is kept: bad keys, a non-URL; in share
   } finally {
     await srv.close();
   }
+});
+
+test('a send checks the address it connects to: a name that resolves to loopback is refused before any byte leaves, and the address rules', async () => {
+  await assert.rejects(deliver(new URL('https://localhost:9/x'), {}, null, { httpsOnly: true, privateOk: false }, 2000), /resolves to a private address/);
+  await assert.rejects(deliver(new URL('https://127.0.0.1:9/x'), {}, null, { httpsOnly: true, privateOk: false }, 2000), /private address/);
+  for (const a of ['127.0.0.1', '10.0.0.8', '172.20.1.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '::ffff:127.0.0.1']) assert.equal(isPrivateAddress(a), true, a);
+  for (const a of ['8.8.8.8', '142.250.1.1', '2a00:1450:4001::1', '::ffff:8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
 });

@@ -29,7 +29,9 @@ export interface EndpointPolicy {
   privateOk: boolean;
 }
 
-const blocked = new BlockList();
+// Two lists: a BlockList also matches IPv4 addresses against IPv4-mapped IPv6 rules, and the reverse.
+const blocked4 = new BlockList();
+const blocked6 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -46,11 +48,10 @@ for (const [net, bits] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv4');
+  blocked4.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],
@@ -58,7 +59,7 @@ for (const [net, bits] of [
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
+  blocked6.addSubnet(net, bits, 'ipv6');
 
 /** Whether an address is one a member may not point the server at in shared mode. */
 export function isPrivateAddress(address: string): boolean {
@@ -67,9 +68,12 @@ export function isPrivateAddress(address: string): boolean {
   if (v === 6) {
     // An IPv4-mapped address is judged as the IPv4 address it carries.
     const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (m) return blocked.check(m[1], 'ipv4');
+    if (m) return blocked4.check(m[1], 'ipv4');
+    // Any other IPv4-mapped form (::ffff:a00:1) is refused outright.
+    if (/^::ffff:/i.test(address)) return true;
+    return blocked6.check(address, 'ipv6');
   }
-  return blocked.check(address, v === 4 ? 'ipv4' : 'ipv6');
+  return blocked4.check(address, 'ipv4');
 }
 
 /** The endpoint as a URL, or the reason it is refused (words for a 400). */
@@ -95,9 +99,9 @@ export function checkEndpoint(raw: string, policy: EndpointPolicy): URL | string
 function publicLookup(): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-      if (err) return (callback as (e: Error | null, a: LookupAddress[] | string, f?: number) => void)(err, []);
+      const cb = callback;
+      if (err) return cb(err, []);
       const bad = addresses.find((a) => isPrivateAddress(a.address));
-      const cb = callback as (e: Error | null, a: LookupAddress[] | string, f?: number) => void;
       if (bad || addresses.length === 0) return cb(Object.assign(new Error(`push endpoint ${hostname} resolves to a private address`), { code: 'EPRIVATE' }), []);
       if ((options as { all?: boolean }).all) cb(null, addresses);
       else cb(null, addresses[0].address, addresses[0].family);

@@ -213,7 +213,7 @@ export class PushService {
         urgency: n.urgency,
         contentEncoding: 'aes128gcm',
       });
-      const r = await deliver(url, d.headers as Record<string, string | number>, (d.body as Buffer | null) ?? null, policy, this.opts.timeoutMs);
+      const r = await deliver(url, d.headers, (d.body) ?? null, policy, this.opts.timeoutMs);
       if (r.status >= 200 && r.status < 300) {
         this.stats.sent++;
         return true;

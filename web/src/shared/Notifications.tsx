@@ -4,7 +4,7 @@
 // off unless turned on).
 
 import { useEffect, useState } from 'preact/hooks';
-import { disablePush, enablePush, pushInfo, pushSupported, savePrefs, setSound, soundOn, type NoticeKind, type PushInfo, type PushPrefs } from './push.js';
+import { disablePush, enablePush, pushInfo, pushSupported, savePrefs, setSound, soundOn, type NoticeKind, type PushInfo } from './push.js';
 import { projectOfPage } from './scope.js';
 
 const KINDS: { kind: NoticeKind; label: string }[] = [
@@ -54,7 +54,7 @@ export function Notifications() {
     setBusy(false);
   };
   const choose = async (kind: NoticeKind, on: boolean) => {
-    const r = await savePrefs({ [kind]: on } as Partial<PushPrefs>, project);
+    const r = await savePrefs({ [kind]: on }, project);
     if (r.ok) setInfo((i) => (i ? { ...i, prefs: r.body.prefs } : i));
     else setError(r.message);
   };
