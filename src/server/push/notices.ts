@@ -15,7 +15,8 @@
 // Every notice names its project, and its page carries `?project=` when it
 // is not the default one.
 
-import { pendingApprovals, type Approval } from '../../core/approvals.js';
+import type { Approval } from '../../core/approvals.js';
+import { waitingForYou } from '../../core/attention.js';
 import type { ApprovalService } from '../approvals.js';
 import type { FloorService } from '../floor.js';
 import type { FlockService } from '../flock/service.js';
@@ -59,7 +60,8 @@ export class Notices {
         url: pageIn(`/inbox/${encodeURIComponent(a.id)}`, project),
         tag: `approval:${a.id}`,
         at: a.requestedAt,
-        waiting: pendingApprovals(s.state).length,
+        // The one waiting list (src/core/attention.ts): what the nav badge and the tab's title count.
+        waiting: waitingForYou(s.state).length,
         // Kept no longer than the request waits: after its window it is denied anyway.
         ttl: Math.max(1, Math.ceil((a.deadline - Date.now()) / 1000)),
         urgency: 'high',
