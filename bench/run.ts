@@ -358,6 +358,7 @@ async function main(): Promise<void> {
       add({ workload: label, metric: 'frame interval, median', values: [r.median], unit: 'ms', target: '< 16.7 ms', ok: (m) => m < 16.7, note });
       add({ workload: label, metric: 'frame interval, p99', values: [r.p99], unit: 'ms', target: '< 50 ms', ok: (m) => m < 50 });
     }
+  }
 
   if (want('push') && NODES === 1) {
     // Notifications (issue 18): an approval to its push message, a notification's click to the decision on a phone.
