@@ -12,6 +12,14 @@
 //   "offtopic", "unsourced", "contradicts" in a crow's nest message: the
 //                              watchdog's scores breach (watch_scores; else they pass)
 //
+// Nest calls (the message answered follows the prompt's last `>>> `; only its
+// text steers): a crow's `respond` delivers (`pleaseclaim`: claims,
+// `pleasedecline`: declines; a conspiracy's answer names its reading),
+// Quill's `quill` delivers unless the text says `relay to <Name>`, the Boss's
+// `order` is `SPIN` for `spin <Name> on <Persona> [as <trust>]`, else a
+// `REPLY`; `hold` makes the answer wait for `BrainOptions.hold`, `nestfail`
+// answers 500.
+//
 // A banter call gets a line; usage is the stand-ins' default (10 in, 5 out)
 // unless `tokens` says otherwise.
 
@@ -38,17 +46,42 @@ export interface BrainOptions {
   tokens?: { input: number; output: number };
   /** Banter lines answer this instead (e.g. '' for an unusable line). */
   banter?: string;
+  /** Nest answers to a message saying "hold" wait for this. */
+  hold?: Promise<unknown>;
 }
 
 type Decision =
   | { kind: 'tool'; name: string; input: Record<string, unknown> }
   | { kind: 'text'; text: string }
   | { kind: 'error'; status: number }
-  | { kind: 'wait'; ms: number; then: Decision };
+  | { kind: 'wait'; ms: number; then: Decision }
+  | { kind: 'hold'; then: Decision };
 
 const TYPES = ['code', 'research', 'writing', 'review', 'planning', 'data', 'other'];
 
+/** A nest call's answer, steered by the text of the message it answers. */
+function nestDecide(system: string, asked: string, tool: string | null): Decision {
+  const crow = /^You are ([^,]+),/.exec(system)?.[1] ?? 'someone';
+  if (asked.includes('nestfail')) return { kind: 'error', status: 500 };
+  let d: Decision;
+  if (tool === 'respond') {
+    const reading = /reading (\d) of (\d)/.exec(system);
+    const kind = asked.includes('pleasedecline') ? 'decline' : asked.includes('pleaseclaim') ? 'claim' : 'deliver';
+    const text = kind === 'decline' ? "Sorry, I can't do this: no access." : kind === 'claim' ? "I'll take this one." : `Delivered: ${crow}'s answer is below.${reading ? ` Reading ${reading[1]} of ${reading[2]}.` : ''}`;
+    d = { kind: 'tool', name: 'respond', input: { kind, text } };
+  } else if (tool === 'quill') {
+    const m = /relay to ([A-Za-z]+)/.exec(asked);
+    d = { kind: 'tool', name: 'quill', input: m ? { action: 'relay', crow: m[1], text: 'Please write the launch email for the owner.' } : { action: 'deliver', crow: '', text: 'Delivered: the summary is below.' } };
+  } else if (tool === 'order') {
+    const m = /spin (\S+) on (\S+?)(?: as (\w+))?[.!]?$/m.exec(asked);
+    d = { kind: 'tool', name: 'order', input: m ? { order: 'SPIN', name: m[1], persona: m[2], trust: m[3] ?? 'stranger' } : { order: 'REPLY', text: 'The flock has what it needs.' } };
+  } else d = { kind: 'text', text: `${crow} answers: done.` };
+  return asked.includes('hold') ? { kind: 'hold', then: d } : d;
+}
+
 function decide(system: string, user: string, tool: string | null, o: BrainOptions): Decision {
+  const marker = user.lastIndexOf('>>> ');
+  if (marker >= 0) return nestDecide(system, user.slice(marker), tool);
   if (tool === 'triage') {
     if (user.includes('sentryfail')) return { kind: 'error', status: 500 };
     const mode = user.includes('murder') ? 'murder' : user.includes('split') ? 'split' : 'solo';
@@ -85,6 +118,8 @@ function anthropicReply(d: Decision, o: BrainOptions): Reply {
       return { content: [], error: { status: d.status } };
     case 'wait':
       return { ...anthropicReply(d.then, o), delayMs: d.ms };
+    case 'hold':
+      return { ...anthropicReply(d.then, o), until: o.hold };
   }
 }
 
@@ -99,6 +134,8 @@ function openaiReply(d: Decision, o: BrainOptions): OaReply {
       return { error: { status: d.status } };
     case 'wait':
       return { ...openaiReply(d.then, o), delayMs: d.ms };
+    case 'hold':
+      return { ...openaiReply(d.then, o), until: o.hold };
   }
 }
 

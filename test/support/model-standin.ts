@@ -40,6 +40,8 @@ export interface Reply {
   stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens';
   /** Milliseconds to wait before answering (to hold a turn open). */
   delayMs?: number;
+  /** Answer only once this settles (a test holding the answer back). */
+  until?: Promise<unknown>;
   /** The usage figures to report (default 10 in, 5 out); `null` leaves them out of the answer. */
   usage?: Partial<Usage> | null;
   /** Answer with this error instead (the Messages API's error body). */

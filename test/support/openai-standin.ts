@@ -29,6 +29,8 @@ export interface OaReply {
   /** Usage figures (default 10 prompt, 5 completion); `null` leaves them out. */
   usage?: Partial<OaUsage> | null;
   delayMs?: number;
+  /** Answer only once this settles (a test holding the answer back). */
+  until?: Promise<unknown>;
   error?: { status: number; type?: string; message?: string; headers?: Record<string, string> };
   raw?: string;
 }

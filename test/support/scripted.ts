@@ -56,8 +56,9 @@ export function takeStep<Req extends { step: number }, Reply>(steps: ScriptStep<
   return typeof r === 'function' ? (r as (req: Req) => Reply)(rec) : r;
 }
 
-/** Waits a reply's `delayMs`; false when the client went away meanwhile (nothing more to write). */
-export async function delayed(res: ServerResponse, reply: { delayMs?: number }): Promise<boolean> {
+/** Waits for a reply's `until` (a test holding the answer back), then its `delayMs`; false when the client went away meanwhile (nothing more to write). */
+export async function delayed(res: ServerResponse, reply: { delayMs?: number; until?: Promise<unknown> }): Promise<boolean> {
+  if (reply.until) await reply.until;
   if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
   return !res.destroyed;
 }

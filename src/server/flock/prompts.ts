@@ -30,7 +30,8 @@ export function normalTriage(t: TriageInput): Omit<Triage, 'needs_approval'> {
   return { mode, task_type: t.task_type, subtasks: mode === 'split' ? subtasks : [], reason: t.reason.trim().slice(0, FLOCK_LIMITS.reason) };
 }
 
-function who(s: FlockState, crow: string): string {
+/** Who a crow is, for its system prompt: its persona (a spun crow: its persona's habits under its own name). */
+export function who(s: FlockState, crow: string): string {
   const p = personaOf(crow) ?? personaOf(s.spun.get(crow)?.persona);
   if (!p) return `You are ${crow}, a crow of the flock.`;
   return `You are ${crow}, ${p.epithet}, a crow of the flock. ${p.strength} ${p.backstory} You speak ${p.voice}.`;

@@ -66,6 +66,7 @@ import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
 import { NestWatch } from './watchdog.js';
+import { NestDriver, type NestHost } from './nest-driver.js';
 import { CODE_RESERVE, banterLine, banterRequest, codePrompt, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 import type { BoardRef, CodeAgents } from './agents.js';
 
@@ -144,7 +145,7 @@ interface Running {
   reserve: number;
 }
 
-export class FlockService {
+export class FlockService implements NestHost {
   private host: FoldedStream<FlockState>;
   readonly stream: string;
   readonly node: string;
@@ -185,6 +186,8 @@ export class FlockService {
   readonly watch: NestWatch;
   /** This run's part of a call's usage key (a call number restarts at 1 with the process). */
   private readonly callKey = randomUUID().slice(0, 8);
+  /** Must-respond: the crows invoked for nest messages (nest-driver.ts). */
+  readonly nests: NestDriver;
 
   constructor(
     private store: EventStore,
@@ -195,6 +198,7 @@ export class FlockService {
     this.settings = { jevBand: JEV_BAND, ...opts.settings, node: this.node };
     this.crows = opts.floor ? new CrowsOnFloor(opts.floor) : null;
     this.watch = new NestWatch(this, opts.approvals);
+    this.nests = new NestDriver(this);
     this.host = new FoldedStream<FlockState>(
       store,
       {
@@ -258,6 +262,10 @@ export class FlockService {
     return (this.jevTagger ??= m?.settings.roles.jev && m.forRole('jev') ? new ModelJev(m.forRole('jev')!, this.settings.callTimeoutMs) : embeddedJev());
   }
 
+  get jevBand(): number {
+    return this.settings.jevBand;
+  }
+
   get models(): ModelRoster | null {
     return this.settings.models;
   }
@@ -281,7 +289,7 @@ export class FlockService {
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
-    await Promise.race([Promise.allSettled([...this.passes, this.watch.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([Promise.allSettled([...this.passes, this.watch.stop(), this.nests.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     if (leaseHolder(this.state, Date.now()) === this.node) {
       try {
         await this.append([{ type: 'lease.released', node: this.node, ts: flockTs(Date.now()) }]);
@@ -322,8 +330,12 @@ export class FlockService {
       if (frames.length > FLOCK_LIMITS.keepMessages) frames.shift();
       const ch = this.nestChannels.get(nest_id);
       if (ch) ch.publish(ch.frame(entry.position, [this.nestEv(nest_id, f)]));
+      this.nests.kick(nest_id);
       return;
     }
+    if ((type === 'nest.flying' || type === 'nest.landed') && typeof body.nest_id === 'string') this.nests.kick(body.nest_id);
+    // A crow came back, joined or was let out: nests waiting for one look again.
+    if (type === 'crow.landed' || type === 'nest.landed' || type === 'crow.spun' || type === 'quarantine.lifted') this.nests.kickStarved();
     const list_id = typeof body.list_id === 'string' ? body.list_id : '';
     if (list_id && LIST_EVENTS.has(type)) {
       const ev: Ev = { name: type, data: entry.body };
@@ -344,7 +356,7 @@ export class FlockService {
       }
     }
     if (list_id) this.kick(list_id);
-    if (type === 'crow.landed' && this.starved.size) for (const l of this.starved) this.kick(l);
+    if ((type === 'crow.landed' || type === 'nest.landed') && this.starved.size) for (const l of this.starved) this.kick(l);
   }
 
   /** A short line of what happened, for banter's "recent flock events". */
@@ -613,7 +625,8 @@ export class FlockService {
   }
 
   /**
-   * The lease is held only while there is work (an unfinished list): an idle
+   * The lease is held only while there is work (an unfinished list, or a nest
+   * message that wants a crow or has one in the air): an idle
    * flock writes nothing. Renewed by its holder every third of its time;
    * taken by any node once nobody holds it and work waits.
    */
@@ -621,8 +634,13 @@ export class FlockService {
     if (this.stopped) return;
     const holder = leaseHolder(this.state, Date.now());
     if (holder !== '' && holder !== this.node) return;
-    if (unfinishedLists(this.state).length === 0) return;
+    if (unfinishedLists(this.state).length === 0 && !this.nests.hasWork()) return;
     await this.claimLease();
+  }
+
+  /** Nest work arrived while nobody drives: take the lease (taking it resumes every list and nest). */
+  async wantLease(): Promise<void> {
+    if (this.settings.models && !this.stopped && leaseHolder(this.state, Date.now()) === '') await this.claimLease();
   }
 
   private claiming: Promise<void> | null = null;
@@ -652,6 +670,7 @@ export class FlockService {
       this.crows.flush(this.state, this.driving);
     }
     for (const id of unfinishedLists(this.state)) this.kick(id);
+    this.nests.kickAll();
   }
 
   // ------------------------------------------------------------ the driver
@@ -850,7 +869,7 @@ export class FlockService {
    * crow, team the list's nest), a failed call's tokens too. Recording never
    * holds up or fails the flight.
    */
-  private async call(role: ModelRole, req: ModelRequest, who: { crow: string; list_id: string; item_id: string }): Promise<ModelOutcome> {
+  async call(role: ModelRole, req: ModelRequest, who: { crow: string; list_id?: string; nest_id?: string; item_id: string }): Promise<ModelOutcome> {
     const p = this.provider(role);
     const n = ++this.stats.calls;
     if (!p) return { ok: false, error: { kind: 'bad_request', message: `no model serves the ${role} role`, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
@@ -859,7 +878,7 @@ export class FlockService {
     const u = out.usage;
     if (this.opts.usage && u.input + u.output + u.cacheRead + u.cacheWrite > 0) {
       // The crow's floor agent and its nest's room (src/server/flock/floor.ts): usage lands on the tile the floor shows.
-      const team = nestTeam(this.state, this.state.lists.get(who.list_id)?.nest_id ?? 'todo').name;
+      const team = nestTeam(this.state, who.nest_id ?? this.state.lists.get(who.list_id ?? '')?.nest_id ?? 'todo').name;
       // Unique per call: a call redone after a restart is another request, and is counted.
       const key = `${who.item_id}:${role}:${who.crow}:${this.callKey}:${n}`;
       const record = providerUsage({ key, agent: crowAgentId(who.crow), team, model: out.model || p.model, usage: u, ts: Date.now() });
