@@ -253,13 +253,8 @@ export class NestDriver {
     if (crow === 'Boss') return this.boss(nest_id, rec, out);
     if (isServiceRole(crow)) return this.service(nest_id, rec, crow, out);
     // A working crow: its kind is the header of its post, tagged by Jev like any crow's.
-    let kind: RespondInput['kind'] = 'deliver';
-    let text = '';
-    if (out.kind === 'tool') {
-      const i = out.input as RespondInput;
-      kind = i.kind;
-      text = i.text;
-    } else text = out.text;
+    const given = out.kind === 'tool' ? (out.input as RespondInput) : { kind: 'deliver' as const, text: out.text };
+    const { kind, text } = given;
     if (!text.trim()) return 'bad_response: the answer was empty';
     const now = this.host.state.nests.get(nest_id)?.messages.get(rec.msg_id);
     if (!now) return 'bad_request: the message is no longer kept';
