@@ -31,7 +31,9 @@ export const CHROMIUM_ARGS = [
  * evaluates those with eval, which the app's content security policy
  * forbids); every other test runs the app under its real policy.
  */
-export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number }; bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/** `phone`: a 390x844 touch screen (`hasTouch`, `isMobile`, 3x pixels), unless `viewport` says another size. */
+export const PHONE = { width: 390, height: 844 };
+export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number }; bypassCSP?: boolean; phone?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const exe = chromiumPath();
   if (!exe) throw new Error('chromium not found');
   const profile = tempDir('roost-chromium-');
@@ -39,7 +41,8 @@ export async function launch(opts: { reducedMotion?: boolean; viewport?: { width
     executablePath: exe,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: opts.viewport ?? { width: 1440, height: 900 },
+    viewport: opts.viewport ?? (opts.phone ? PHONE : { width: 1440, height: 900 }),
+    ...(opts.phone ? { hasTouch: true, isMobile: true, deviceScaleFactor: 3 } : {}),
     reducedMotion: opts.reducedMotion ? 'reduce' : 'no-preference',
     bypassCSP: opts.bypassCSP ?? false,
   });

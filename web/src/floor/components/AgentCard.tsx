@@ -16,9 +16,22 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
   const parent = a.parent ? state.agents.get(a.parent) : undefined;
   const helpers = [...state.agents.values()].filter((x) => x.parent === a.id);
   const ref = useRef<HTMLDivElement>(null);
+  // Where the focus was when the card opened (a row of the list, the canvas, the search box): it goes back there when the card closes (Escape, ×), unless the person has moved it elsewhere meanwhile.
+  const opener = useRef<Element | null>(null);
   useEffect(() => {
+    if (!opener.current) opener.current = document.activeElement;
     ref.current?.focus();
   }, [a.id]);
+  useEffect(
+    () => () => {
+      const now = document.activeElement;
+      if (now && now !== document.body && !ref.current?.contains(now)) return;
+      const back = opener.current as HTMLElement | null;
+      if (back && back !== document.body && back.isConnected) back.focus();
+      else document.querySelector<HTMLElement>('.floor canvas')?.focus();
+    },
+    [],
+  );
   const row = (k: string, v: preact.ComponentChildren, testid: string) => (
     <>
       <dt>{k}</dt>

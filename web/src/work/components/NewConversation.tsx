@@ -1,7 +1,7 @@
 // The Conversations heading and, for editors and owners, its "+": a small form
 // in the rail asks for the title (no prompt(): it blocks the page, cannot be
 // styled or tested, and some browsers suppress it). A refusal is said under it.
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { postJson } from '../../shared/api.js';
 
 export function NewConversation({ project, canCreate, onMade }: { project: string | null; canCreate: boolean; onMade: (id: string) => void }) {
@@ -9,10 +9,16 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
   const [title, setTitle] = useState('');
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
+  const plus = useRef<HTMLButtonElement>(null);
   const close = () => {
     setOpen(false);
     setTitle('');
     setErr(null);
+  };
+  // Escape and Cancel give the focus back to the "+" that opened the form.
+  const cancel = () => {
+    close();
+    plus.current?.focus();
   };
   const create = async () => {
     const t = title.trim();
@@ -30,7 +36,7 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
       <h2>
         Conversations
         {project && canCreate && (
-          <button class="mini" data-testid="new-conversation" title="New conversation" aria-expanded={open} onClick={() => (open ? close() : setOpen(true))}>
+          <button ref={plus} class="mini" data-testid="new-conversation" aria-label="New conversation" title="New conversation" aria-expanded={open} onClick={() => (open ? close() : setOpen(true))}>
             +
           </button>
         )}
@@ -52,12 +58,12 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
             value={title}
             autoFocus
             onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
-            onKeyDown={(e) => e.key === 'Escape' && close()}
+            onKeyDown={(e) => e.key === 'Escape' && cancel()}
           />
           <button class="primary" data-testid="new-conversation-create" disabled={busy || !title.trim()}>
             Create
           </button>
-          <button type="button" class="mini" onClick={close}>
+          <button type="button" class="mini" onClick={cancel}>
             Cancel
           </button>
           {err && (
