@@ -16,7 +16,8 @@ const AgentRow = memo(
     const st = props.quiet ? `Quiet, last heard ${props.quiet} (was ${STATUS_LABEL[a.status].toLowerCase()})` : SHOWN_LABEL[shown];
     return (
       <li data-testid={`agent-row-${a.id}`} data-status={a.status} data-shown={shown} data-quiet={props.quiet ? 'true' : undefined} data-team={a.team} class={`row row-${shown}${props.selected ? ' sel' : ''}`}>
-        <button onClick={() => props.onPick(a.id)} aria-label={`${a.name}, ${a.role || 'agent'}: ${st}${a.leftAt !== null ? ', leaving' : ''}${a.activity ? '. ' + a.activity : ''}${a.tool ? '. Tool ' + a.tool : ''}. Pose: ${SHOWN_POSE[shown]}.`}>
+        {/* The name is what the row shows, in its order (WCAG 2.5.3), and then the pose in words. */}
+        <button onClick={() => props.onPick(a.id)}>
           <span class="ring" style={{ '--c': SHOWN_COLOR[shown] }} aria-hidden="true" />
           <span class="who">
             <span class="name">{a.name}</span>
@@ -27,6 +28,7 @@ const AgentRow = memo(
             {a.tool && <span class="tool" data-testid="row-tool">{a.tool}</span>}
             {a.activity && <span class="act" data-testid="row-activity">{a.activity}</span>}
           </span>
+          <span class="sr-only">{`${a.leftAt !== null ? ', leaving' : ''}. Pose: ${SHOWN_POSE[shown]}.`}</span>
         </button>
       </li>
     );

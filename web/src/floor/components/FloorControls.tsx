@@ -48,7 +48,7 @@ export function FloorControls(props: {
           aria-label="Find an agent by name"
           data-testid="floor-search"
           value={q}
-          aria-controls="floor-search-hits"
+          aria-controls={open && q.trim() !== '' ? 'floor-search-hits' : undefined}
           onInput={(e) => {
             setQ((e.target as HTMLInputElement).value);
             setOpen(true);

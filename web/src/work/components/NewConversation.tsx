@@ -1,7 +1,7 @@
 // The Conversations heading and, for editors and owners, its "+": a small form
 // in the rail asks for the title (no prompt(): it blocks the page, cannot be
 // styled or tested, and some browsers suppress it). A refusal is said under it.
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { postJson } from '../../shared/api.js';
 
 export function NewConversation({ project, canCreate, onMade }: { project: string | null; canCreate: boolean; onMade: (id: string) => void }) {
@@ -10,6 +10,10 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
   const plus = useRef<HTMLButtonElement>(null);
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (open) field.current?.focus();
+  }, [open]);
   const close = () => {
     setOpen(false);
     setTitle('');
@@ -51,6 +55,7 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
           }}
         >
           <input
+            ref={field}
             data-testid="new-conversation-title"
             aria-label="Conversation title"
             placeholder="Title"
