@@ -506,6 +506,31 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.deepEqual(await again.append(st, [ev(4)]), { first: 4, last: 4, duplicate: false });
     });
 
+    test('lazy appends (AppendOptions.lazy): positions, order, listeners and reads as any append, mixed with synced ones in one turn; a reopened store sees them', async () => {
+      const s = await store();
+      const st = fresh('lazy');
+      const heard: number[] = [];
+      const off = s.onCommit((stream, _head, entries) => {
+        if (stream === st) for (const e of entries ?? []) heard.push(JSON.parse(e.body).tag);
+      });
+      const sizes = [1, 2, 1, 3, 1];
+      let tag = 0;
+      const results = await Promise.all(sizes.map((k, i) => s.append(st, Array.from({ length: k }, () => ev(++tag)), { lazy: i % 2 === 0 })));
+      assertTiling(results, sizes);
+      // Lazy alone, several turns.
+      for (let i = 0; i < 3; i++) await s.append(st, [ev(++tag)], { lazy: true });
+      // A key makes an append synced; it is still answered as keyed.
+      const keyed = await s.append(st, [ev(++tag)], { lazy: true, idempotencyKey: 'lazy-key' });
+      assert.deepEqual(await s.append(st, [ev(99)], { lazy: true, idempotencyKey: 'lazy-key' }), { ...keyed, duplicate: true });
+      await eventually('every commit heard', () => heard.length === tag);
+      off();
+      assert.deepEqual(heard, Array.from({ length: tag }, (_, i) => i + 1), 'listeners hear lazy and synced commits in position order');
+      assert.deepEqual((await s.read(st, 0)).map((e) => JSON.parse(e.body).tag), heard);
+      await s.close();
+      const again = await store();
+      assert.equal(await again.head(st), tag);
+    });
+
     test('stores shared by several nodes: concurrent writers on two instances stay gap-free', async (t) => {
       const a = await store();
       if (!a.capabilities.crossNodeWakeups) {

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
@@ -43,5 +44,47 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
   } finally {
     await s.close();
     rmSync(old, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: lazy appends survive a SIGKILL of the process that made them, the moment they resolved (and a synced one after them is whole too)', async () => {
+  const d = tempDir('roost-sqlite-lazy-');
+  const file = join(d, 'roost.db');
+  // A child process appends lazily (no fsync of their own), says which positions resolved, and is killed at once.
+  const code = `
+    const { SqliteStore } = await import(${JSON.stringify(new URL('../src/storage/sqlite.ts', import.meta.url).pathname)});
+    const s = new SqliteStore({ path: ${JSON.stringify(file)} });
+    let tag = 0;
+    for (let round = 0; round < 40; round++) {
+      const synced = round === 20;
+      const r = await Promise.all([1, 2, 3].map(() => s.append('lazy', [{ type: 'note', body: JSON.stringify({ tag: ++tag }) }], { lazy: !synced })));
+      process.stdout.write(r.map((x) => x.last).join(' ') + '\\n');
+    }
+    process.stdout.write('done\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  await new Promise<void>((ok, fail) => {
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (out.includes('done\n')) {
+        // Killed before the sync timer (LAZY_SYNC_MS) can have run for the last rounds.
+        child.kill('SIGKILL');
+        ok();
+      }
+    });
+    child.on('exit', (c, sig) => (sig === 'SIGKILL' ? ok() : fail(new Error(`child exited ${c}`))));
+  });
+  if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+  const acked = out.split('\n').filter((l) => /^[0-9 ]+$/.test(l) && l).flatMap((l) => l.split(' ').map(Number));
+  assert.equal(acked.length, 120);
+  const s = new SqliteStore({ path: file });
+  try {
+    const got = (await s.read('lazy', 0)).map((e) => JSON.parse(e.body).tag as number);
+    assert.deepEqual(got, Array.from({ length: 120 }, (_, i) => i + 1), 'every acknowledged lazy append is there, in order, once');
+  } finally {
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
   }
 });

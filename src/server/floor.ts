@@ -238,10 +238,12 @@ export class FloorService {
   /**
    * Events a server service reports (the flock's crows): the same check,
    * caps and append as `POST /events`, in batches of at most 200. Resolves
-   * once they are durable; rejects with the HttpError a client would get.
+   * once they are durable (`lazy`: see AppendOptions.lazy, for a service that
+   * reports again after a restart what it finds then); rejects with the
+   * HttpError a client would get.
    */
-  async post(events: FloorEvent[]): Promise<void> {
-    for (let i = 0; i < events.length; i += MAX_BATCH) await this.store.append(this.stream, this.checked(events.slice(i, i + MAX_BATCH)));
+  async post(events: FloorEvent[], opts: { lazy?: boolean } = {}): Promise<void> {
+    for (let i = 0; i < events.length; i += MAX_BATCH) await this.store.append(this.stream, this.checked(events.slice(i, i + MAX_BATCH)), { lazy: opts.lazy === true });
   }
 
   /** A request's events, checked and normalized; an HttpError names the first bad one. */

@@ -325,9 +325,10 @@ export class UsageService extends OnFoldHost<UsageState> {
    * Usage from a source other than OTLP, into the same stream and fold: the
    * hook point for the flock's provider usage and the bridge's results. A
    * key already counted is skipped; so is a session whose usage already
-   * comes from another source (see sessionVia).
+   * comes from another source (see sessionVia). `lazy` (AppendOptions.lazy):
+   * for usage as durable as the step that reports it (the flock's calls).
    */
-  async record(reports: readonly DirectUsage[]): Promise<{ accepted: number; skipped: number }> {
+  async record(reports: readonly DirectUsage[], opts: { lazy?: boolean } = {}): Promise<{ accepted: number; skipped: number }> {
     const events: Record<string, unknown>[] = [];
     let skipped = 0;
     for (const r of reports) {
@@ -361,7 +362,7 @@ export class UsageService extends OnFoldHost<UsageState> {
       });
     }
     if (events.length) {
-      const a = await this.store.append(this.stream, events.map((e) => ({ type: 'usage', body: JSON.stringify(e) })));
+      const a = await this.store.append(this.stream, events.map((e) => ({ type: 'usage', body: JSON.stringify(e) })), { lazy: opts.lazy === true });
       await this.host.folded(a.last);
       await this.notifyBudget();
     }

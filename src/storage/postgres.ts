@@ -307,6 +307,7 @@ export class PostgresStore implements EventStore {
 
   // ------------------------------------------------------------ appends
 
+  /** Every append is synced here, a lazy one too (AppendOptions.lazy allows it): the commit is the database server's. */
   append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
     if (events.length === 0) return Promise.reject(new StoreError('bad_input', 'append needs at least one event'));

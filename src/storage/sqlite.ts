@@ -8,6 +8,13 @@
 // (multi-row inserts across requests, a savepoint per request only when the
 // batch fails): src/storage/sqlite-batch.ts.
 //
+// Lazy appends (AppendOptions.lazy): a batch of only lazy requests commits
+// with synchronous=NORMAL: its WAL frames are written (so a SIGKILL of this
+// process loses nothing) but not fsynced. The next synced commit fsyncs the
+// WAL and with it every frame before it; when none comes within LAZY_SYNC_MS,
+// a timer writes one (a row of `meta`), so a crash of the machine loses at
+// most that much of what was lazy. A batch with any synced request is synced.
+//
 // Broadcast: SQLite is one process, so there is no other node to reach.
 // `broadcast` checks its arguments like every backend and sends nothing; no
 // broadcast listener is ever called (the sender's own never are, on any backend).
@@ -29,10 +36,12 @@ import {
   type NewEvent,
   type Snapshot,
   type StoreErrorKind,
+  LAZY_SYNC_MS,
 } from './types.js';
 
 interface Pending extends WriteRequest {
   events: NewEvent[];
+  lazy: boolean;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
@@ -123,9 +132,12 @@ export class SqliteStore implements EventStore {
   private flushScheduled = false;
   private listeners = new Set<CommitListener>();
   private closed = false;
+  /** Lazy commits not yet fsynced: the timer that syncs them. */
+  private syncTimer: NodeJS.Timeout | null = null;
   private stmts: {
     read: Database.Statement;
     snapGet: Database.Statement;
+    synced: Database.Statement;
   };
 
   constructor(opts: SqliteOptions) {
@@ -141,6 +153,7 @@ export class SqliteStore implements EventStore {
     this.stmts = {
       read: this.db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?'),
       snapGet: this.db.prepare('SELECT position, state FROM snapshots WHERE stream = ? AND position <= ? ORDER BY position DESC LIMIT 1'),
+      synced: this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('synced', ?)"),
     };
     this.writer = new BatchWriter(this.db);
   }
@@ -179,6 +192,7 @@ export class SqliteStore implements EventStore {
         key,
         fingerprint: key === undefined ? undefined : opts.fingerprint,
         scope: key === undefined ? undefined : opts.scope,
+        lazy: opts.lazy === true && key === undefined,
         resolve,
         reject,
       });
@@ -196,15 +210,21 @@ export class SqliteStore implements EventStore {
     this.queue = [];
     if (batch.length === 0) return;
     const at = Date.now();
-    for (const p of batch) p.at = at;
+    let lazy = true;
+    for (const p of batch) {
+      p.at = at;
+      if (!p.lazy) lazy = false;
+    }
     let outcomes: WriteOutcome[];
     try {
-      outcomes = this.writer.write(batch);
+      outcomes = lazy ? this.unsynced(batch) : this.writer.write(batch);
     } catch (error) {
       const e = appendError(error);
       for (const p of batch) p.reject(e);
       return;
     }
+    if (!lazy) this.clearSync();
+    else this.syncTimer ??= setTimeout(this.syncNow, LAZY_SYNC_MS).unref();
     // Committed: answer the requests, then (a microtask later, still in this
     // turn) wake the listeners, in order. The answers go first: they are what
     // the callers wait for, and the folding can follow them.
@@ -214,6 +234,36 @@ export class SqliteStore implements EventStore {
       else batch[i].resolve(o);
     }
     if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes));
+  }
+
+  /** Writes a batch of lazy appends: committed with synchronous=NORMAL (no fsync); the connection is FULL again after it. */
+  private unsynced(batch: Pending[]): WriteOutcome[] {
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.writer.write(batch);
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+  }
+
+  private clearSync(): void {
+    if (!this.syncTimer) return;
+    clearTimeout(this.syncTimer);
+    this.syncTimer = null;
+  }
+
+  /** Makes the lazy commits so far durable: one synced commit (its fsync of the WAL covers every frame before it). */
+  private syncNow = (): void => {
+    this.syncTimer = null;
+    if (!this.closed) this.sync();
+  };
+
+  private sync(): void {
+    try {
+      this.stmts.synced.run(String(Date.now()));
+    } catch (e) {
+      console.error('roost: syncing lazy appends failed', e);
+    }
   }
 
   /** Calls the commit listeners with the entries of a committed batch, in position order. */
@@ -287,6 +337,10 @@ export class SqliteStore implements EventStore {
     // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
     await Promise.resolve();
+    if (this.syncTimer) {
+      this.clearSync();
+      this.sync();
+    }
     this.db.close();
   }
 }

@@ -5,7 +5,9 @@
 // Invariants every backend keeps:
 // - positions in a stream start at 1 and have no gaps, even under concurrent
 //   writers on several nodes; they are assigned inside the appending transaction;
-// - an append is all or nothing, and its promise resolves only once it is durable;
+// - an append is all or nothing, and its promise resolves only once it is durable
+//   (a `lazy` append: once it survives a crash of this process, and durable
+//   against a crash of the machine within LAZY_SYNC_MS; see AppendOptions.lazy);
 // - an idempotency key is per request and belongs to a namespace: the stream
 //   appended to, or the caller's `scope` (see AppendOptions). A second append
 //   with a key its namespace has seen stores nothing and resolves with the first
@@ -84,7 +86,23 @@ export interface AppendOptions {
    * across several streams. Callers pass a name, never a prefix of the key.
    */
   scope?: string;
+  /**
+   * Durable against a crash of this process at once (SIGKILL loses nothing
+   * that resolved), against a crash of the machine or the database server
+   * within LAZY_SYNC_MS or at the next append that is not lazy, whichever
+   * comes first (on SQLite: committed without its own fsync; the next synced
+   * commit, or a sync at most LAZY_SYNC_MS later, makes it and everything
+   * before it durable). For what a server derives and can derive again after
+   * a restart and acknowledges to nobody by itself (the flock driver's own
+   * steps, its crows on the floor, its calls' usage): never for what answers
+   * a request. A backend may make a lazy append durable at once (PostgreSQL
+   * does). Ignored with an idempotency key (a keyed append is always synced).
+   */
+  lazy?: boolean;
 }
+
+/** The longest a resolved lazy append stays undurable against a crash of the machine (see AppendOptions.lazy). */
+export const LAZY_SYNC_MS = 100;
 
 export interface Snapshot {
   position: number;

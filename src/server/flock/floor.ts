@@ -157,7 +157,7 @@ export class CrowsOnFloor {
     }
     if (events.length === 0) return;
     this.queue = this.queue
-      .then(async () => (await this.floor()).post(events))
+      .then(async () => (await this.floor()).post(events, { lazy: true }))
       .catch((e) => {
         // Not reported: sent again with the crow's next change.
         for (const ev of events) this.sent.delete(String((ev.agent as { name: string }).name));

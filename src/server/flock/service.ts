@@ -315,6 +315,27 @@ export class FlockService implements NestHost {
     await this.host.folded(r.last);
   }
 
+  /**
+   * The driver's own step (a flight, a landing, an answer trust let through,
+   * banter, a skip, a finish): appended lazily (AppendOptions.lazy), so a
+   * step costs no fsync of its own. It survives a crash of this process at
+   * once, a crash of the machine once synced (the next synced append, or
+   * LAZY_SYNC_MS); should a crash of the machine lose one, the driver that
+   * resumes finds the step undone in the log and does it again, as it does
+   * with a call in the air. What answers a request (a list, a verdict, an
+   * owner's action, a post) is never lazy.
+   */
+  private async step(events: Obj[]): Promise<void> {
+    if (events.length === 0) return;
+    const r = await this.store.append(
+      this.stream,
+      events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })),
+      { lazy: true },
+    );
+    this.stats.appends++;
+    await this.host.folded(r.last);
+  }
+
   private applied(entry: LogEntry, accepted: boolean): void {
     if (!accepted) return;
     const type = entry.type;
@@ -730,11 +751,11 @@ export class FlockService implements NestHost {
         case 'triage': {
           const req = triageRequest(this.state, item);
           if (!this.fits(list, worstCase(req))) {
-            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
+            await this.step([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
             break;
           }
           this.reserve(list_id, item.item_id, 'Sentry', worstCase(req));
-          await this.append([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Sentry', borrowed: false, ts: ts() }]);
+          await this.step([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Sentry', borrowed: false, ts: ts() }]);
           this.fly(list_id, item.item_id, 'Sentry', 'sentry', req);
           break;
         }
@@ -760,10 +781,10 @@ export class FlockService implements NestHost {
           else await this.ensureApproval(list, item, 'output');
           break;
         case 'rejected':
-          await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'rejected', ts: ts() }]);
+          await this.step([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'rejected', ts: ts() }]);
           break;
         case 'failed':
-          await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
+          await this.step([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
           break;
         case 'work':
           await this.work(list, item);
@@ -771,11 +792,11 @@ export class FlockService implements NestHost {
         case 'merge': {
           const req = mergeRequest(this.state, item);
           if (!this.fits(list, worstCase(req))) {
-            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
+            await this.step([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'budget', ts: ts() }]);
             break;
           }
           this.reserve(list_id, item.item_id, 'Elder', worstCase(req));
-          await this.append([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Elder', borrowed: false, ts: ts() }]);
+          await this.step([{ type: 'crow.flying', list_id, item_id: item.item_id, crow: 'Elder', borrowed: false, ts: ts() }]);
           this.fly(list_id, item.item_id, 'Elder', 'elder', req);
           break;
         }
@@ -783,7 +804,7 @@ export class FlockService implements NestHost {
           const { answer, crows } = draftAnswer(item);
           if (!answer.trim()) {
             // Nothing usable came back: a failure, not an empty answer.
-            await this.append([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
+            await this.step([{ type: 'item.skipped', list_id, item_id: item.item_id, reason: 'failure', ts: ts() }]);
             break;
           }
           const needs = outputNeedsApproval(this.state, item.triage!.task_type, crows);
@@ -791,7 +812,7 @@ export class FlockService implements NestHost {
           // When trust skips the approval, the answer and its `auto` verdict are one append.
           const banter = this.banterPlan(list, item, crows, at);
           try {
-            await this.append([
+            await this.step([
               { type: 'item.answered', list_id, item_id: item.item_id, answer, crows, needs_approval: needs, ts: at },
               ...(needs ? [] : [{ type: 'verdict', list_id, item_id: item.item_id, target: 'output', verdict: 'auto', ts: at }]),
               ...(banter ? [banter.event] : []),
@@ -812,9 +833,9 @@ export class FlockService implements NestHost {
   private async work(list: FlockList, item: FlockItem): Promise<void> {
     const plan = this.planWork(list, item, item.triage!, flockTs(Date.now()));
     if (plan === 'starved') return void this.starved.add(list.list_id);
-    if (plan === 'budget') return void (await this.append([{ type: 'item.skipped', list_id: list.list_id, item_id: item.item_id, reason: 'budget', ts: flockTs(Date.now()) }]));
+    if (plan === 'budget') return void (await this.step([{ type: 'item.skipped', list_id: list.list_id, item_id: item.item_id, reason: 'budget', ts: flockTs(Date.now()) }]));
     try {
-      await this.append(plan.events);
+      await this.step(plan.events);
     } finally {
       plan.launch();
     }
@@ -884,7 +905,7 @@ export class FlockService implements NestHost {
       const record = providerUsage({ key, agent: crowAgentId(who.crow), team, model: out.model || p.model, usage: u, ts: Date.now() });
       void this.opts
         .usage()
-        .then((svc) => svc.record([record]))
+        .then((svc) => svc.record([record], { lazy: true }))
         .catch((e) => {
           if (!this.stopped) console.error('roost: flock usage not recorded', e);
         });
@@ -979,7 +1000,7 @@ export class FlockService implements NestHost {
       }
       // Released once the landing is folded: a pass in between must not take the flight for one to fly again.
       try {
-        await this.append(events);
+        await this.step(events);
       } finally {
         this.release(key);
         after?.();
@@ -1027,7 +1048,7 @@ export class FlockService implements NestHost {
         // The last thing a list waited for: its finish goes in the same append.
         const l = this.state.lists.get(list.list_id);
         const last = l && !l.finished && l.banter.open.length === 1 && l.items.every((i) => i.skipped || i.outputVerdict);
-        await this.append(last ? [ev, { type: 'list.finished', list_id: l.list_id, tokens_used: l.tokens_used + tokens, token_budget: l.token_budget, ts: at }] : [ev]);
+        await this.step(last ? [ev, { type: 'list.finished', list_id: l.list_id, tokens_used: l.tokens_used + tokens, token_budget: l.token_budget, ts: at }] : [ev]);
       })().catch((e) => {
         this.release(key);
         if (!this.stopped) console.error('roost: flock banter', e);
@@ -1046,7 +1067,7 @@ export class FlockService implements NestHost {
       const t = this.finishTimers.get(list.list_id);
       if (t) clearTimeout(t);
       this.finishTimers.delete(list.list_id);
-      await this.append([{ type: 'list.finished', list_id: list.list_id, tokens_used: list.tokens_used, token_budget: list.token_budget, ts: flockTs(Date.now()) }]);
+      await this.step([{ type: 'list.finished', list_id: list.list_id, tokens_used: list.tokens_used, token_budget: list.token_budget, ts: flockTs(Date.now()) }]);
       return;
     }
     if (this.finishTimers.has(list.list_id)) return;
@@ -1056,7 +1077,7 @@ export class FlockService implements NestHost {
         if (!l || l.finished || !this.driving) return;
         const ts = flockTs(Date.now());
         for (const b of l.banter.open) this.droppedBanter.add(`banter\u0000${b.item_id}\u0000${b.crow}`);
-        await this.append(l.banter.open.map((b) => ({ type: 'banter.dropped', list_id: l.list_id, item_id: b.item_id, crow: b.crow, to: b.to, reason: 'late', ts })));
+        await this.step(l.banter.open.map((b) => ({ type: 'banter.dropped', list_id: l.list_id, item_id: b.item_id, crow: b.crow, to: b.to, reason: 'late', ts })));
         this.finishTimers.delete(list.list_id);
         this.kick(list.list_id);
       })().catch((e) => console.error('roost: flock banter wait', e));
