@@ -4,8 +4,10 @@
 // as a person's decision would be), on a real server with a SQLite file.
 //
 // 1. per item: single-item lists one after the other, from the POST to
-//    list.finished folded (triage, its approval and verdict, a flight, the
-//    answer, its approval and verdict, banter, the finish: about 12 appends);
+//    list.finished folded (after the warm-up trust skips the approvals: the
+//    list, the Sentry's flight, its landing with the triage and the worker's
+//    flight, the worker's landing with the answer and banter's start, the
+//    banter line with the finish: five appends, one synced, four lazy);
 //    p50/p99 over `n` lists. What is measured is Roost's work alone.
 // 2. 20 lists of 50 items handed over at once, 5 SSE watchers per list (100
 //    in all): the time until every list finished, and whether every watcher
@@ -13,57 +15,19 @@
 //
 // Prints one JSON line: { cpuPerItem, perItemP50, perItemP99, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SqliteStore } from '../src/storage/index.js';
-import { startRoost } from '../src/server/app.js';
-import { ModelRoster, parseModelSpec } from '../src/models/config.js';
-import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
+import { flockBench } from './flock-setup.js';
 
 const N = Number(process.argv[2] ?? 200);
 const LISTS = Number(process.argv[3] ?? 20);
 const ITEMS = Number(process.argv[4] ?? 50);
 const WATCHERS_PER_LIST = 5;
 
-const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
-const instant: ModelProvider = {
-  provider: 'bench',
-  model: 'instant',
-  label: 'bench:instant',
-  capabilities: { structuredOutput: true, tokenUsage: true, streaming: false },
-  async call(req: ModelRequest): Promise<ModelOutcome> {
-    if (req.tool?.name === 'triage') return { ok: true, kind: 'tool', input: { mode: 'solo', task_type: 'writing', subtasks: [], reason: 'bench' }, text: '', usage, model: 'instant', stop: 'tool' };
-    if (req.tool) return { ok: true, kind: 'tool', input: { answer: 'merged' }, text: '', usage, model: 'instant', stop: 'tool' };
-    return { ok: true, kind: 'text', text: 'done, and nicely', usage, model: 'instant', stop: 'end' };
-  },
-};
-
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
-  const spec = parseModelSpec('anthropic:instant');
-  if (!spec.ok) throw new Error(spec.message);
-  const models = new ModelRoster({ default: spec.value, roles: {} }, { make: () => instant });
-  const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models, flockBanterWaitMs: 1000 });
+  const bench = await flockBench();
+  const { roost, post } = bench;
   try {
-    // Every verdict approved the moment it is asked (a person who never hesitates).
-    roost.approvals.onRequested((a) => {
-      if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'bench').catch(() => {});
-    });
-    const post = async (text: string, requester: string): Promise<string> => {
-      const r = await fetch(`${roost.url}/api/lists`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, requester }) });
-      if (r.status !== 202) throw new Error(`POST /api/lists answered ${r.status}: ${await r.text()}`);
-      return ((await r.json()) as { list_id: string }).list_id;
-    };
-    // Warm up, timed too: every verdict asked and approved while trust rises
-    // (the flock is trusted at writing after 6 approved triages, each crow after
-    // 6 approved outputs: about 60 lists).
-    const asked: number[] = [];
-    for (let i = 0; i < 60; i++) {
-      const t0 = performance.now();
-      await roost.flock.finished(await post('write a warm-up note', `warm-${i}`));
-      asked.push(performance.now() - t0);
-    }
+    // Warm up, timed too: every verdict asked and approved while trust rises (about 60 lists).
+    const asked = await bench.warmUp();
     asked.sort((a, b) => a - b);
     const trusted = roost.flock.state.history.filter((c) => c.to === 2).length;
     const times: number[] = [];
@@ -131,8 +95,7 @@ async function main(): Promise<void> {
       }) + '\n',
     );
   } finally {
-    await roost.close();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,push]
+//   node dist/bench/run.js [--quick] [--only ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push]
 //                          [--runs 3] [--seconds 5]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -562,6 +562,29 @@ async function main(): Promise<void> {
       ok: () => complete.every((c) => c === '100/100'),
       note: `watchers with every event: ${complete.join(', ')}`,
     });
+  }
+
+  if (want('flock-ingest')) {
+    // Floor ingest with and without 20 flock lists of 50 items in flight, in turns in the same run (bench/flock-ingest.ts).
+    const ratio: number[] = [];
+    const ratioSlow: number[] = [];
+    const without: number[] = [];
+    const withFlock: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      // The model answering at once: the flock works as fast as Roost lets it (its worst case for ingest).
+      const r = await child<{ without: number[]; with: number[]; ratio: number }>('flock-ingest.js', [String(SECONDS), '0', '2']);
+      ratio.push(100 * r.ratio);
+      without.push(...r.without);
+      withFlock.push(...r.with);
+      // A model that takes 1 s per call, as a fast real one does: lists in flight, mostly waiting.
+      const s = await child<{ ratio: number }>('flock-ingest.js', [String(SECONDS), '1000', '2']);
+      ratioSlow.push(100 * s.ratio);
+    }
+    const label = 'single-event POST /events with 20 flock lists of 50 in flight';
+    add({ workload: label, metric: 'events/s without the flock (same run)', values: without, unit: 'ev/s' });
+    add({ workload: label, metric: 'events/s with the flock, model answering at once', values: withFlock, unit: 'ev/s' });
+    add({ workload: label, metric: 'with over without, model answering at once', values: ratio, unit: '%', target: '≥ 95%', ok: (m) => m >= 95 });
+    add({ workload: label, metric: 'with over without, model answering in 1 s', values: ratioSlow, unit: '%', target: '≥ 95%', ok: (m) => m >= 95 });
   }
 
   if (want('signin')) {

@@ -1,0 +1,75 @@
+// What the flock benches share (bench/flock.ts, bench/flock-ingest.ts): a
+// model that answers at once (or after `delayMs`), in-process, and a real
+// server on a SQLite file with every verdict approved the moment it is asked.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../src/storage/index.js';
+import { startRoost, type Roost } from '../src/server/app.js';
+import { ModelRoster, parseModelSpec } from '../src/models/config.js';
+import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
+
+const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
+
+/** A provider with no network and no tokens to wait for (after `delayMs`, when given). */
+export function instantModel(delayMs = 0): ModelProvider {
+  const wait = () => (delayMs > 0 ? new Promise((r) => setTimeout(r, delayMs)) : Promise.resolve());
+  return {
+    provider: 'bench',
+    model: 'instant',
+    label: 'bench:instant',
+    capabilities: { structuredOutput: true, tokenUsage: true, streaming: false },
+    async call(req: ModelRequest): Promise<ModelOutcome> {
+      await wait();
+      if (req.tool?.name === 'triage') return { ok: true, kind: 'tool', input: { mode: 'solo', task_type: 'writing', subtasks: [], reason: 'bench' }, text: '', usage, model: 'instant', stop: 'tool' };
+      if (req.tool) return { ok: true, kind: 'tool', input: { answer: 'merged' }, text: '', usage, model: 'instant', stop: 'tool' };
+      return { ok: true, kind: 'text', text: 'done, and nicely', usage, model: 'instant', stop: 'end' };
+    },
+  };
+}
+
+export interface FlockBench {
+  roost: Roost;
+  /** POST /api/lists; resolves with the list id. */
+  post(text: string, requester: string): Promise<string>;
+  /** Hands over `n` one-item lists in turn until trust skips every approval (about 60). */
+  warmUp(n?: number): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export async function flockBench(delayMs = 0): Promise<FlockBench> {
+  const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
+  const spec = parseModelSpec('anthropic:instant');
+  if (!spec.ok) throw new Error(spec.message);
+  const model = instantModel(delayMs);
+  const models = new ModelRoster({ default: spec.value, roles: {} }, { make: () => model });
+  const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models, flockBanterWaitMs: 1000 });
+  // Every verdict approved the moment it is asked (a person who never hesitates).
+  roost.approvals.onRequested((a) => {
+    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'bench').catch(() => {});
+  });
+  const post = async (text: string, requester: string): Promise<string> => {
+    const r = await fetch(`${roost.url}/api/lists`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, requester }) });
+    if (r.status !== 202) throw new Error(`POST /api/lists answered ${r.status}: ${await r.text()}`);
+    return ((await r.json()) as { list_id: string }).list_id;
+  };
+  return {
+    roost,
+    post,
+    // The flock is trusted at writing after 6 approved triages, each crow after 6 approved outputs.
+    async warmUp(n = 60) {
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await roost.flock.finished(await post('write a warm-up note', `warm-${i}`));
+        times.push(performance.now() - t0);
+      }
+      return times;
+    },
+    async close() {
+      await roost.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
