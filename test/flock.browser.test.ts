@@ -2,8 +2,9 @@
 // model stand-in (test/support/flock-model.ts): a two-item list handed over
 // in the page (after a refused one), triage waiting for a verdict, approved
 // (and rejected) in the page, the crow flying and landing, the answer, the
-// output approved, the trust ledger moving; and the 503 without a model,
-// saying how to connect one.
+// output approved, the trust ledger moving; an owner demoting and resetting a
+// trusted holder with a reason, and setting the project's default budget, in
+// the page; and the 503 without a model, saying how to connect one.
 import { describe, test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { inProcess } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need, screenshotDir } from './support/env.js';
 import { flockModel, type FlockModel } from './support/flock-model.js';
+import { flockClient } from './support/flock-client.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import type { Roost } from '../src/server/index.js';
 
@@ -136,5 +138,85 @@ test('without a model the page says how to connect one, and a list is refused 50
   } finally {
     await browser.close();
     await roost.close();
+  }
+});
+
+test('an owner demotes and resets a trust holder with a reason, and sets the project budget, in the page', async (t) => {
+  if (!ready(t)) return;
+  const model = await flockModel('anthropic');
+  const roost = await inProcess({ models: model.roster(), flockBanterWaitMs: 1000 });
+  const browser = await launch({ viewport: { width: 1280, height: 900 }, reducedMotion: true });
+  try {
+    // Six approved triages at writing make the flock trusted there (three in a row per level).
+    const c = flockClient(roost.url);
+    const list_id = await c.start(Array.from({ length: 6 }, (_, i) => `write note ${i + 1}`).join('\n'), 'ann');
+    const w = await c.watch(list_id);
+    for (let n = 1; n <= 6; n++) {
+      await w.next('item.triaged', (d) => d.item_id === `${list_id}-${n}`, 15_000);
+      assert.equal((await c.verdict(`${list_id}-${n}`, 'triage', true)).status, 204);
+    }
+    w.close();
+    const level = async () => ((await c.get('/api/trust')).body.holders as { holder: string; task_type: string; level: number }[]).find((h) => h.holder === 'flock' && h.task_type === 'writing')?.level;
+    for (let i = 0; i < 200 && (await level()) !== 2; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await level(), 2, 'the flock is trusted at writing');
+
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(roost.url + '/flock');
+    await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
+    const row = page.getByTestId('trust-flock-writing');
+    await row.getByText('trusted').waitFor({ timeout: 10_000 });
+
+    // Demote: a reason is required (said in the page, nothing sent), then given and logged.
+    await page.getByTestId('trust-demote-flock-writing').click();
+    assert.match(await page.getByTestId('trust-change').innerText(), /Demote flock at writing: trusted → regular/);
+    await page.getByTestId('trust-confirm').click();
+    await page.getByTestId('trust-error').getByText(/reason/).waitFor();
+    assert.equal(await level(), 2, 'nothing changed without a reason');
+    await page.getByTestId('trust-reason').fill('too eager on release notes');
+    await page.getByTestId('trust-confirm').click();
+    await row.getByText('regular').waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByTestId('trust-change').count(), 0, 'the form closes');
+    await page.getByTestId('flock-history').getByText('flock (writing) trusted → regular by local owner: too eager on release notes').waitFor({ timeout: 10_000 });
+    assert.equal(await level(), 1);
+
+    // Reset: to stranger, and a stranger has nothing left to demote.
+    await page.getByTestId('trust-reset-flock-writing').click();
+    assert.match(await page.getByTestId('trust-change').innerText(), /Reset flock at writing: regular → stranger/);
+    await page.getByTestId('trust-reason').fill('start over');
+    await page.getByTestId('trust-confirm').click();
+    await row.getByText('stranger').waitFor({ timeout: 10_000 });
+    await page.getByTestId('flock-history').getByText('flock (writing) regular → stranger by local owner: start over').waitFor({ timeout: 10_000 });
+    assert.equal(await level(), 0);
+    assert.equal(await page.getByTestId('trust-demote-flock-writing').count(), 0);
+    const history = (await c.get('/api/trust')).body.history as { by?: string; reason?: string; from: number; to: number }[];
+    assert.deepEqual(history.filter((h) => h.by).map((h) => [h.from, h.to, h.by, h.reason]), [
+      [2, 1, 'local owner', 'too eager on release notes'],
+      [1, 0, 'local owner', 'start over'],
+    ]);
+
+    // The project budget: shown, refused out of range in the page, set, and used by the next list.
+    const budget = page.getByTestId('flock-default-budget');
+    assert.equal(await budget.innerText(), 'Default budget 200,000 tokens a list');
+    await page.getByTestId('flock-budget-edit').click();
+    await page.getByTestId('flock-budget-input').fill('500');
+    await page.getByTestId('flock-budget-save').click();
+    await page.getByTestId('flock-budget-error').getByText(/from 1,000 to/).waitFor();
+    await page.getByTestId('flock-budget-input').fill('50,000');
+    await page.getByTestId('flock-budget-save').click();
+    await budget.getByText('Default budget 50,000 tokens a list').waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByTestId('flock-budget-form').count(), 0);
+    assert.equal((await c.get('/api/flock')).body.token_budget, 50_000);
+    const next = await c.start('write one more note', 'bob');
+    const w2 = await c.watch(next);
+    assert.equal((await w2.next('list.started')).data.token_budget, 50_000, 'a new list gets the project budget');
+    w2.close();
+    await page.locator(`[data-testid="flock-budget-${next}"]`).getByText('0 / 50k tokens').waitFor({ timeout: 10_000 });
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await roost.close();
+    await model.close();
   }
 });

@@ -1,6 +1,8 @@
 // The flock view (issue 13, part 10; nests: issue 14, part 8). Lists: hand a
 // list over, watch each item move through triage, flight and verdict, decide
-// the verdicts that wait, and read the trust ledger and each list's budget.
+// the verdicts that wait, and read the trust ledger and each list's budget;
+// an owner demotes or resets a trust holder with a reason, and sets the
+// project's default budget (Ledger, Budget).
 // Nests (`/flock/nests/<nest_id>`): the nests' chats and crows (NestsView).
 // Both are driven only by the `flock:<project>` scope through the live hub,
 // folded with the shared flock fold; writes go through the contract's routes
@@ -17,6 +19,7 @@ import { HandOver } from './components/HandOver.js';
 import { ListCard } from './components/ListCard.js';
 import { Ledger } from './components/Ledger.js';
 import { NestsView } from './NestsView.js';
+import { Budget } from './components/Budget.js';
 import './flock.css';
 
 interface Overview {
@@ -71,9 +74,7 @@ export function FlockView() {
         </nav>
         <ConnectionBadge state={client.connection} testid="flock-connection" />
         {nest_id === null && (
-          <span class="fl-muted" data-testid="flock-default-budget">
-            Default budget {client.state.budget.project.toLocaleString('en-US')} tokens a list
-          </span>
+          <Budget tokens={client.state.budget.project} />
         )}
       </header>
       {nest_id === null && overview && !overview.ready && (
