@@ -29,7 +29,7 @@ async function driver(url: string): Promise<string> {
 test('two nodes on one PostgreSQL: one drives the list; SIGKILL it mid-list and the other finishes it, nothing answered twice, no verdict lost', { timeout: 180_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
   const model = await flockModel('anthropic', { slowMs: 12_000 });
-  const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_LEASE_MS: '1500', ROOST_FLOCK_BANTER_WAIT_MS: '1000' };
+  const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_LEASE_MS: '6000', ROOST_FLOCK_BANTER_WAIT_MS: '1000' };
   const args = ['--db', db.url, '--model', model.spec];
   const nodes: ChildServer[] = await Promise.all([child({ env, args }), child({ env, args })]);
   let w: ListWatch | null = null;

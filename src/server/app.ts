@@ -311,6 +311,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       live,
       channel: channel(1000),
       maxReplay: cfg.maxReplay,
+      snapshotEvery: cfg.snapshotEvery,
       project,
       approvals: () => approvalsByProject.get(project),
       floor: () => floors.get(project),

@@ -30,6 +30,7 @@ import {
   FLOCK_LIMITS,
   FLOCK_PROTOCOL_VERSION,
   flockTs,
+  flockFromJSON,
   flockToJSON,
   flyingListsOf,
   inFlight,
@@ -122,6 +123,8 @@ export interface FlockOptions {
   live: Live;
   channel: ChannelOptions;
   maxReplay: number;
+  /** A snapshot of the fold is stored every this many events (default 10,000; docs/flock.md, "Snapshots"). */
+  snapshotEvery?: number;
   project: string;
   approvals: () => Promise<ApprovalService>;
   /** The project's floor: the driving node reports its crows there (src/server/flock/floor.ts). */
@@ -139,6 +142,20 @@ export function verdictApprovalId(project: string, item_id: string, target: Verd
 }
 
 type Obj = Record<string, unknown>;
+
+/**
+ * A stored snapshot of the flock (docs/flock.md, "Snapshots"): the fold at
+ * `position`, and what the list and nest streams' replay needs from before
+ * it: their frames are rebuilt from the log from `frames_from` on (the first
+ * position any kept frame has) without folding, skipping the `rejected`
+ * positions (events the fold refused, which no stream carried).
+ */
+interface FlockSnapshot {
+  position: number;
+  frames_from: number;
+  rejected: number[];
+  flock: unknown;
+}
 
 interface Running {
   list_id: string;
@@ -179,7 +196,12 @@ export class FlockService implements NestHost {
   private finishedListeners = new Set<(list_id: string, at: number) => void>();
   readonly settings: FlockSettings;
   /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
-  readonly stats = { appends: 0, calls: 0, failedCalls: 0 };
+  readonly stats = { appends: 0, calls: 0, failedCalls: 0, foldedAtStart: 0, framesRebuilt: 0 };
+  /** Positions of list and nest events the fold refused (kept while a kept frame is older: a snapshot names them). */
+  private rejected: number[] = [];
+  /** The snapshot the start loaded (its frames before it are rebuilt from the log). */
+  private loadedSnapshot: FlockSnapshot | null = null;
+  private starting = false;
   /** The crows on the project's floor (none without a floor). */
   readonly crows: CrowsOnFloor | null;
   /** The Sentry's watchdog and the nest asks' approvals (watchdog.ts). */
@@ -212,7 +234,21 @@ export class FlockService implements NestHost {
           return out;
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: flockToJSON(state) }),
-        applied: (entry, out) => this.applied(entry, (out as Folded<FlockState> & { accepted?: boolean }).accepted === true),
+        stored: {
+          every: opts.snapshotEvery ?? 10_000,
+          body: (state, position) => this.snapshotBody(state, position),
+          load: (text) => {
+            const body = JSON.parse(text) as FlockSnapshot;
+            // The start's own load (replays load snapshots too, for a private copy).
+            if (this.starting) this.loadedSnapshot = body;
+            return { state: flockFromJSON(body.flock), position: body.position };
+          },
+          label: 'flock snapshot',
+        },
+        applied: (entry, out) => {
+          if (this.starting) this.stats.foldedAtStart++;
+          this.applied(entry, (out as Folded<FlockState> & { accepted?: boolean }).accepted === true);
+        },
         afterFold: () => this.crows?.flush(this.state, this.driving),
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
@@ -272,7 +308,14 @@ export class FlockService implements NestHost {
 
   async start(): Promise<void> {
     this.host.listen();
-    await this.host.start();
+    this.starting = true;
+    try {
+      await this.host.start();
+    } finally {
+      this.starting = false;
+    }
+    if (this.loadedSnapshot) await this.rebuildFrames(this.loadedSnapshot);
+    this.loadedSnapshot = null;
     const approvals = await this.opts.approvals();
     this.unlisten = approvals.onClosed((a) => void this.approvalClosed(a).catch((e) => console.error('roost: flock verdict failed', e)));
     await this.watch.start();
@@ -336,8 +379,60 @@ export class FlockService implements NestHost {
     await this.host.folded(r.last);
   }
 
+  /** The stored snapshot at `position` (see FlockSnapshot). */
+  private snapshotBody(state: FlockState, position: number): string {
+    let from = position + 1;
+    for (const frames of this.listFrames.values()) if (frames.length && frames[0].position < from) from = frames[0].position;
+    for (const frames of this.nestFrames.values()) if (frames.length && frames[0].position < from) from = frames[0].position;
+    this.rejected = this.rejected.filter((p) => p >= from);
+    return JSON.stringify({ position, frames_from: from, rejected: this.rejected, flock: flockToJSON(state) } satisfies FlockSnapshot);
+  }
+
+  /**
+   * After a start from a snapshot: the list and nest frames from before it,
+   * read from the log (from the oldest kept frame on) and not folded again:
+   * a frame is an event of a kept list or nest the fold accepted.
+   */
+  private async rebuildFrames(snap: FlockSnapshot): Promise<void> {
+    const skip = new Set(snap.rejected);
+    const lists = new Map<string, { position: number; ev: Ev }[]>();
+    const nests = new Map<string, { position: number; msg_id: string; post: string; body: string }[]>();
+    for (let after = snap.frames_from - 1; after < snap.position; ) {
+      const batch = await this.store.read(this.stream, after, 5000);
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        if (e.position > snap.position) break;
+        if (skip.has(e.position) || (e.type !== 'nest.message' && !LIST_EVENTS.has(e.type))) continue;
+        const body = JSON.parse(e.body) as Obj;
+        if (e.type === 'nest.message') {
+          if (typeof body.nest_id !== 'string' || typeof body.msg_id !== 'string' || !this.state.nests.has(body.nest_id)) continue;
+          let f = nests.get(body.nest_id);
+          if (!f) nests.set(body.nest_id, (f = []));
+          f.push({ position: e.position, msg_id: body.msg_id, post: typeof body.post === 'string' ? body.post : '', body: e.body });
+        } else if (typeof body.list_id === 'string' && this.state.lists.has(body.list_id)) {
+          let f = lists.get(body.list_id);
+          if (!f) lists.set(body.list_id, (f = []));
+          f.push({ position: e.position, ev: { name: e.type, data: e.body } });
+          this.remember(body.list_id, body);
+        }
+        this.stats.framesRebuilt++;
+      }
+      after = batch[batch.length - 1].position;
+    }
+    // Before the frames folded after the snapshot (the start's), in position order.
+    for (const [id, f] of lists) this.listFrames.set(id, [...f, ...(this.listFrames.get(id) ?? [])]);
+    for (const [id, f] of nests) {
+      const all = [...f, ...(this.nestFrames.get(id) ?? [])];
+      this.nestFrames.set(id, all.length > FLOCK_LIMITS.keepMessages ? all.slice(-FLOCK_LIMITS.keepMessages) : all);
+    }
+  }
+
   private applied(entry: LogEntry, accepted: boolean): void {
-    if (!accepted) return;
+    if (!accepted) {
+      // A refused event of a list or nest: a snapshot names it, so a rebuild of the frames skips it.
+      if (entry.type === 'nest.message' || LIST_EVENTS.has(entry.type)) this.rejected.push(entry.position);
+      return;
+    }
     const type = entry.type;
     if (type === 'lease.claimed' || type === 'lease.released') return;
     const body = JSON.parse(entry.body) as Obj;
