@@ -4,7 +4,8 @@
 // separate load process (bench/load.ts, 64 connections), in windows that take
 // turns in the same run: without the flock, then with 20 lists of 50 items in
 // flight (a list that finishes is replaced at once, so 20 are in the air for
-// the whole window), `windows` times each. The flock is warmed up first, so
+// the whole window), `windows` times each (with a slow model every window
+// without first, then every window with). The flock is warmed up first, so
 // trust skips the approvals, as in bench/flock.ts.
 //
 // Usage: node dist/bench/flock-ingest.js <seconds> <model delay ms> <windows>
@@ -38,34 +39,56 @@ function ingest(url: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const bench = await flockBench(DELAY_MS);
+  // Warmed up with a model answering at once (trust is earned in a few seconds), then slowed to the delay.
+  const bench = await flockBench(0);
   const { roost, post } = bench;
   const text = Array.from({ length: ITEMS }, (_, i) => `write note number ${i + 1}`).join('\n');
   let n = 0;
   try {
     await bench.warmUp();
+    bench.setDelay(DELAY_MS);
     const without: number[] = [];
     const withFlock: number[] = [];
     let items = 0;
     let flockSeconds = 0;
-    for (let w = 0; w < WINDOWS; w++) {
-      without.push(await ingest(roost.url));
-      // 20 lists in the air for the whole window: each one that finishes is replaced.
-      let on = true;
-      const keep = async (): Promise<void> => {
-        while (on) {
-          const id = await post(text, `ingest-${++n}`);
-          await roost.flock.finished(id);
-          if (on) items += ITEMS;
-        }
-      };
+    // 20 lists in the air: each one that finishes is replaced while `on`.
+    let on = true;
+    const keep = async (): Promise<void> => {
+      while (on) {
+        const id = await post(text, `ingest-${++n}`);
+        await roost.flock.finished(id);
+        if (on) items += ITEMS;
+      }
+    };
+    const fly = async (): Promise<Promise<void>[]> => {
+      on = true;
       const keepers = Array.from({ length: LISTS }, () => keep());
       while ([...roost.flock.state.lists.values()].filter((l) => !l.finished).length < LISTS) await new Promise((r) => setTimeout(r, 5));
+      return keepers;
+    };
+    const measureWith = async (): Promise<void> => {
       const t0 = performance.now();
       withFlock.push(await ingest(roost.url));
       flockSeconds += (performance.now() - t0) / 1000;
+    };
+    if (DELAY_MS === 0) {
+      // A fast model: windows take turns, and the lists finish between them.
+      for (let w = 0; w < WINDOWS; w++) {
+        without.push(await ingest(roost.url));
+        const keepers = await fly();
+        await measureWith();
+        on = false;
+        await Promise.all(keepers);
+      }
+    } else {
+      // A slow model: its lists would take minutes to finish, so every window without them comes
+      // first, then every window with them; the server closes with them in flight (a list never
+      // hangs on a close).
+      for (let w = 0; w < WINDOWS; w++) without.push(await ingest(roost.url));
+      const keepers = await fly();
+      for (let w = 0; w < WINDOWS; w++) await measureWith();
       on = false;
-      await Promise.all(keepers);
+      void Promise.allSettled(keepers);
     }
     const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)];
     process.stdout.write(JSON.stringify({ without, with: withFlock, ratio: med(withFlock) / med(without), itemsPerSecWith: items / flockSeconds }) + '\n');

@@ -12,9 +12,9 @@ import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/in
 
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
 
-/** A provider with no network and no tokens to wait for (after `delayMs`, when given). */
-export function instantModel(delayMs = 0): ModelProvider {
-  const wait = () => (delayMs > 0 ? new Promise((r) => setTimeout(r, delayMs)) : Promise.resolve());
+/** A provider with no network and no tokens to wait for (after `delay.ms`, when set; it may change between calls). */
+export function instantModel(delay: { ms: number } = { ms: 0 }): ModelProvider {
+  const wait = () => (delay.ms > 0 ? new Promise((r) => setTimeout(r, delay.ms)) : Promise.resolve());
   return {
     provider: 'bench',
     model: 'instant',
@@ -35,6 +35,8 @@ export interface FlockBench {
   post(text: string, requester: string): Promise<string>;
   /** Hands over `n` one-item lists in turn until trust skips every approval (about 60). */
   warmUp(n?: number): Promise<number[]>;
+  /** Every model call waits this long from now on (the warm-up runs at once, whatever the bench's delay). */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -42,7 +44,8 @@ export async function flockBench(delayMs = 0): Promise<FlockBench> {
   const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
   const spec = parseModelSpec('anthropic:instant');
   if (!spec.ok) throw new Error(spec.message);
-  const model = instantModel(delayMs);
+  const delay = { ms: delayMs };
+  const model = instantModel(delay);
   const models = new ModelRoster({ default: spec.value, roles: {} }, { make: () => model });
   const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models, flockBanterWaitMs: 1000 });
   // Every verdict approved the moment it is asked (a person who never hesitates).
@@ -66,6 +69,9 @@ export async function flockBench(delayMs = 0): Promise<FlockBench> {
         times.push(performance.now() - t0);
       }
       return times;
+    },
+    setDelay(ms: number) {
+      delay.ms = ms;
     },
     async close() {
       await roost.close();
