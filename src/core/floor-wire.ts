@@ -117,3 +117,41 @@ export function normalizeFloorEvent(x: Record<string, unknown>, now: number): Fl
   if (out.ts === undefined) out.ts = now;
   return out as unknown as FloorEvent;
 }
+
+// ---------------------------------------------------------------- history (GET /floor/timeline, src/server/timeline.ts)
+
+export type TimelineKind = 'join' | 'status' | 'tool' | 'message' | 'heard' | 'task' | 'leave' | 'approval';
+
+export interface TimelineItem {
+  /** `f:<position>` (the floor's log) or `a:<position>` (the approvals' log): unique, stable. */
+  key: string;
+  /** The server's time of the append, ms. */
+  at: number;
+  kind: TimelineKind;
+  status?: string;
+  tool?: string;
+  activity?: string;
+  text?: string;
+  /** A message's recipients (sent) or its sender (heard). */
+  to?: string[];
+  from?: string;
+  task?: string;
+  team?: string;
+  approval?: {
+    id: string;
+    tool: string;
+    input: string;
+    /** pending, allowed, denied, expired, withdrawn; unknown when its outcome is further up the log than a page looks. */
+    outcome: string;
+    by: string;
+    decidedAt: number | null;
+    reason: string;
+  };
+}
+
+export interface TimelinePage {
+  agent: string;
+  items: TimelineItem[];
+  /** Where the next (older) page starts; null when the log has nothing older. */
+  next: string | null;
+}

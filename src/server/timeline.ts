@@ -16,6 +16,7 @@
 // (linear, no pattern language). docs/floor.md, "History".
 
 import { agentIdOf, type Agent, type FloorEvent } from '../core/floor.js';
+import type { TimelineItem, TimelinePage } from '../core/floor-wire.js';
 import { pulseSeries } from '../core/pulse.js';
 import type { EventStore, LogEntry } from '../storage/types.js';
 import type { ApprovalService } from './approvals.js';
@@ -40,42 +41,6 @@ export const TIMELINE_LIMITS = {
   /** Words per item, characters. */
   text: 2_000,
 } as const;
-
-export type TimelineKind = 'join' | 'status' | 'tool' | 'message' | 'heard' | 'task' | 'leave' | 'approval';
-
-export interface TimelineItem {
-  /** `f:<position>` (the floor's log) or `a:<position>` (the approvals' log): unique, stable. */
-  key: string;
-  /** The server's time of the append, ms. */
-  at: number;
-  kind: TimelineKind;
-  status?: string;
-  tool?: string;
-  activity?: string;
-  text?: string;
-  /** A message's recipients (sent) or its sender (heard). */
-  to?: string[];
-  from?: string;
-  task?: string;
-  team?: string;
-  approval?: {
-    id: string;
-    tool: string;
-    input: string;
-    /** pending, allowed, denied, expired, withdrawn; unknown when its outcome is further up the log than a page looks. */
-    outcome: string;
-    by: string;
-    decidedAt: number | null;
-    reason: string;
-  };
-}
-
-export interface TimelinePage {
-  agent: string;
-  items: TimelineItem[];
-  /** Where the next (older) page starts; null when the log has nothing older. */
-  next: string | null;
-}
 
 const clip = (v: unknown, n: number = TIMELINE_LIMITS.text): string | undefined => (typeof v === 'string' && v.length ? (v.length > n ? v.slice(0, n) : v) : undefined);
 

@@ -13,7 +13,7 @@
 // map or a long page is. Zooming out further is a person's choice.
 
 import type { Agent, FloorState, Status } from '../../../src/core/floor.js';
-import { GAP, type Room } from './layout.js';
+import { shelves, type Room } from './layout.js';
 
 /** The name tag's font size in world units (sprites.ts paints it with this). */
 export const NAME_FONT_PX = 13;
@@ -94,29 +94,6 @@ export function searchAgents(s: FloorState, q: string, max = 8): Agent[] {
 
 // ---------------------------------------------------------------- arranging the rooms
 
-/** Rooms on shelves of at most `n`, in order: their positions and the world's size. */
-export function shelves(rooms: Room[], n: number): { w: number; h: number; pos: [number, number][] } {
-  const pos: [number, number][] = [];
-  let x = 0,
-    y = 0,
-    shelfH = 0,
-    inShelf = 0,
-    W = 0;
-  for (const r of rooms) {
-    if (inShelf >= n) {
-      y += shelfH + GAP;
-      x = 0;
-      shelfH = 0;
-      inShelf = 0;
-    }
-    pos.push([x, y]);
-    x += r.w + GAP;
-    W = Math.max(W, x - GAP);
-    shelfH = Math.max(shelfH, r.h);
-    inShelf++;
-  }
-  return { w: W, h: y + shelfH, pos };
-}
 
 export interface Arranged {
   /** The world's size. */

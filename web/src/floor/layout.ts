@@ -104,6 +104,30 @@ export function sizeRooms(teams: Iterable<Team>, needs: Map<string, TeamNeed>): 
   return rooms;
 }
 
+/** Rooms on shelves of at most `n`, in order: their positions and the world's size. */
+export function shelves(rooms: Room[], n: number): { w: number; h: number; pos: [number, number][] } {
+  const pos: [number, number][] = [];
+  let x = 0,
+    y = 0,
+    shelfH = 0,
+    inShelf = 0,
+    W = 0;
+  for (const r of rooms) {
+    if (inShelf >= n) {
+      y += shelfH + GAP;
+      x = 0;
+      shelfH = 0;
+      inShelf = 0;
+    }
+    pos.push([x, y]);
+    x += r.w + GAP;
+    W = Math.max(W, x - GAP);
+    shelfH = Math.max(shelfH, r.h);
+    inShelf++;
+  }
+  return { w: W, h: y + shelfH, pos };
+}
+
 /**
  * Shelf packing: places the rooms (in order) on shelves of at most n rooms,
  * for every n, and keeps the arrangement that draws biggest on a canvas of
@@ -115,27 +139,8 @@ export function pack(rooms: Room[], aspect: number): { w: number; h: number } {
   let best: { W: number; H: number; pos: [number, number][] } | null = null;
   let bestScale = -1;
   for (let n = 1; n <= rooms.length; n++) {
-    const pos: [number, number][] = [];
-    let x = 0,
-      y = 0,
-      shelfH = 0,
-      inShelf = 0,
-      W = 0;
-    for (const r of rooms) {
-      if (inShelf >= n) {
-        y += shelfH + GAP;
-        x = 0;
-        shelfH = 0;
-        inShelf = 0;
-      }
-      pos.push([x, y]);
-      x += r.w + GAP;
-      W = Math.max(W, x - GAP);
-      shelfH = Math.max(shelfH, r.h);
-      inShelf++;
-    }
-    const H = y + shelfH;
-    W = Math.max(W, widest);
+    const { w, h: H, pos } = shelves(rooms, n);
+    const W = Math.max(w, widest);
     const sc = Math.min((aspect * 1000) / W, 1000 / H);
     if (sc > bestScale) {
       bestScale = sc;

@@ -4,30 +4,10 @@
 // decided them, each with its time. Opened from the agent's card.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Agent } from '../../../../src/core/floor.js';
+import type { TimelineItem, TimelinePage } from '../../../../src/core/floor-wire.js';
 import { getJson } from '../../shared/api.js';
 import { STATUS_COLOR } from '../look.js';
 import '../history.css';
-
-/** One item as the server sends it (src/server/timeline.ts, TimelineItem). */
-interface Item {
-  key: string;
-  at: number;
-  kind: 'join' | 'status' | 'tool' | 'message' | 'heard' | 'task' | 'leave' | 'approval';
-  status?: string;
-  tool?: string;
-  activity?: string;
-  text?: string;
-  to?: string[];
-  from?: string;
-  task?: string;
-  team?: string;
-  approval?: { id: string; tool: string; input: string; outcome: string; by: string; decidedAt: number | null; reason: string };
-}
-
-interface Page {
-  items: Item[];
-  next: string | null;
-}
 
 const PAGE = 50;
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -41,7 +21,7 @@ function stamp(ts: number, today: string): string {
 
 const OUTCOME: Record<string, string> = { pending: 'waiting for a decision', allowed: 'allowed', denied: 'denied', expired: 'expired unanswered (denied)', withdrawn: 'withdrawn', unknown: 'outcome further back in the log' };
 
-function ItemRow(props: { it: Item; today: string; names: (id: string) => string }) {
+function ItemRow(props: { it: TimelineItem; today: string; names: (id: string) => string }) {
   const { it, names } = props;
   let label: string;
   let body: preact.ComponentChildren = null;
@@ -111,7 +91,7 @@ function ItemRow(props: { it: Item; today: string; names: (id: string) => string
 export function Timeline(props: { agent: Agent; project: string; names: (id: string) => string; onClose: () => void }) {
   const { agent } = props;
   const [q, setQ] = useState('');
-  const [items, setItems] = useState<Item[]>([]);
+  const [items, setItems] = useState<TimelineItem[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -126,7 +106,7 @@ export function Timeline(props: { agent: Agent; project: string; names: (id: str
     if (query.trim()) qs.set('q', query.trim());
     if (before) qs.set('before', before);
     if (props.project !== 'default') qs.set('project', props.project);
-    const r = await getJson<Page>(`/floor/timeline?${qs}`);
+    const r = await getJson<TimelinePage>(`/floor/timeline?${qs}`);
     if (g !== gen.current) return;
     setBusy(false);
     if (!r.ok) {
