@@ -448,45 +448,26 @@ function text(v: unknown, cap: number): [string, boolean] {
 
 /**
  * What a tool call would do, from its input (and the session's directory for
- * a command), for the person deciding; null for tools without one. Cut to
- * DETAIL_LIMITS before anything else: a megabyte of input costs what the caps do.
+ * a command), for the person deciding; null for tools without one. The input's
+ * fields are only picked here (no copy); `clampDetail` applies DETAIL_LIMITS,
+ * so a megabyte of input costs what the caps do, and one rule caps both a new
+ * request and a stored one.
  */
 export function detailOf(tool: string, input: unknown, cwd?: unknown): ApprovalDetail | null {
   if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
   const o = input as Record<string, unknown>;
-  if (SHELL_TOOLS.has(tool)) {
-    const [command, t1] = text(o.command, DETAIL_LIMITS.command);
-    if (!command) return null;
-    const [dir] = text(o.cwd ?? o.directory ?? cwd, DETAIL_LIMITS.cwd);
-    const [description] = text(o.description, DETAIL_LIMITS.description);
-    return { kind: 'command', command, cwd: dir, description, truncated: t1 };
-  }
-  const [path] = text(o.file_path ?? o.path ?? o.notebook_path, DETAIL_LIMITS.path);
-  if (!path) return null;
-  if (tool === 'Write' || tool === 'write_file') {
-    const [content, truncated] = text(o.content, DETAIL_LIMITS.text);
-    return { kind: 'write', path, content, truncated };
-  }
+  if (SHELL_TOOLS.has(tool)) return clampDetail({ kind: 'command', command: o.command, cwd: o.cwd ?? o.directory ?? cwd, description: o.description });
+  const path = o.file_path ?? o.path ?? o.notebook_path;
+  if (tool === 'Write' || tool === 'write_file') return clampDetail({ kind: 'write', path, content: o.content });
   if (tool === 'Edit' || tool === 'replace' || tool === 'MultiEdit') {
-    const list = tool === 'MultiEdit' ? (Array.isArray(o.edits) ? o.edits : []) : [o];
-    const edits: { old: string; new: string; all: boolean }[] = [];
-    let budget = DETAIL_LIMITS.text;
-    let truncated = list.length > DETAIL_LIMITS.edits;
-    for (const e of list.slice(0, DETAIL_LIMITS.edits)) {
-      if (!e || typeof e !== 'object') continue;
+    const list: unknown[] = tool === 'MultiEdit' ? (Array.isArray(o.edits) ? o.edits : []) : [o];
+    // One past the cap, so the clamp knows some were left out.
+    const edits = list.slice(0, DETAIL_LIMITS.edits + 1).map((e) => {
+      if (!e || typeof e !== 'object') return null;
       const x = e as Record<string, unknown>;
-      const [oldText, t1] = text(x.old_string, Math.max(0, budget));
-      budget -= oldText.length;
-      const [newText, t2] = text(x.new_string, Math.max(0, budget));
-      budget -= newText.length;
-      truncated ||= t1 || t2;
-      edits.push({ old: oldText, new: newText, all: x.replace_all === true });
-      if (budget <= 0) {
-        truncated = true;
-        break;
-      }
-    }
-    return edits.length ? { kind: 'edit', path, edits, truncated } : null;
+      return { old: x.old_string, new: x.new_string, all: x.replace_all === true };
+    });
+    return clampDetail({ kind: 'edit', path, edits, truncated: list.length > DETAIL_LIMITS.edits });
   }
   return null;
 }
@@ -515,7 +496,11 @@ export function clampDetail(v: unknown): ApprovalDetail | null {
       let budget = DETAIL_LIMITS.text;
       let cut = truncated || o.edits.length > DETAIL_LIMITS.edits;
       for (const e of o.edits.slice(0, DETAIL_LIMITS.edits)) {
-        if (!e || typeof e !== 'object' || budget <= 0) continue;
+        if (!e || typeof e !== 'object') continue;
+        if (budget <= 0) {
+          cut = true;
+          break;
+        }
         const x = e as Record<string, unknown>;
         const [a, t1] = text(x.old, budget);
         budget -= a.length;
