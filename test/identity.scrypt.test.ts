@@ -12,7 +12,7 @@ import { SqliteStore } from '../src/storage/index.js';
 import { startRoost, type Roost, PACKAGE_ROOT } from '../src/server/index.js';
 import { createOwner } from '../src/cli/owner.js';
 import { IDENTITY_STREAM } from '../src/core/identity.js';
-import { SCRYPT_COST, hashPassword, setScryptCostForTests, verifyPassword } from '../src/server/identity/secrets.js';
+import { SCRYPT_COST, SCRYPT_RUNNING, SCRYPT_WAITING, hashPassword, scryptLoad, setScryptCostForTests, verifyPassword } from '../src/server/identity/secrets.js';
 import { tempDir } from './support/server.js';
 import { ANON, call } from './support/shared.js';
 
@@ -30,7 +30,8 @@ before(async () => {
     { type: 'member.set', project: 'default', uid: 'u_olga', role: 'viewer', by: 'cli', ts },
   ];
   await store.append(IDENTITY_STREAM, events.map((e) => ({ type: e.type, body: JSON.stringify(e) })));
-  srv = await startRoost(store, { port: 0 });
+  // A generous per-address budget: the flood below comes from one address and must reach the password checks.
+  srv = await startRoost(store, { port: 0, requestsPerMinute: 10_000 });
 });
 after(() => srv?.close());
 
@@ -64,4 +65,41 @@ test('nothing under src/ lowers the cost (only tests may, through setScryptCostF
     .filter((f) => f.endsWith('.ts') && !f.endsWith(join('identity', 'secrets.ts')))
     .filter((f) => readFileSync(f, 'utf8').includes('setScryptCostForTests'));
   assert.deepEqual(callers, []);
+});
+
+test('a flood of sign-ins holds at most two password checks at once; past the queue they are refused at once with 503 and Retry-After, and a sign-in works after', async () => {
+  // Each check at production cost holds 128 MiB and a pool thread for a
+  // quarter to half a second: 50 at once from many addresses would take
+  // 6 GiB and every thread of libuv's pool without the gate.
+  const flood = SCRYPT_RUNNING + SCRYPT_WAITING + 16;
+  // The gate is about how many run, not how long each takes: N=2^15 (32 MiB, tens of ms) keeps the flood to seconds.
+  setScryptCostForTests({ N: 1 << 15, r: 8, p: 1 });
+  let most = { running: 0, waiting: 0 };
+  const watch = setInterval(() => {
+    const l = scryptLoad();
+    most = { running: Math.max(most.running, l.running), waiting: Math.max(most.waiting, l.waiting) };
+  }, 2);
+  const answers = await Promise.all(
+    Array.from({ length: flood }, async (_, i) => {
+      const t0 = performance.now();
+      const r = await call(srv.url, ANON, 'POST', '/auth/login', { login: `nobody-${i}`, password: 'some-password' });
+      return { status: r.status, kind: r.json?.kind as string, retry: r.headers.get('retry-after'), ms: performance.now() - t0 };
+    }),
+  );
+  clearInterval(watch);
+  setScryptCostForTests(null);
+  assert.ok(most.running <= SCRYPT_RUNNING && most.running > 0, `at most ${SCRYPT_RUNNING} checks ran at once (saw ${most.running})`);
+  assert.ok(most.waiting <= SCRYPT_WAITING, `at most ${SCRYPT_WAITING} waited (saw ${most.waiting})`);
+  const refused = answers.filter((a) => a.status === 503);
+  assert.ok(refused.length > 0, 'the checks past the queue are refused');
+  for (const a of answers) assert.ok(a.status === 401 || a.status === 503, `a flooded sign-in is 401 or 503 (got ${a.status})`);
+  for (const a of refused) {
+    assert.equal(a.kind, 'unavailable');
+    assert.equal(a.retry, '1', 'a refused check says when to retry');
+  }
+  // The refused ones never waited for a password check: each answered faster than the slowest one that was checked.
+  const slowestChecked = Math.max(...answers.filter((a) => a.status === 401).map((a) => a.ms));
+  assert.ok(Math.max(...refused.map((a) => a.ms)) < slowestChecked, 'refused before any check');
+  assert.deepEqual(scryptLoad(), { running: 0, waiting: 0 }, 'every slot is given back');
+  assert.equal((await call(srv.url, ANON, 'POST', '/auth/login', { login: 'ann', password: 'ann-password' })).status, 200, 'a sign-in after the flood works');
 });

@@ -26,10 +26,13 @@ export class HttpError extends Error {
     readonly status: number,
     readonly kind: ErrorKind,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterS?: number },
   ) {
     super(message, options);
+    this.retryAfterS = options?.retryAfterS;
   }
+  /** Sent as `Retry-After` (seconds) with a 429 or 503. */
+  readonly retryAfterS: number | undefined;
 }
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -50,6 +53,7 @@ export function sendError(res: ServerResponse, err: unknown): void {
     return;
   }
   if (err instanceof HttpError) {
+    if (err.retryAfterS !== undefined) res.setHeader('retry-after', String(err.retryAfterS));
     sendJson(res, err.status, { message: err.message, kind: err.kind });
     return;
   }

@@ -21,7 +21,7 @@ import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
 import { route, type Asking, type Ctx, type Route } from '../route.js';
 import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
-import { hashPassword, needsRehash, newId, newSecret, sha256, verifyNobody, verifyPassword } from './secrets.js';
+import { ScryptBusy, hashPassword, needsRehash, newId, newSecret, scryptFull, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 import { LoginBackoff } from './backoff.js';
 
@@ -232,6 +232,8 @@ export class IdentityRoutes {
   // POST /auth/login {login, password}
   login = async ({ req, res, body: b }: Ctx<{ login: string; password: string }>): Promise<void> => {
     const login = b.login.trim().toLowerCase();
+    // Too many password checks at once (secrets.ts): refused before anything is counted against the login.
+    if (scryptFull()) throw new ScryptBusy();
     // One login failing from many addresses waits (backoff.ts), before any password is checked.
     const wait = this.backoff.begin(login);
     if (wait > 0) {

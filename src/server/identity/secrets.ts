@@ -6,6 +6,7 @@
 // the request that made it.
 
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { HttpError } from '../http.js';
 
 /** scrypt's cost parameters: N (CPU and memory), r (block size), p (parallelism). */
 export interface ScryptCost {
@@ -51,10 +52,62 @@ export function scryptRuns(): number {
   return runs;
 }
 
+/**
+ * How many scrypt computations run at once, and how many may wait for one.
+ * Each holds 128 MiB at the production cost and one of libuv's four pool
+ * threads (which file reads and DNS share) for a quarter to half a second,
+ * so sign-ins from many addresses at once must not take them all: with two
+ * running the server holds at most 256 MiB for passwords and keeps two pool
+ * threads for everything else. Past the queue a password check is refused
+ * at once with 503 and `Retry-After` (`ScryptBusy`), before anything is
+ * counted; a queue of 32 is a few seconds of waiting at most.
+ */
+export const SCRYPT_RUNNING = 2;
+export const SCRYPT_WAITING = 32;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** A password check refused because too many are running and waiting already. */
+export class ScryptBusy extends HttpError {
+  constructor() {
+    super(503, 'unavailable', 'too many password checks at once; retry in a moment', { retryAfterS: 1 });
+  }
+}
+
+/** Whether a password check started now would be refused (the gate is full). */
+export function scryptFull(): boolean {
+  return running >= SCRYPT_RUNNING && waiting.length >= SCRYPT_WAITING;
+}
+
+/** How many password checks run and wait now (tests and the bench read it). */
+export function scryptLoad(): { running: number; waiting: number } {
+  return { running, waiting: waiting.length };
+}
+
+function release(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else running--;
+}
+
 function scrypt(password: string, salt: Buffer, keylen: number, c: ScryptCost): Promise<Buffer> {
-  runs++;
+  if (scryptFull()) return Promise.reject(new ScryptBusy());
   const opts: ScryptOptions = { N: c.N, r: c.r, p: c.p, maxmem: maxmemOf(c) };
-  return new Promise((ok, fail) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? fail(err) : ok(key))));
+  const run = (ok: (b: Buffer) => void, fail: (e: Error) => void) => {
+    runs++;
+    scryptCb(password, salt, keylen, opts, (err, key) => {
+      release();
+      if (err) fail(err);
+      else ok(key);
+    });
+  };
+  return new Promise((ok, fail) => {
+    // A slot passes from one computation to the next waiting one (release), so `running` counts slots held.
+    if (running < SCRYPT_RUNNING) {
+      running++;
+      run(ok, fail);
+    } else waiting.push(() => run(ok, fail));
+  });
 }
 
 /** `scrypt$N$r$p$salt$hash` (base64url): the parameters travel with the hash, so they can be raised later. */
