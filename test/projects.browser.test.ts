@@ -1,7 +1,7 @@
 // Every project from the web (issue 18, part 6), in a real browser: the
-// project switcher of the floor, the inbox and the cost panel moves the view
-// (and its live scopes) to project B, which shows B's agents and approvals
-// and not the default project's; in shared mode an owner creates a project,
+// project switcher of the floor, the inbox, Work and the cost panel moves the
+// view (and its live scopes) to project B, which shows B's agents and
+// approvals and not the default project's, and the nav stays in B; in shared mode an owner creates a project,
 // invites a member by link and changes their role from /manage, and a
 // member who is not an owner is not offered those controls (the server
 // refuses them anyway).
@@ -65,7 +65,19 @@ describe('the project switcher', () => {
       await page.locator('[data-testid=nav-pending]', { hasText: '2' }).waitFor();
       assert.equal(await page.getByTestId('floor-project').inputValue(), 'beta');
 
-      // The inbox follows the page's project (the nav keeps ?project= off; the switcher sets it).
+      // The nav stays in the page's project: the inbox of Beta, one tap away.
+      await page.locator('nav[aria-label="Views"] a', { hasText: 'Approvals' }).click();
+      await page.waitForURL((u) => u.pathname === '/inbox' && u.searchParams.get('project') === 'beta');
+      await page.locator('[data-testid=inbox-count]', { hasText: '2' }).waitFor();
+      // Work has the same switcher (no picker of its own): it reads Beta's scopes, and moves back to the default project.
+      await page.locator('nav[aria-label="Views"] a', { hasText: 'Work' }).click();
+      await page.waitForURL((u) => u.pathname === '/work' && u.searchParams.get('project') === 'beta');
+      assert.equal(await page.getByTestId('work-project').inputValue(), 'beta');
+      await page.waitForFunction(() => window.__roostLive!.scopes.includes('work:beta'));
+      await page.getByTestId('work-project-manage').waitFor();
+      await page.getByTestId('work-project').selectOption('default');
+      await page.waitForURL((u) => u.pathname === '/work' && !u.searchParams.has('project'));
+      await page.waitForFunction(() => window.__roostLive!.scopes.includes('work:default') && !window.__roostLive!.scopes.includes('work:beta'));
       await page.goto(srv.url + '/inbox?project=beta');
       await page.locator('[data-testid=inbox-count]', { hasText: '2' }).waitFor();
       const agents = await page.getByTestId('inbox-item').evaluateAll((els) => els.map((e) => e.getAttribute('data-agent')).sort());
@@ -141,6 +153,11 @@ describe('projects from the web, shared mode', () => {
       assert.equal(await vp.getByTestId('member-role').count(), 0, 'no role picker for a viewer');
       assert.equal(await vp.getByTestId('invite').count(), 0, 'no invite form for a viewer');
       assert.equal(await vp.getByTestId('member-role-text').first().innerText(), 'owner');
+      // Work, with no project named, opens her project (she is not in the default one) and its switcher says so.
+      await vp.goto(srv.url + '/work');
+      await vp.waitForURL((u) => u.searchParams.get('project') === 'beta-team');
+      assert.equal(await vp.getByTestId('work-project').inputValue(), 'beta-team');
+      await vp.getByTestId('work-role').filter({ hasText: 'viewer' }).waitFor();
       // ...and the server refuses it all the same.
       const refused = await vp.evaluate(async () => (await fetch('/projects/beta-team/members/vera', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) })).status);
       assert.equal(refused, 403);

@@ -14,7 +14,7 @@ import { FlockView } from './flock/FlockView.js';
 import { ProjectsView } from './projects/ProjectsView.js';
 import { OutageBanner } from './shared/OutageBanner.js';
 import { followLink, navigate } from './shared/navigate.js';
-import { pageProject } from './shared/scope.js';
+import { inProject, pageProject } from './shared/scope.js';
 import { useWaiting } from './shared/waiting.js';
 import { PAGES, pageOf, type Page } from './pages.js';
 import { chime, registerWorker, soundOn } from './shared/push.js';
@@ -78,12 +78,13 @@ function App() {
           Roost
         </a>
         <nav aria-label="Views">
+          {/* Every link stays in the page's project (the badge counts that project's approvals). */}
           {PAGES.filter((r) => !('hidden' in r)).map((r) => (
             <a
               key={r.path}
-              href={r.path}
+              href={inProject(r.path, project === 'default' ? '' : project)}
               aria-current={r === route ? 'page' : undefined}
-              onClick={followLink(r.path)}
+              onClick={followLink(inProject(r.path, project === 'default' ? '' : project))}
             >
               {r.label}
               {r.path === '/inbox' && <PendingBadge />}

@@ -1,9 +1,10 @@
 // Client-side navigation: the server answers every app route with
 // index.html, and the shell (main.tsx) re-renders on `popstate`.
 
-/** Goes to `path` (with its query) without reloading the page. */
-export function navigate(path: string): void {
-  history.pushState(null, '', path);
+/** Goes to `path` (with its query) without reloading the page; `replace`: in place of the current entry of the history. */
+export function navigate(path: string, replace = false): void {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 

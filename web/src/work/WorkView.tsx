@@ -1,6 +1,11 @@
 // Work: a project's conversations and its agents' chats, one transcript with a
 // role-aware composer, the selected agent's queue, execution, result and
-// live terminal; General Chat beside, private, outside the project selector.
+// live terminal; General Chat beside, private, outside the project switcher.
+//
+// The project is the page's (`?project=`), chosen with the switcher the floor
+// and the inbox show (shared/ProjectSwitcher.tsx): a change of project
+// remounts the view. A page naming no project shows the default one, or,
+// for a person who is not in it, their first project (the URL says which).
 //
 // Per person, never shared: the selected chat, drafts, and what was read. A
 // new agent appearing changes the rail, never the selection.
@@ -8,29 +13,30 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Agent, Conversation } from '../../../src/core/work.js';
 import { useWork } from '../live/work.js';
-import { loadJson, saveJson } from '../shared/prefs.js';
+import { navigate } from '../shared/navigate.js';
+import { useWho } from '../shared/projects.js';
+import { pageProject, projectOfPage, withProject } from '../shared/scope.js';
 import { AgentPanel } from './components/AgentPanel.js';
 import { Composer } from './components/Composer.js';
 import { Rail, type Selection } from './components/Rail.js';
 import { Transcript } from './components/Transcript.js';
 import { WorkBar } from './components/WorkBar.js';
-import { useProjects } from './useProjects.js';
 import { useReadMarks } from './useReadMarks.js';
 import './work.css';
-
-const PROJECT_KEY = 'roost.work.project';
 
 /** General Chat before its first message: empty, ready to write in. */
 const EMPTY_GENERAL: Conversation = { id: 'general', kind: 'general', title: 'General Chat', createdBy: { uid: '', name: '' }, createdAt: 0, messages: [], links: [], rev: 0 };
 
 export function WorkView() {
-  const { me, projects, error } = useProjects();
-  const [project, setProject] = useState<string | null>(null);
+  const who = useWho();
+  const projects = who.projects;
+  const named = projectOfPage();
+  // No project named and none of mine is the default one: my first (moved to below, so the switcher names it).
+  const fallback = !named && who.mode !== 'unknown' && !projects.some((p) => p.id === 'default') ? (projects[0]?.id ?? null) : null;
+  const project = who.mode === 'unknown' ? null : named || fallback || (projects.length ? pageProject() : null);
   useEffect(() => {
-    if (!projects.length) return;
-    const saved = loadJson<string | null>(PROJECT_KEY, null);
-    setProject((p) => p ?? (projects.find((x) => x.id === saved)?.id ?? projects[0].id));
-  }, [projects]);
+    if (fallback && !named) navigate(withProject(fallback), true);
+  }, [fallback, named]);
   const [sel, setSel] = useState<Selection>(null);
   // The agent whose terminal this tab watches: the selected one while it runs.
   const [watchAgent, setWatchAgent] = useState<string | null>(null);
@@ -46,23 +52,13 @@ export function WorkView() {
   const readKey = sel?.kind === 'general' ? 'private/general' : sel?.kind === 'conv' && project ? `${project}/${sel.id}` : null;
   const unread = useReadMarks(project, proj.model, readKey, selConv);
 
-  if (error) return <div class="work-empty">Work needs you signed in: {error}</div>;
-  if (!me) return <div class="work-empty">Loading…</div>;
+  const me = { uid: who.uid, name: who.name };
+  if (who.error) return <div class="work-empty">Work needs you signed in: {who.error}</div>;
+  if (who.mode === 'unknown') return <div class="work-empty">Loading…</div>;
 
   return (
     <div class="work" data-testid="work">
-      <WorkBar
-        projects={projects}
-        project={project}
-        onProject={(v) => {
-          setProject(v);
-          saveJson(PROJECT_KEY, v);
-          if (sel?.kind === 'conv') setSel(null);
-        }}
-        role={role}
-        live={live}
-        me={me.name}
-      />
+      <WorkBar project={project} role={role} live={live} me={me.name} />
       {live.closed && (
         <p class="work-banner" data-testid="work-revoked" role="alert">
           You no longer have access to this project.

@@ -1,22 +1,13 @@
 import type { WorkLive } from '../../live/work.js';
 import { ConnectionBadge } from '../../shared/ConnectionBadge.js';
-import type { ProjectRow } from '../useProjects.js';
+import { ProjectSwitcher } from '../../shared/ProjectSwitcher.js';
 
-/** The project picker, my role in it, who is here now, who I am, and the stream's state. */
-export function WorkBar(props: { projects: ProjectRow[]; project: string | null; onProject: (id: string) => void; role: string | null; live: WorkLive; me: string }) {
+/** The project switcher (the one the floor and the inbox show), my role in it, who is here now, who I am, and the stream's state. */
+export function WorkBar(props: { project: string | null; role: string | null; live: WorkLive; me: string }) {
   const { live } = props;
   return (
     <div class="work-bar">
-      <label>
-        Project{' '}
-        <select data-testid="work-project" value={props.project ?? ''} onChange={(e) => props.onProject((e.target as HTMLSelectElement).value)}>
-          {props.projects.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      {props.project !== null && <ProjectSwitcher testid="work-project" />}
       <span class="work-role" data-testid="work-role">
         {props.role ?? 'no access'}
       </span>
