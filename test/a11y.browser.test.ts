@@ -1,39 +1,20 @@
 // Accessibility of every view (issue 18, part 8), in a real Chromium with data
 // in each view (agents, a held call, a Work conversation, a flock list), at a
 // desktop size and on a phone: axe-core finds nothing serious or critical
-// (contrast is WCAG 2.2 AA, names, roles, labels); the keyboard focus shows a
-// ring; Escape closes the agent card and the new-conversation form and gives
-// the focus back to where it was.
+// (contrast is WCAG 2.2 AA, names, roles, labels) on any view (a nest, the
+// decision page and the states beyond a view's first look are
+// a11y.states.browser's, /manage with members a11y.manage.browser's); the
+// keyboard focus shows a ring; Escape closes the agent card and the
+// new-conversation form and gives the focus back to where it was.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
+import { axeBrowser, checker, SIZES } from './support/axe.js';
 import { openView, seededViews, VIEWS, type Seeded } from './support/views.js';
 
 const HAVE = chromiumPath() !== null;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface Finding {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
-
-/** axe-core's serious and critical findings on the page as it is now. */
-async function axe(page: Page): Promise<Finding[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
-  const found = (await page.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
-    return r.violations;
-  })) as Finding[];
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-const said = (f: Finding[]) => f.map((v) => `${v.id} (${v.impact}): ${v.help}\n  ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`.replace(/\n/g, ' ')).join('\n  ')}`).join('\n');
 
 describe('accessibility of every view', () => {
   let s: Seeded;
@@ -44,27 +25,26 @@ describe('accessibility of every view', () => {
     await s?.close();
   });
 
-  for (const size of ['desktop', 'phone'] as const) {
+  /** Every view; `check(name)` runs axe on what shows. */
+  async function walk(page: Page, check: (name: string) => Promise<void>): Promise<void> {
+    const url = s.roost.url;
+    for (const v of VIEWS) {
+      await openView(page, url, v);
+      await page.waitForTimeout(300); // what arrives with the snapshot settles
+      await check(v.name);
+    }
+  }
+
+  for (const size of SIZES) {
     test(`axe-core: no serious or critical finding on any view (${size})`, { timeout: 240_000 }, async (t) => {
       if (!need(t, HAVE, 'chromium is not installed')) return;
-      // The app's content security policy forbids the inline script axe is injected as: this context alone lets it in.
-      const b = await launch(size === 'phone' ? { phone: true, reducedMotion: true, bypassCSP: true } : { viewport: { width: 1280, height: 900 }, reducedMotion: true, bypassCSP: true });
+      const b = await axeBrowser(size);
       try {
         const page = await b.context.newPage();
-        const failed: string[] = [];
-        for (const v of VIEWS) {
-          await openView(page, s.roost.url, v);
-          await page.waitForTimeout(300); // what arrives with the snapshot settles
-          const f = await axe(page);
-          if (f.length) failed.push(`${v.name} (${size}):\n${said(f)}`);
-        }
-        // The agent card, open over the floor.
-        await openView(page, s.roost.url, VIEWS[0]);
-        await page.getByTestId('agent-row-ada').click();
-        await page.getByTestId('agent-card').waitFor();
-        const f = await axe(page);
-        if (f.length) failed.push(`agent card (${size}):\n${said(f)}`);
-        assert.deepEqual(failed, [], failed.join('\n\n'));
+        const c = checker(page, size);
+        await walk(page, c.check);
+        assert.equal(c.seen.length, VIEWS.length, `every view was checked: ${c.seen.join(', ')}`);
+        assert.deepEqual(c.failed, [], c.failed.join('\n\n'));
       } finally {
         await b.close();
       }

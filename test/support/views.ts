@@ -1,7 +1,9 @@
 // Every view of the web app with something in it, for the phone and
 // accessibility suites: agents on the floor (one waiting), a held Claude Code
 // call in the inbox, a Work conversation with messages, a flock list (with the
-// scripted model stand-in). `release()` denies what is still held.
+// scripted model stand-in); with `more`, beyond them: a long Write (folded)
+// and an Edit (a diff) held in the inbox too, and a nest with a message.
+// `close()` denies what is still held.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,10 +38,15 @@ export async function openView(page: Page, base: string, v: (typeof VIEWS)[numbe
 
 export interface Seeded {
   roost: Roost;
+  /** The held Bash call's approval id (its decision page is `/inbox/<id>`). */
+  decision: string;
   close(): Promise<void>;
 }
 
-export async function seededViews(): Promise<Seeded> {
+/** The nest `more` makes, and the text of its message. */
+export const NEST = { id: 'release-desk', name: 'Release desk', text: 'Who checks the changelog before we ship?' };
+
+export async function seededViews(opts: { more?: boolean } = {}): Promise<Seeded> {
   const model: FlockModel = await flockModel('anthropic');
   const roost = await inProcess({ models: model.roster() });
   const url = roost.url;
@@ -57,6 +64,21 @@ export async function seededViews(): Promise<Seeded> {
     body: JSON.stringify({ ...PRE_BASH, tool_name: 'Bash', tool_input: { command: 'npm run migrate -- --to 42', description: 'run the migration' }, tool_use_id: 'toolu_views_1' }),
   }).catch(() => undefined);
   await until('the held call pending', async () => ((await pendingOf(url)).length === 1 ? true : undefined), 10_000);
+  const decision = String((await pendingOf(url))[0].id);
+  const more: Promise<unknown>[] = [];
+  if (opts.more) {
+    const hold = (tool: string, input: Record<string, unknown>) =>
+      more.push(
+        fetch(url + '/hooks/claude-code?approvals=Write,Edit&window=600000&hold=1', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...PRE_BASH, tool_name: tool, tool_input: input, tool_use_id: `toolu_views_${tool}` }),
+        }).catch(() => undefined),
+      );
+    hold('Write', { file_path: '/home/dev/shop/NOTES.md', content: Array.from({ length: 60 }, (_, i) => `note ${i + 1}: ${'words '.repeat(12)}`).join('\n') });
+    hold('Edit', { file_path: '/home/dev/shop/src/tax.ts', old_string: 'export function tax(x) {\n  return x * 0.2;\n}', new_string: 'export function tax(x) {\n  return x * 0.25;\n}' });
+    await until('the Write and the Edit pending', async () => ((await pendingOf(url)).length === 3 ? true : undefined), 10_000);
+  }
   // A Work conversation with two messages.
   const json = { 'content-type': 'application/json' };
   const key = () => ({ ...json, 'idempotency-key': `views-${Math.random().toString(36).slice(2)}` });
@@ -72,11 +94,18 @@ export async function seededViews(): Promise<Seeded> {
     await fetch(`${url}/api/v2/conversations/${conv.id}/messages`, { method: 'POST', headers: key(), body: JSON.stringify({ text, project: 'default' }) });
   // A flock list.
   await fetch(url + '/api/lists', { method: 'POST', headers: key(), body: JSON.stringify({ text: '- [ ] write the release notes\n- [ ] review the ship checklist', requester: 'ann' }) });
+  if (opts.more) {
+    const nest = await fetch(url + '/api/nests', { method: 'POST', headers: key(), body: JSON.stringify({ name: NEST.name, crows: ['Pepper'] }) });
+    const said = await fetch(`${url}/api/nests/${NEST.id}/messages`, { method: 'POST', headers: key(), body: JSON.stringify({ author: 'owner', text: NEST.text }) });
+    if (nest.status !== 201 || said.status !== 201) throw new Error(`a nest: ${nest.status} ${said.status} ${await said.text()}`);
+  }
   return {
     roost,
+    decision,
     async close() {
       for (const a of await pendingOf(url).catch(() => [])) await fetch(`${url}/approvals/${a.id}/decision`, { method: 'POST', headers: json, body: JSON.stringify({ decision: 'deny' }) }).catch(() => {});
       await held;
+      await Promise.all(more);
       await roost.close();
       await model.close();
     },

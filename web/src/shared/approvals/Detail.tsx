@@ -34,16 +34,21 @@ export function editLines(oldText: string, newText: string): Line[] {
 
 const SIGN = { ctx: ' ', del: '-', add: '+' } as const;
 
-/** Long content: the first lines, and the rest behind a native disclosure (keyboard and screen readers for free). */
+/**
+ * Long content: the first lines, and the rest behind a native disclosure
+ * (keyboard and screen readers for free). A block taller than its box
+ * scrolls, so it takes the keyboard focus (Tab, then the arrows scroll it):
+ * axe's scrollable-region-focusable.
+ */
 function Folded(props: { lines: preact.ComponentChildren[]; count: number; testid: string }) {
   const { lines, count } = props;
-  if (count <= FOLD_AT) return <pre class="inbox-detail-pre" data-testid={props.testid}>{lines}</pre>;
+  if (count <= FOLD_AT) return <pre class="inbox-detail-pre" tabIndex={0} data-testid={props.testid}>{lines}</pre>;
   return (
     <div data-testid={props.testid}>
-      <pre class="inbox-detail-pre">{lines.slice(0, FOLD_AT)}</pre>
+      <pre class="inbox-detail-pre" tabIndex={0}>{lines.slice(0, FOLD_AT)}</pre>
       <details class="inbox-fold">
         <summary>Show all {count} lines</summary>
-        <pre class="inbox-detail-pre">{lines.slice(FOLD_AT)}</pre>
+        <pre class="inbox-detail-pre" tabIndex={0}>{lines.slice(FOLD_AT)}</pre>
       </details>
     </div>
   );

@@ -1,0 +1,56 @@
+// axe-core in a real Chromium page, for the accessibility suites
+// (a11y.browser, a11y.states.browser): its serious and critical findings
+// against WCAG 2.2 A/AA and axe's best practices, and a browser context that
+// lets its script in.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { launch } from './browser.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface Finding {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; failureSummary?: string }[];
+}
+
+/** axe-core's serious and critical findings on the page as it is now. */
+export async function axe(page: Page): Promise<Finding[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
+  const found = (await page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
+    return r.violations;
+  })) as Finding[];
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Findings as a person reads them in a failed assertion. */
+export const said = (f: Finding[]) => f.map((v) => `${v.id} (${v.impact}): ${v.help}\n  ${v.nodes.slice(0, 4).map((n) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`.replace(/\n/g, ' ')).join('\n  ')}`).join('\n');
+
+export const SIZES = ['desktop', 'phone'] as const;
+
+/**
+ * A browser at a desktop size or a phone's (390x844, touch). The app's
+ * content security policy forbids the inline script axe is injected as:
+ * this context alone lets it in.
+ */
+export function axeBrowser(size: (typeof SIZES)[number]) {
+  return launch(size === 'phone' ? { phone: true, reducedMotion: true, bypassCSP: true } : { viewport: { width: 1280, height: 900 }, reducedMotion: true, bypassCSP: true });
+}
+
+/** A checker that runs axe and keeps what it found under `name (size)`. */
+export function checker(page: Page, size: string) {
+  const failed: string[] = [];
+  const seen: string[] = [];
+  return {
+    failed,
+    seen,
+    async check(name: string): Promise<void> {
+      seen.push(name);
+      const f = await axe(page);
+      if (f.length) failed.push(`${name} (${size}):\n${said(f)}`);
+    },
+  };
+}
