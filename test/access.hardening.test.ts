@@ -195,11 +195,11 @@ describe('a project that exists and one that does not: the same refusal on every
 
   test('the live connection refuses a scope of either project alike', async () => {
     const frames = async (p: string): Promise<string> => {
-      const scopes = ['floor', 'approvals', 'usage', 'work', 'work.live'].map((a) => `s=${a}:${p}`).concat(`s=fleet:${p}/t1`).join('&');
+      const scopes = ['floor', 'approvals', 'usage', 'work', 'work.live', 'members'].map((a) => `s=${a}:${p}`).concat(`s=fleet:${p}/t1`).join('&');
       const sse = await stream(srv.url, dave, `/live?${scopes}`);
       try {
         const isClosed = (f: { data: string }) => f.data.includes('"closed"');
-        await sse.waitFor(() => sse.frames.filter(isClosed).length >= 6, 5000);
+        await sse.waitFor(() => sse.frames.filter(isClosed).length >= 7, 5000);
         return sse.frames.filter(isClosed).map((f) => f.data.split(p).join('<project>')).sort().join('\n');
       } finally {
         sse.close();

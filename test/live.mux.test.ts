@@ -241,17 +241,22 @@ describe('GET /live in shared mode', () => {
   test('removal closes that project’s scopes and nothing else; demotion keeps them and says the new role', async () => {
     const carol = await makeUser(srv, 'carol', 'default', 'editor');
     assert.equal((await call(srv.url, srv.owner, 'PUT', `/projects/side/members/${carol.uid}`, { role: 'editor' })).status, 200);
-    const m = await mux(srv.url, ['floor:default', 'floor:side', 'work:side', 'work.live:side', 'work.live:default', 'approvals:default'], carol);
+    const m = await mux(srv.url, ['floor:default', 'floor:side', 'work:side', 'work.live:side', 'work.live:default', 'approvals:default', 'members:default', 'members:side'], carol);
     try {
       await waitMux(m, (f) => f.s === 'work.live:side' && f.e === 'role');
+      // members:<project>: the whole list when it opens, and again at each change.
+      const listed = await waitMux(m, (f) => f.s === 'members:default' && f.e === 'members');
+      assert.equal(listed.d.members.find((x: { uid: string }) => x.uid === carol.uid)?.role, 'editor');
+      await waitMux(m, (f) => f.s === 'members:side' && f.e === 'members');
       await waitMux(m, (f) => f.s === 'floor:default' && f.e === 'snapshot');
       const down = await call(srv.url, srv.owner, 'PUT', `/projects/default/members/${carol.uid}`, { role: 'viewer' });
       assert.equal(down.status, 200);
       const role = await waitMux(m, (f) => f.s === 'work.live:default' && f.e === 'role' && f.d.role === 'viewer');
       assert.equal(role.d.project, 'default');
+      await waitMux(m, (f) => f.s === 'members:default' && f.e === 'members' && f.d.members.some((x: { uid: string; role: string }) => x.uid === carol.uid && x.role === 'viewer'));
       const gone = await call(srv.url, srv.owner, 'DELETE', `/projects/side/members/${carol.uid}`);
       assert.equal(gone.status, 200);
-      for (const s of ['floor:side', 'work:side', 'work.live:side']) {
+      for (const s of ['floor:side', 'work:side', 'work.live:side', 'members:side']) {
         const c = await waitMux(m, (f) => f.s === s && f.e === 'closed', 2000);
         assert.equal(c.d.status, 403);
         assert.match(c.d.reason, /no longer a member of project "side"/);

@@ -1,9 +1,11 @@
 // Every project from the web (issue 18, part 6), in a real browser: the
 // project switcher of the floor, the inbox, Work and the cost panel moves the
 // view (and its live scopes) to project B, which shows B's agents and
-// approvals and not the default project's, and the nav stays in B; in shared mode an owner creates a project,
-// invites a member by link and changes their role from /manage, and a
-// member who is not an owner is not offered those controls (the server
+// approvals and not the default project's, and the nav stays in B; in
+// shared mode an owner creates a project, invites a member by link and
+// changes their role from /manage, every page showing the members follows
+// each change without a reload (the live scope members:<project>, closed to
+// a non-member), and a member who is not an owner is not offered those controls (the server
 // refuses them anyway).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -142,11 +144,11 @@ describe('projects from the web, shared mode', () => {
       await vp.fill('#password', 'vera-password');
       await Promise.all([vp.waitForURL((u) => u.pathname === '/'), vp.click('button[type=submit]')]);
 
-      // Ann sees her (the list is read again when the page is looked at again).
-      await page.reload();
+      // Ann sees her at once, without a reload: the members come over the live connection (members:beta-team).
       const row = page.locator('[data-testid="member-vera"]');
-      await row.waitFor();
+      await row.waitFor({ timeout: 10_000 });
       assert.equal(await row.getAttribute('data-role'), 'viewer');
+      assert.ok(await page.evaluate(() => window.__roostLive!.scopes.includes('members:beta-team')));
       // Vera, a viewer, is offered no role pickers and no invite; the floor switcher names the project.
       await vp.goto(srv.url + '/manage?project=beta-team');
       await vp.locator('[data-testid="member-vera"]').waitFor();
@@ -162,9 +164,37 @@ describe('projects from the web, shared mode', () => {
       const refused = await vp.evaluate(async () => (await fetch('/projects/beta-team/members/vera', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) })).status);
       assert.equal(refused, 403);
 
-      // Ann makes her an editor.
+      // Only those who may see the members get them: Vera is in no other project, and the default one's scope is closed to her.
+      const refusedScope = await vp.evaluate(async () => {
+        const ctl = new AbortController();
+        const r = await fetch('/live?s=members:default', { signal: ctl.signal });
+        const reader = r.body!.getReader();
+        let text = '';
+        while (!text.includes('"closed"')) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        ctl.abort();
+        return text;
+      });
+      assert.match(refusedScope, /"s":"members:default","e":"closed","d":\{"reason":"you are not a member of project .*","status":403\}/);
+      await vp.goto(srv.url + '/manage?project=beta-team');
+      await vp.locator('[data-testid="member-vera"][data-role=viewer]').waitFor();
+
+      // Ann makes her an editor: Vera's page says so without a reload (her row, and what she is).
       await row.getByTestId('member-role').selectOption('editor');
       await page.locator('[data-testid="member-vera"][data-role=editor]').waitFor();
+      await vp.locator('[data-testid="member-vera"][data-role=editor]').waitFor({ timeout: 10_000 });
+      await vp.getByTestId('project-detail').getByText('you are an editor').waitFor({ timeout: 10_000 });
+      // A change from another tab (or the API, or the CLI) shows in this one: Ann's second tab makes Vera a viewer and back.
+      const tab2 = await ann.context.newPage();
+      await tab2.goto(srv.url + '/manage?project=beta-team');
+      await tab2.locator('[data-testid="member-vera"]').getByTestId('member-role').selectOption('viewer');
+      await page.locator('[data-testid="member-vera"][data-role=viewer]').waitFor({ timeout: 10_000 });
+      await tab2.locator('[data-testid="member-vera"]').getByTestId('member-role').selectOption('editor');
+      await page.locator('[data-testid="member-vera"][data-role=editor]').waitFor({ timeout: 10_000 });
+      await tab2.close();
       const me = await vp.evaluate(async () => (await (await fetch('/auth/me')).json()) as { projects: { id: string; role: string }[] });
       assert.deepEqual(me.projects.find((p) => p.id === 'beta-team'), { id: 'beta-team', name: 'Beta Team', role: 'editor' });
       // Now an editor, Vera writes to Beta's floor from her browser, and sees it under the switcher.
@@ -178,6 +208,14 @@ describe('projects from the web, shared mode', () => {
       await page.getByTestId('members-error').waitFor();
       assert.match(await page.getByTestId('members-error').innerText(), /keeps at least one owner/);
       await page.locator('[data-testid="member-ann"][data-role=owner]').waitFor();
+      // Ann removes Vera through the API: both pages follow (Vera's has no project detail left, her scope closed).
+      await vp.goto(srv.url + '/manage?project=beta-team');
+      await vp.getByTestId('project-detail').waitFor();
+      const removed = await page.evaluate(async () => (await fetch('/projects/beta-team/members/vera', { method: 'DELETE' })).status);
+      assert.equal(removed, 200);
+      await page.locator('[data-testid="member-vera"]').waitFor({ state: 'detached', timeout: 10_000 });
+      await vp.getByTestId('project-detail').waitFor({ state: 'detached', timeout: 10_000 });
+      assert.equal(await vp.getByTestId('project-beta-team').count(), 0, 'the project left her list');
     } finally {
       await vera.close();
       await ann.close();

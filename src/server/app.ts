@@ -345,6 +345,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const fs = flockScopes(flocks);
   live.declare('flock', fs.flock).declare('flock.list', fs.list).declare('flock.nest', fs.nest);
   for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
+  live.declare('members', ids.membersScope(store.epoch));
 
   // One route table per app, every one mounted the same way (src/server/route.ts);
   // GET requests no route claims are files (the web app, /lib/*.js).

@@ -24,6 +24,7 @@ import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
 import { ScryptBusy, hashPassword, needsRehash, newId, newSecret, scryptFull, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 import { LoginBackoff } from './backoff.js';
+import { LossyChannel, type ScopeSpec } from '../live.js';
 
 const INVITE_DAYS = 7;
 
@@ -413,12 +414,61 @@ export class IdentityRoutes {
     return { ...this.userView(uid), project, role: memberRole(this.s, project, uid) };
   }
 
+  /** A project's members as GET /projects/:id/members answers, and as the `members:<project>` scope sends them. */
+  private membersOf(project: string) {
+    const m = this.s.members.get(project) ?? new Map<string, Role>();
+    return { project, members: [...m.keys()].map((uid) => this.memberView(project, uid)) };
+  }
+
   // GET /projects/:id/members
   listMembers = ({ res, params }: Ctx): void => {
-    const project = params.id;
-    const m = this.s.members.get(project) ?? new Map<string, Role>();
-    sendJson(res, 200, { project, members: [...m.keys()].map((uid) => this.memberView(project, uid)) });
+    sendJson(res, 200, this.membersOf(params.id));
   };
+
+  /** The `members:<project>` channels, one per project someone has read (bounded by the projects). */
+  private memberChannels = new Map<string, LossyChannel>();
+
+  /**
+   * The live scope `members:<project>` (docs/web.md, "/manage follows
+   * changes"): a lossy scope of the one live connection whose every frame,
+   * `members`, is the whole list GET /projects/:id/members answers, sent when
+   * the scope opens and again whenever the identity fold changes a
+   * membership of the project (a role set, a member removed, an invite
+   * accepted, the CLI's `member.set`) or a member's account (a new name), on
+   * every node (each folds the identity log). Readable by a viewer of the
+   * project, like the GET; a member who loses the project has the scope
+   * closed by the live mechanism, and a frame goes only to subscriptions
+   * whose holder still has a role there.
+   */
+  membersScope(epoch: string): ScopeSpec {
+    this.id.onChange((c) => {
+      if (this.memberChannels.size === 0) return;
+      if (c.kind === 'member' || c.kind === 'project') this.sendMembers(c.project);
+      else if (c.kind === 'user') for (const project of this.memberChannels.keys()) if (this.s.members.get(project)?.has(c.uid)) this.sendMembers(project);
+    });
+    return {
+      need: (key) => {
+        if (!PROJECT_ID_PATTERN.test(key)) throw new HttpError(400, 'bad_request', '"members:<project>": a project id is 1 to 64 lowercase letters, digits, "-" or "_"');
+        return { project: key, min: 'viewer' };
+      },
+      open: (key) => {
+        if (key !== DEFAULT_PROJECT && !this.s.projects.has(key)) throw new HttpError(404, 'not_found', `no project "${key}"`);
+        let ch = this.memberChannels.get(key);
+        if (!ch) {
+          const made = new LossyChannel(`members:${key}`, epoch);
+          made.opened = (sub) => made.send(sub, 'members', JSON.stringify(this.membersOf(key)));
+          this.memberChannels.set(key, (ch = made));
+        }
+        return ch;
+      },
+    };
+  }
+
+  private sendMembers(project: string): void {
+    const ch = this.memberChannels.get(project);
+    if (!ch || ch.subscriberCount === 0) return;
+    ch.broadcast('members', JSON.stringify(this.membersOf(project)), (sub) => this.access.roleIn(sub.who, project) !== null);
+  }
 
   // GET /projects/:id/members/:uid
   getMember = ({ res, params }: Ctx): void => {

@@ -301,7 +301,10 @@ export class Hub {
     for (const [scope, c] of asked) {
       if (!this.carried.has(scope)) continue;
       const at = this.carried.get(scope) ?? null;
-      if (at !== null && below(c, at)) {
+      // A lossy scope never has a cursor (its frames carry no position): a
+      // subscription joining it needs the frames it sends when it opens
+      // (members:, work.live:'s presence and role), so it is reopened too.
+      if ((at !== null && below(c, at)) || (at === null && c === null)) {
         this.lower.set(scope, this.lower.has(scope) ? lowerCursor(this.lower.get(scope)!, c) : c);
         change = true;
       }

@@ -1,25 +1,20 @@
 // Projects from the web (`/manage`): the projects this browser may see,
-// a new one, and for the page's project (`?project=`) its members: invite
-// someone (a link), add an account by its login, change a member's role,
-// remove one. What a caller cannot do is not offered (only an owner sees the
+// a new one, and for the page's project (`?project=`) its members, live
+// (the scope `members:<project>`: a change made anywhere shows at once):
+// invite someone (a link), add an account by its login, change a member's
+// role, remove one. What a caller cannot do is not offered (only an owner sees the
 // role pickers and the invite form); the server checks every request anyway
 // (src/server/identity/routes.ts), and a refusal shows its message.
 
-import { useEffect, useState } from 'preact/hooks';
-import { getJson, postJson, sendJson } from '../shared/api.js';
+import { useState } from 'preact/hooks';
+import { postJson, sendJson } from '../shared/api.js';
+import { useMembers, type Member } from '../live/members.js';
 import { followLink, navigate } from '../shared/navigate.js';
 import { reloadProjects, useWho, type Role } from '../shared/projects.js';
 import { inProject, pageProject } from '../shared/scope.js';
 import './projects.css';
 
 const ROLES: Role[] = ['owner', 'editor', 'viewer'];
-
-interface Member {
-  uid: string;
-  login: string | null;
-  name: string;
-  role: Role | null;
-}
 
 function NewProject() {
   const [name, setName] = useState('');
@@ -54,7 +49,7 @@ function NewProject() {
   );
 }
 
-function Invite(props: { project: string; onAdded: () => void }) {
+function Invite(props: { project: string }) {
   const [role, setRole] = useState<Role>('viewer');
   const [link, setLink] = useState('');
   const [login, setLogin] = useState('');
@@ -71,7 +66,6 @@ function Invite(props: { project: string; onAdded: () => void }) {
     const r = await sendJson('PUT', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(login.trim())}`, { role });
     if (!r.ok) return setError(r.message);
     setLogin('');
-    props.onAdded();
   };
   return (
     <section class="invite" aria-labelledby="invite-h" data-testid="invite">
@@ -118,29 +112,24 @@ function Invite(props: { project: string; onAdded: () => void }) {
 }
 
 function Members(props: { project: string; mine: Role | null; me: string }) {
-  const [members, setMembers] = useState<Member[] | null>(null);
   const [error, setError] = useState('');
-  // Bumped by every read: a picker whose change was refused shows the role as read again.
-  const [reads, setReads] = useState(0);
+  // A picker whose change was refused shows the role as it is again.
+  const [refusals, setRefusals] = useState(0);
   const owner = props.mine === 'owner';
-  const load = async () => {
-    const r = await getJson<{ members: Member[] }>(`/projects/${encodeURIComponent(props.project)}/members`);
-    if (r.ok) setMembers(r.body.members);
-    else setError(r.message);
-    setReads((n) => n + 1);
-  };
-  useEffect(() => {
-    void load();
-    // Someone may have joined through a link meanwhile: read again when the page is looked at again.
-    const again = () => document.visibilityState === 'visible' && void load();
-    addEventListener('focus', again);
-    return () => removeEventListener('focus', again);
-  }, [props.project]);
+  // The list comes over the live connection: when it opens, and after every change, made here or anywhere else.
+  // My own role changed (or I left): what this page offers me, and every switcher, is read again.
+  const live = useMembers(props.project, (list) => {
+    const now = list.find((m) => m.uid === props.me)?.role ?? null;
+    if (now !== props.mine) void reloadProjects();
+  });
+  const members = live.members;
   const changed = async (p: Promise<{ ok: boolean; message?: string }>) => {
     setError('');
     const r = await p;
-    await Promise.all([load(), reloadProjects()]);
-    if (!r.ok) setError(r.message ?? 'refused');
+    if (!r.ok) {
+      setError(r.message ?? 'refused');
+      setRefusals((n) => n + 1);
+    }
   };
   const setRole = (m: Member, role: Role) => changed(sendJson('PUT', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`, { role }));
   const remove = (m: Member) => changed(sendJson('DELETE', `/projects/${encodeURIComponent(props.project)}/members/${encodeURIComponent(m.uid)}`));
@@ -149,7 +138,7 @@ function Members(props: { project: string; mine: Role | null; me: string }) {
       <h3 id="members-h">Members</h3>
       {!owner && <p class="muted">Only an owner of this project can invite people or change roles.</p>}
       {members === null ? (
-        <p class="muted">{error || 'Loading…'}</p>
+        <p class="muted">{live.closed || 'Loading…'}</p>
       ) : (
         <table class="members">
           <thead>
@@ -170,7 +159,7 @@ function Members(props: { project: string; mine: Role | null; me: string }) {
                 <td>{m.login ?? '—'}</td>
                 <td>
                   {owner ? (
-                    <select key={reads} value={m.role ?? ''} aria-label={`Role of ${m.name}`} onChange={(e) => void setRole(m, (e.target as HTMLSelectElement).value as Role)} data-testid="member-role">
+                    <select key={refusals} value={m.role ?? ''} aria-label={`Role of ${m.name}`} onChange={(e) => void setRole(m, (e.target as HTMLSelectElement).value as Role)} data-testid="member-role">
                       {ROLES.map((r) => (
                         <option key={r} value={r}>
                           {r}
@@ -198,7 +187,7 @@ function Members(props: { project: string; mine: Role | null; me: string }) {
           {error}
         </p>
       )}
-      {owner && <Invite project={props.project} onAdded={() => void changed(Promise.resolve({ ok: true }))} />}
+      {owner && <Invite project={props.project} />}
     </section>
   );
 }
@@ -235,7 +224,7 @@ export function ProjectsView() {
       {mine && (
         <section class="project" aria-labelledby="project-h" data-testid="project-detail">
           <h2 id="project-h">
-            {mine.name} <span class="role">you are {mine.role === 'owner' ? 'an owner' : `a ${mine.role}`}</span>
+            {mine.name} <span class="role">you are {mine.role === 'viewer' ? 'a viewer' : `an ${mine.role}`}</span>
           </h2>
           {who.mode === 'shared' ? (
             <Members project={current} mine={mine.role} me={who.uid} />
