@@ -1,34 +1,61 @@
 // The Roost web app: one shell, one nav, one view per route. The floor is the
 // first view; the others are named here so the nav and the URLs are stable.
+// The shell is the entry chunk; each view is loaded when it is first shown
+// (views.ts, docs/web.md "What loads when").
 
 // Global styles first: each view's own stylesheet (imported by the view) comes after them.
 import './app.css';
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { FloorView } from './floor/FloorView.js';
-import { FleetView } from './fleet/FleetView.js';
-import { InboxView } from './approvals/InboxView.js';
-import { WorkView } from './work/WorkView.js';
-import { CostView } from './cost/CostView.js';
-import { FlockView } from './flock/FlockView.js';
-import { ProjectsView } from './projects/ProjectsView.js';
 import { OutageBanner } from './shared/OutageBanner.js';
 import { followLink, navigate } from './shared/navigate.js';
 import { inProject, pageProject } from './shared/scope.js';
 import { useWaiting } from './shared/waiting.js';
 import { PAGES, pageOf, type Page } from './pages.js';
 import { chime, registerWorker, soundOn } from './shared/push.js';
+import { loadView, viewOf, warmView, whenIdle } from './views.js';
+import { decisionOfPath, firstLook } from './shared/approvals/first.js';
+import { liveHub } from './live/hub.js';
 
-/** Each page's view. */
-const VIEWS: Record<Page['path'], () => preact.JSX.Element> = {
-  '/': () => <FloorView />,
-  '/fleet': () => <FleetView />,
-  '/work': () => <WorkView />,
-  '/flock': () => <FlockView />,
-  '/inbox': () => <InboxView />,
-  '/cost': () => <CostView />,
-  '/manage': () => <ProjectsView />,
-};
+/**
+ * The page's view, once its chunk is in. Until then the shell stays as it is
+ * (the nav already names the page) and the view's place says it is loading,
+ * after a moment only (app.css: a load that takes less shows nothing); a
+ * chunk that cannot be had says so, with a reload (a new build may have
+ * replaced it).
+ */
+function Routed(props: { path: Page['path'] }) {
+  const View = viewOf(props.path);
+  const [failed, setFailed] = useState(false);
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (View) return;
+    let on = true;
+    loadView(props.path).then(
+      () => on && setTick((n) => n + 1),
+      (e: unknown) => {
+        console.warn('roost: a view could not be loaded', e);
+        if (on) setFailed(true);
+      },
+    );
+    return () => {
+      on = false;
+    };
+  }, [props.path, View]);
+  if (View) return <View />;
+  return failed ? (
+    <p class="view-failed" role="alert">
+      This view could not be loaded (Roost may have been updated, or it cannot be reached).{' '}
+      <button type="button" onClick={() => location.reload()}>
+        Reload
+      </button>
+    </p>
+  ) : (
+    <p class="view-loading" role="status" data-testid="view-loading">
+      Loading…
+    </p>
+  );
+}
 
 /** What waits for a decision in the page's project, on the nav link: the list the floor and the inbox count too. */
 function PendingBadge() {
@@ -85,6 +112,8 @@ function App() {
               href={inProject(r.path, project === 'default' ? '' : project)}
               aria-current={r === route ? 'page' : undefined}
               onClick={followLink(inProject(r.path, project === 'default' ? '' : project))}
+              onPointerEnter={() => warmView(r.path)}
+              onFocus={() => warmView(r.path)}
             >
               {r.label}
               {r.path === '/inbox' && <PendingBadge />}
@@ -94,12 +123,27 @@ function App() {
       </header>
       <OutageBanner />
       <main id="main" key={`${route.path} ${project}`}>
-        {VIEWS[route.path]()}
+        <Routed path={route.path} />
       </main>
     </div>
   );
 }
 
-render(<App />, document.getElementById('app')!);
+// The first paint is the shell with its view, not the shell with a loading
+// line and then the view: the view's chunk and, for a notification's decision,
+// the server's answer for it (shared/approvals/first.ts) are asked for at
+// once, and the page is drawn when both are in, or after FIRST_PAINT_WAIT_MS
+// whatever came (a slow network then shows the shell and the loading line
+// first). The live connection is set up meanwhile (the hub's leader waits a
+// moment for the other tabs before it opens).
+const FIRST_PAINT_WAIT_MS = 400;
+const decision = decisionOfPath(location.pathname);
+const needs: Promise<unknown>[] = [loadView(pageOf(location.pathname).path)];
+if (decision) needs.push(firstLook(decision, pageProject()).promise);
+liveHub();
+void Promise.race([Promise.allSettled(needs), new Promise((r) => setTimeout(r, FIRST_PAINT_WAIT_MS))]).then(() => render(<App />, document.getElementById('app')!));
+// The approvals inbox, once the page is idle: a notification's click opens a
+// decision in this tab, and then nothing is left to fetch or compile.
+whenIdle(() => warmView('/inbox'));
 // The service worker: notifications, and Roost as an installable app (docs/web.md).
 void registerWorker();

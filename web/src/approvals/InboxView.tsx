@@ -5,13 +5,14 @@
 // fold: nothing polls, and a click changes nothing until its outcome comes
 // back on the stream (the first decision in the log wins, whoever made it).
 
-import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { recentApprovals } from '../../../src/core/approvals.js';
 import { useApprovals } from '../live/approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { Notifications } from '../shared/Notifications.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
+import { decisionOfPath, firstLook } from '../shared/approvals/first.js';
 import { pageProject } from '../shared/scope.js';
 import { useNow } from '../shared/time.js';
 import { useWaiting } from '../shared/waiting.js';
@@ -19,21 +20,31 @@ import './inbox.css';
 
 const OUTCOME: Record<string, string> = { allowed: 'Allowed', denied: 'Denied', expired: 'No answer: denied', withdrawn: 'Withdrawn' };
 
-/** The approval a page names (`/inbox/<id>`: a notification's link), or ''. */
-function decisionOfPath(pathname: string): string {
-  const m = /^\/inbox\/([A-Za-z0-9_.:-]{1,128})$/.exec(pathname);
-  return m ? m[1] : '';
-}
-
 /**
  * One decision, first on the page (a notification opened it): the request
  * with its answer buttons while it waits, its outcome once it is closed, or
- * word that it is not known while the stream has not brought it.
+ * word that it is not known while the stream has not brought it. It shows
+ * the project's one approvals fold; only before that fold's first snapshot
+ * it shows the server's answer to one GET of the request (`firstLook`, asked
+ * by the shell as the page started), so a fresh page can be answered without
+ * waiting for the stream. A decision made then goes through the one decide
+ * endpoint as always, and its outcome comes on the stream.
  */
 function Decision(props: { id: string; project: string }) {
   const client = useApprovals(props.project);
   const now = useNow();
-  const a = client.state.byId.get(props.id);
+  const ready = client.ready;
+  const look = ready ? null : firstLook(props.id, props.project);
+  const [, settled] = useState(0);
+  useEffect(() => {
+    if (!look || look.value !== undefined) return;
+    let on = true;
+    void look.promise.then(() => on && settled((n) => n + 1));
+    return () => {
+      on = false;
+    };
+  }, [look]);
+  const a = ready ? client.state.byId.get(props.id) : (look?.value ?? undefined);
   const box = useRef<HTMLElement>(null);
   // Focus moves to the decision once it shows, so a keyboard or a screen reader starts there.
   const shown = !!a;
