@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { need } from './support/env.js';
 import { inProcess } from './support/server.js';
+import { until } from './support/until.js';
 import { claudeAvailable, claudeSetup, spawnClaude } from './support/claude.js';
 import { modelStandin } from './support/model-standin.js';
 import { MARKER, built, checkLetGo, decide, install, markerScript, pendingMarker, whenLetGo } from './support/approvals-claude.js';
@@ -35,7 +36,7 @@ test('Claude Code interrupted with Ctrl-C (headless: SIGINT) while a call waits:
     install(setup.project, roost.url, '--approvals', 'Bash', '--window', '60s');
     const run = spawnClaude(setup, model.url, 'write the marker');
     const p = await pendingMarker(roost.url);
-    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
+    await until('the agent waiting on the floor', () => roost.floor.state.agents.get(p.asker)?.status === 'waiting', 10_000);
     const t0 = Date.now();
     run.proc.kill('SIGINT');
     checkLetGo('claude -p, SIGINT', await whenLetGo(roost, p.id, p.asker, t0));

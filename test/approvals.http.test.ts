@@ -44,8 +44,7 @@ test('a held tool call: pending in the inbox and waiting on the floor, then allo
     assert.equal(p.asker, 'claude-code:af2cb417-a638-4c48-b638-61268d8fb949');
     assert.equal(p.team, 'Shop');
     assert.equal(p.window, 60_000);
-    const agent = roost.floor.state.agents.get(p.asker)!;
-    assert.equal(agent.status, 'waiting');
+    const agent = await until('the agent waiting on the floor', async () => (roost.floor.state.agents.get(p.asker)?.status === 'waiting' ? roost.floor.state.agents.get(p.asker) : undefined));
     assert.match(agent.activity, /^Waiting for approval: Bash: \$ exit 3/);
 
     assert.equal((await postJson(`${roost.url}/approvals/nope/decision`, { decision: 'allow' })).status, 404);

@@ -21,8 +21,9 @@ test('waiting for you is the pending approvals; a waiting agent with none waits 
   // A fleet session that is not on this floor, and a verdict asked by the crow Hugin.
   applyApproval(ap, ask('a3', 'fix-login', { kind: 'fleet', source: 'bridge' }));
   applyApproval(ap, ask('a4', 'Hugin', { kind: 'verdict', source: 'flock', tool: 'output' }));
-  applyApproval(ap, ask('a5', 'term'));
-  applyApproval(ap, { type: 'approval.decided', id: 'a5', decision: 'allow', by: 'ann', ts: T0 + 1 });
+  // Answered before the floor last heard from it (at T0): what it waits for now is at its terminal.
+  applyApproval(ap, ask('a5', 'term', { ts: T0 - 2 }));
+  applyApproval(ap, { type: 'approval.decided', id: 'a5', decision: 'allow', by: 'ann', ts: T0 - 1 });
 
   assert.deepEqual(waitingForYou(ap).map((a) => a.id), ['a1', 'a2', 'a3', 'a4']);
   assert.deepEqual([...waitingHere(ap)].sort(), ['fix-login', 'flock:Hugin', 'held']);
@@ -42,4 +43,29 @@ test('waiting for you is the pending approvals; a waiting agent with none waits 
   assert.equal(Object.values(c).reduce((x, y) => x + y, 0) - c.waiting, 2, 'agents on their way out are not counted');
   assert.equal(countShown(floor, null, T0, 120_000).waiting, 2, 'without approvals: the waiting agents');
   assert.equal(countShown(floor, null, T0, 120_000).terminal, 0);
+});
+
+test('the request is what makes an agent waiting, and its answer what ends it, before the floor hears of either', () => {
+  const floor = emptyFloor();
+  applyEvent(floor, { type: 'status', agent: 'a', team: 'T', status: 'working', ts: T0 });
+  const ap = emptyApprovals();
+  const shown = (now = T0 + 10) => shownStatus(floor.agents.get('a')!, now, 120_000, waitingHere(ap));
+  applyApproval(ap, ask('r1', 'a', { ts: T0 + 1 }));
+  assert.equal(shown(), 'waiting', 'pending here: waiting, though the floor has not said so yet');
+  assert.equal(countShown(floor, ap, T0 + 10, 120_000).working, 0);
+  applyEvent(floor, { type: 'tool', agent: 'a', status: 'waiting', tool: 'Bash', ts: T0 + 1 });
+  assert.equal(shown(), 'waiting');
+  // Decided ten minutes later; the floor's word of it has not come yet.
+  applyApproval(ap, { type: 'approval.decided', id: 'r1', decision: 'allow', by: 'ann', ts: T0 + 600_000 });
+  assert.equal(shown(T0 + 600_010), 'working', 'allowed: working, not waiting in its terminal, and not quiet for the wait');
+  assert.equal(shown(T0 + 600_000 + 120_000), 'quiet', 'and quiet if the floor never hears of it');
+  applyEvent(floor, { type: 'status', agent: 'a', status: 'waiting', ts: T0 + 600_020 });
+  assert.equal(shown(T0 + 600_030), 'terminal', 'waiting again after the answer, with nothing here: its terminal');
+
+  applyApproval(ap, ask('r2', 'a', { ts: T0 + 700_000 }));
+  applyApproval(ap, { type: 'approval.decided', id: 'r2', decision: 'deny', by: 'ann', ts: T0 + 700_001 });
+  assert.equal(shown(T0 + 700_002), 'thinking', 'denied: it goes on thinking');
+  applyApproval(ap, ask('r3', 'a', { ts: T0 + 800_000 }));
+  applyApproval(ap, { type: 'approval.withdrawn', id: 'r3', reason: 'gone', ts: T0 + 800_001 });
+  assert.equal(shown(T0 + 800_002), 'idle', 'withdrawn: it stopped waiting');
 });

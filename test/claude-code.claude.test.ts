@@ -117,7 +117,7 @@ test('with approvals on, a Bash call waits: deny blocks it and the model reads w
       assert.equal(p.source, 'claude-code');
       assert.match(p.input, /^\$ echo yes > approved-marker\.txt/);
       // The agent waits on the floor meanwhile.
-      assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
+      await until('the agent waiting on the floor', () => roost.floor.state.agents.get(p.asker)?.status === 'waiting', 10_000);
       assert.equal(existsSync(join(setup.project, MARKER)), false);
       const d = await decide(roost.url, p.id, 'deny', 'alice');
       assert.equal(d.status, 200);
@@ -242,7 +242,7 @@ test('--command-only (Claude Code before http hooks): the same floor and the sam
   try {
     const running = runClaude(setup, model.url, 'write the marker');
     const p = await pendingBash(roost.url, running);
-    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
+    await until('the agent waiting on the floor', () => roost.floor.state.agents.get(p.asker)?.status === 'waiting', 10_000);
     assert.equal((await decide(roost.url, p.id, 'allow')).status, 200);
     const { code } = await running;
     assert.equal(code, 0);

@@ -86,7 +86,7 @@ test('ask_person waits in the approvals inbox: yes, no with the person’s words
     assert.equal(a.kind, 'tool');
     assert.equal(a.asker, 'mcp:reviewer');
     assert.equal(a.input, 'May I delete the old fixtures?');
-    assert.equal(roost.floor.state.agents.get('mcp:reviewer')?.status, 'waiting', 'the agent waits on the floor');
+    await until('the agent waiting on the floor', () => roost.floor.state.agents.get('mcp:reviewer')?.status === 'waiting', 10_000);
     await decide(a.id, 'allow');
     assert.match(textOf(await yes), /^yes/);
 

@@ -110,7 +110,7 @@ async function askAndDecide(decision: 'allow' | 'deny'): Promise<{ run: CodexRun
     }, 60_000);
     assert.equal(p.tool, 'Bash');
     assert.match(p.input, /^\$ touch made\.txt/);
-    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting', 'the agent waits on the floor');
+    await until('the agent waiting on the floor', () => roost.floor.state.agents.get(p.asker)?.status === 'waiting', 10_000);
     assert.equal(existsSync(join(setup.project, 'made.txt')), false);
     const d = await decide(roost.url, p.id, decision, 'alice');
     assert.equal(d.status, 200);

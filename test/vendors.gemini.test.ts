@@ -99,7 +99,7 @@ async function askAndDecide(decision: 'allow' | 'deny') {
     }, 90_000);
     assert.equal(p.tool, 'run_shell_command');
     assert.equal(p.input, '$ echo yes > made.txt');
-    assert.equal(roost.floor.state.agents.get(p.asker)?.status, 'waiting');
+    await until('the agent waiting on the floor', () => roost.floor.state.agents.get(p.asker)?.status === 'waiting', 10_000);
     const d = await decide(roost.url, p.id, decision, 'alice');
     assert.equal(d.status, 200);
     const run = await running;

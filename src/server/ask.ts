@@ -47,15 +47,16 @@ export function askRoutes(store: EventStore, floors: PerProject<FloorService>, a
         const source = body.source || 'mcp';
         const agent = { id: body.agent, name: body.name || body.agent, source };
         const oneLine = body.question.replace(/\s+/g, ' ').trim();
-        await show(floor, { type: 'status', agent, ...(body.team ? { team: body.team } : {}), source, status: 'waiting', activity: `Asks: ${oneLine}`.slice(0, LIMITS.activity) });
         const id = newApprovalId();
         const release = approvals.holdHook(id);
         let answered = false;
+        let gone = false;
         res.on('close', () => {
+          gone = true;
           release();
           if (!answered) void approvals.withdraw(id, 'the agent stopped waiting for the answer').catch((e) => console.error('roost: withdrawing a question failed', e));
         });
-        await approvals.request({
+        const { approval: asked } = await approvals.request({
           id,
           kind: 'tool',
           asker: body.agent,
@@ -68,6 +69,9 @@ export function askRoutes(store: EventStore, floors: PerProject<FloorService>, a
           window: body.window,
           holder: approvals.holders.self,
         });
+        // After the request, dated at it: the request is what makes the agent waiting (as for a held hook, src/server/hooks.ts).
+        if (!gone && asked.status === 'pending')
+          await show(floor, { type: 'status', agent, ...(body.team ? { team: body.team } : {}), source, status: 'waiting', activity: `Asks: ${oneLine}`.slice(0, LIMITS.activity), ts: asked.requestedAt });
         const closed = await approvals.wait(id);
         if (res.destroyed) return;
         answered = true;

@@ -166,7 +166,6 @@ export class HookService {
         return;
       }
     }
-    await this.appendFloor(floor, [withIdentity(waitingEvent(m))]);
     // This node holds the hook's connection, from before the request is in the log (so no sweep
     // can find it unheld in between): the request stays open while the connection does.
     const release = approvals.holdHook(id);
@@ -175,7 +174,9 @@ export class HookService {
     // timeout fired): nobody is waiting any more, so the request is withdrawn and the agent
     // is no longer shown waiting for it. (Closed before the request was even in the log: the
     // request is then unheld from its first moment, and the sweep withdraws it.)
+    let gone = false;
     res.on('close', () => {
+      gone = true;
       release();
       if (answered) return;
       void approvals
@@ -196,6 +197,12 @@ export class HookService {
       sendJson(res, 200, decisionAnswer(tool, payload, approval.status === 'allowed' ? 'allow' : 'deny', explain(approval).reason));
       return;
     }
+    // The floor says "waiting" only once the request is in the log: the request is what makes
+    // the agent waiting (src/core/attention.ts), so no reader sees it waiting with nothing to
+    // decide. It is dated at the request, so a decision that overtakes it still reads as the
+    // answer to this wait. Not once the hook has gone (its withdrawal is then on its way, and
+    // the floor would be left waiting after it), nor once answered.
+    if (!gone && approvals.state.byId.get(id)?.status === 'pending') await this.appendFloor(floor, [withIdentity({ ...waitingEvent(m), ts: approval.requestedAt })]);
     const closed = await approvals.wait(approval.id);
     const { allowed, reason } = explain(closed);
     if (res.destroyed) return;
