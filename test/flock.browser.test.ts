@@ -16,6 +16,7 @@ import { flockModel, type FlockModel } from './support/flock-model.js';
 import { flockClient } from './support/flock-client.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import type { Roost } from '../src/server/index.js';
+import { flockTs } from '../src/core/flock.js';
 
 const ready = (t: TestContext) =>
   need(t, chromiumPath() !== null, 'Debian’s chromium (apt-get install chromium)') && need(t, existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html')), 'the built web app (npm run build)');
@@ -116,6 +117,43 @@ describe('the flock view', () => {
       await browser.close();
     }
   });
+});
+
+test("a code flight says it is a Claude Code session and links to its board", async (t) => {
+  if (!ready(t)) return;
+  // No model: nothing drives the list; its events are appended as the service writes a code flight's.
+  const roost = await inProcess({ models: null });
+  const browser = await launch({ reducedMotion: true });
+  try {
+    const list_id = 'l-c0de00000001';
+    const item_id = `${list_id}-1`;
+    const ts = flockTs(Date.now());
+    const board = { thread: 'default', session: 'flock-0123456789abcdef0123' };
+    await roost.flock.append([
+      { type: 'list.started', list_id, requester: 'ann', nest_id: 'todo', items: [{ item_id, text: 'fix the login redirect' }], ts },
+      { type: 'crow.flying', list_id, item_id, crow: 'Sentry', borrowed: false, ts },
+      { type: 'item.triaged', list_id, item_id, mode: 'solo', task_type: 'code', subtasks: [], reason: 'a change to the repository', needs_approval: false, ts },
+      { type: 'crow.landed', list_id, item_id, crow: 'Sentry', ok: true, tokens: 120, ts },
+      { type: 'verdict', list_id, item_id, target: 'triage', verdict: 'auto', ts },
+      { type: 'crow.flying', list_id, item_id, crow: 'Hugin', borrowed: false, board, ts },
+    ]);
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(roost.url + '/flock');
+    const crow = page.locator(`[data-testid="crow-${item_id}-Hugin"][data-state=flying]`);
+    await crow.waitFor({ timeout: 15_000 });
+    const link = page.getByTestId(`crow-board-${item_id}-Hugin`);
+    assert.equal(await link.innerText(), 'Claude Code session on board default');
+    assert.equal(await page.getByTestId(`crow-board-${item_id}-Sentry`).count(), 0, "the Sentry's flight is a model's");
+    await link.click();
+    await page.getByTestId('board').waitFor({ timeout: 10_000 });
+    assert.equal(new URL(page.url()).pathname, '/fleet/default');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await roost.close();
+  }
 });
 
 test('without a model the page says how to connect one, and a list is refused 503', async (t) => {

@@ -215,6 +215,29 @@ describe('a list, start to finish', () => {
   });
 });
 
+describe('code flights', () => {
+  test("a code flight keeps its board session (what the view links to), through a landing and a snapshot; a malformed board is no board", () => {
+    const f = flockLog();
+    f.apply(f.started('l-1', ['fix the login redirect', 'fix the logout link']));
+    triage(f, 'l-1', 1, { task_type: 'code', mode: 'murder' });
+    const board = { thread: 'default', session: 'flock-0123456789abcdef0123' };
+    assert.ok(f.apply(f.flying('l-1', 1, 'Hugin', { board })).length);
+    assert.ok(f.apply(f.flying('l-1', 1, 'Munin', { board: { thread: 'no thread', session: 'x' } })).length, 'flown all the same');
+    assert.ok(f.apply(f.flying('l-1', 1, 'Corvin', { board: 'default' })).length);
+    f.apply(f.landed('l-1', 1, 'Hugin'));
+    const flights = () => listStatus(f.s, 'l-1')!.items[0].flights;
+    assert.deepEqual(flights().map((x) => [x.crow, x.state, x.board ?? null]), [
+      ['Sentry', 'ok', null],
+      ['Hugin', 'ok', board],
+      ['Munin', 'flying', null],
+      ['Corvin', 'flying', null],
+    ]);
+    assert.deepEqual(listStatus(flockFromJSON(JSON.parse(JSON.stringify(flockToJSON(f.s)))), 'l-1')!.items[0].flights[1].board, board, 'kept in a snapshot');
+    assert.ok(f.apply(f.flying('l-1', 2, 'Sentry', { board })).length);
+    assert.equal(listStatus(f.s, 'l-1')!.items[1].flights[0].board, undefined, "only a worker's flight is a code flight");
+  });
+});
+
 describe('split and murder', () => {
   test('split: one crow per subtask, each subtask once; the answer joins them in order', () => {
     const f = flockLog();

@@ -15,7 +15,7 @@
 //   contract, streamed on a list's SSE stream:
 //     list.started      { list_id, items:[{item_id,text}], requester, nest_id, token_budget? }
 //     item.triaged      { list_id, item_id, mode, task_type, subtasks[], reason, needs_approval }
-//     crow.flying       { list_id, item_id, crow, borrowed, subtask? }
+//     crow.flying       { list_id, item_id, crow, borrowed, subtask?, board? }   (board: {thread, session}, a code flight's)
 //     crow.landed       { list_id, item_id, crow, ok, tokens, error?, output? }
 //     item.answered     { list_id, item_id, answer, crows[], needs_approval }
 //     verdict           { list_id, item_id, target, verdict, by? }
@@ -55,6 +55,7 @@
 //   `flockFromJSON`), then folding the rest equals folding everything.
 
 import { WORKER_NAMES, isServiceRole, isTakenPersonaName, isWorkerPersona } from './personas.js';
+import { SESSION_ID_PATTERN } from './fleet.js';
 
 export const FLOCK_PROTOCOL_VERSION = 1;
 
@@ -176,6 +177,14 @@ export interface Flight {
   /** What the crow brought back (kept so the answer can be built after a restart). */
   output: string;
   since: number;
+  /** A code flight's board session (`crow.flying`'s `board`: a Claude Code session on a fleet board); absent for a model crow's. */
+  board?: FlightBoard;
+}
+
+/** Where a code flight runs: a fleet board's thread and the session's id on it. */
+export interface FlightBoard {
+  thread: string;
+  session: string;
 }
 
 export interface Triage {
@@ -1036,10 +1045,19 @@ function crowFlying(s: FlockState, o: Obj, at: number): FlockEffect[] {
     return [];
   }
   const borrowed = role === 'work' && isBorrowed(nest, crow);
-  item.flights.set(crow, { crow, role, subtask, borrowed, state: 'flying', tokens: 0, error: '', output: '', since: at });
+  const board = role === 'work' ? boardOf(get(o, 'board')) : undefined;
+  item.flights.set(crow, { crow, role, subtask, borrowed, state: 'flying', tokens: 0, error: '', output: '', since: at, ...(board ? { board } : {}) });
   takeOff(s, listKey(list.list_id, item.item_id, crow), crow, at);
   if (role === 'work' && nest) rotated(nest, crow);
   return [{ kind: 'list', list_id: list.list_id }];
+}
+
+/** A `crow.flying`'s `board`, when it names a thread and a session as the fleet fold spells them. */
+function boardOf(v: unknown): FlightBoard | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const thread = get(v as Obj, 'thread');
+  const session = get(v as Obj, 'session');
+  return typeof thread === 'string' && typeof session === 'string' && SESSION_ID_PATTERN.test(thread) && SESSION_ID_PATTERN.test(session) ? { thread, session } : undefined;
 }
 
 function crowLanded(s: FlockState, o: Obj): FlockEffect[] {
@@ -1598,7 +1616,7 @@ export interface ItemStatus {
   triage_verdict: VerdictValue | null;
   output_verdict: VerdictValue | null;
   skipped: SkipReason | null;
-  flights: { crow: string; role: Flight['role']; subtask: number; borrowed: boolean; state: Flight['state']; tokens: number; error: string }[];
+  flights: { crow: string; role: Flight['role']; subtask: number; borrowed: boolean; state: Flight['state']; tokens: number; error: string; board?: FlightBoard }[];
   answer: string | null;
   crows: string[];
 }
@@ -1658,7 +1676,7 @@ export function listStatus(s: FlockState, list_id: string): ListStatus | undefin
       triage_verdict: it.triageVerdict?.verdict ?? null,
       output_verdict: it.outputVerdict?.verdict ?? null,
       skipped: it.skipped?.reason ?? null,
-      flights: [...it.flights.values()].map(({ crow, role, subtask, borrowed, state, tokens, error }) => ({ crow, role, subtask, borrowed, state, tokens, error })),
+      flights: [...it.flights.values()].map(({ crow, role, subtask, borrowed, state, tokens, error, board }) => ({ crow, role, subtask, borrowed, state, tokens, error, ...(board ? { board } : {}) })),
       answer: it.answer?.text ?? null,
       crows: it.answer?.crows ?? [],
     };
