@@ -30,7 +30,7 @@ usage:
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
 
 environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS, ROOST_PUBLIC_URL,
-             ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence is forgotten after it, default 30000),
+             ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence and bridges are forgotten after it, default 30000),
              ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's and a nest ask's window, default 600000),
              ROOST_FLOCK_LEASE_MS, ROOST_FLOCK_CALL_TIMEOUT_MS, ROOST_FLOCK_BANTER_WAIT_MS,
              ROOST_FLOCK_AGENT_TIMEOUT_MS (a code item's Claude Code session, default 1800000) (docs/flock.md)

@@ -63,7 +63,7 @@ export interface RoostConfig {
   /** The first wait after them, ms; each further failure doubles it, up to 15 minutes. */
   loginBackoffMs: number;
   streamsPerCaller: number;
-  /** Several nodes: another node's Work presence is forgotten after this long without a repeat. */
+  /** Several nodes: another node's Work presence and bridges are forgotten after this long without a repeat. */
   presenceExpireMs: number;
   /**
    * An approval's asker (a hook's connection, a bridge's stream) counts as
@@ -285,6 +285,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     maxReplay: cfg.maxReplay,
     approvals: approvalsByProject,
     holders,
+    presenceExpireMs: cfg.presenceExpireMs,
     // Declared below; called only when a result is posted.
     usage: (project) => usageByProject.get(project),
   });

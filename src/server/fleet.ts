@@ -49,6 +49,7 @@ import { askedId, closedError, type ApprovalService } from './approvals.js';
 import type { Holders } from './holders.js';
 import type { UsageService } from './usage.js';
 import type { PerProject } from './scoped.js';
+import { PRESENCE_EXPIRE_MS, Presence } from './presence.js';
 
 /** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
 export const FLEET_STREAM_PREFIX = 'sessions:';
@@ -91,7 +92,18 @@ export interface FleetOptions {
   approvals?: PerProject<ApprovalService>;
   /** Who holds askers' waits (a bridge following its board holds its requests). */
   holders?: Holders;
+  /** Several nodes: another node's bridges are forgotten after this long without a repeat (default PRESENCE_EXPIRE_MS, 30 s). */
+  presenceExpireMs?: number;
 }
+
+/** The project of a board's key (`<thread>` in the default project, else `<project>:<thread>`: FleetService.board). */
+function projectOfKey(key: string): string {
+  const i = key.indexOf(':');
+  return i < 0 ? DEFAULT_PROJECT : key.slice(0, i);
+}
+
+/** The topic of bridge presence on the store's broadcast (src/server/presence.ts): per project, one entry per bridge connection, named by its thread. */
+const BRIDGES_TOPIC = 'fleet.bridges';
 
 /** How long after the bridge's own window the server's expiry comes (the bridge's own denial normally closes it first). */
 const FLEET_WINDOW_SLACK_MS = 10_000;
@@ -160,8 +172,8 @@ function fold(state: SessionsState, entry: LogEntry): { state: SessionsState; da
 /** One thread's board: its fold, its position in the log and its live channel (`fleet:<project>/<thread>`). */
 class Board extends OnFoldHost<SessionsState> {
   protected readonly host: FoldedStream<SessionsState>;
-  /** Bridges following this board on this node (presence, not durable: see docs/bridge.md). */
-  bridges = 0;
+  /** Bridges following it on any node sharing the store (presence, not durable: see docs/bridge.md; `FleetService.bridgePresence`), as last told to its readers. */
+  following = 0;
   /** Server-side readers of every folded entry (the flock's code crows: docs/flock.md, "Code items"). */
   readonly watchers = new Set<BoardWatcher>();
   /** A `session.result`'s usage while its post is appended here (the stored event never keeps it), by session id. */
@@ -186,7 +198,7 @@ class Board extends OnFoldHost<SessionsState> {
           return { state: r.state, events: [{ name: 'event', data: r.data }] };
         },
         snapshot: (state, position, reset) =>
-          JSON.stringify({ protocol: FLEET_PROTOCOL_VERSION, epoch: store.epoch, thread: this.thread, position, reset, state, bridges: this.bridges }),
+          JSON.stringify({ protocol: FLEET_PROTOCOL_VERSION, epoch: store.epoch, thread: this.thread, position, reset, state, bridges: this.following }),
         stored: {
           every: opts.snapshotEvery,
           body: (state, position) => JSON.stringify({ position, state } satisfies SnapshotBody),
@@ -219,9 +231,11 @@ class Board extends OnFoldHost<SessionsState> {
     }
   }
 
-  /** Tells live readers how many bridges follow the board now (a lossy frame). */
-  announceBridges(): void {
-    this.channel.broadcast('live', JSON.stringify({ type: 'bridges', count: this.bridges }));
+  /** Tells live readers how many bridges follow the board now, on any node (a lossy frame), when that changed. */
+  announceBridges(count: number): void {
+    if (count === this.following) return;
+    this.following = count;
+    this.channel.broadcast('live', JSON.stringify({ type: 'bridges', count }));
   }
 }
 
@@ -230,12 +244,39 @@ export class FleetService {
   private loaded = new Map<string, Board>();
   private unlisten: (() => void) | null = null;
   private identify: (req: IncomingMessage) => Caller;
+  /** This node's bridge connections (a random id each) → the board they follow. */
+  private bridgeConns = new Map<string, { project: string; thread: string }>();
+  /**
+   * Which boards bridges follow, on every node sharing the store (the generic
+   * presence over the store's broadcast: docs/scale-out.md): per project,
+   * one entry per bridge connection, its name the thread.
+   */
+  private bridgePresence: Presence;
 
   constructor(
     private store: EventStore,
     private opts: FleetOptions,
   ) {
     this.identify = opts.identify ?? localCaller;
+    this.bridgePresence = new Presence(store, {
+      topic: BRIDGES_TOPIC,
+      expireMs: opts.presenceExpireMs ?? PRESENCE_EXPIRE_MS,
+      local: (project) => {
+        const out = new Map<string, string>();
+        for (const [id, c] of this.bridgeConns) if (c.project === project) out.set(id, c.thread);
+        return out;
+      },
+      onChange: (project) => {
+        for (const [key, b] of this.loaded) if (projectOfKey(key) === project) b.announceBridges(this.bridgesOn(project, b.thread));
+      },
+    });
+  }
+
+  /** How many bridges follow a project's thread, on any node. */
+  private bridgesOn(project: string, thread: string): number {
+    let n = 0;
+    for (const p of this.bridgePresence.people(project)) if (p.name === thread) n++;
+    return n;
   }
 
   start(): void {
@@ -243,9 +284,11 @@ export class FleetService {
       if (!stream.startsWith(FLEET_STREAM_PREFIX)) return;
       this.loaded.get(stream.slice(FLEET_STREAM_PREFIX.length))?.onCommit(head, entries);
     });
+    this.bridgePresence.start();
   }
 
   async stop(): Promise<void> {
+    this.bridgePresence.stop();
     this.unlisten?.();
     await Promise.allSettled([...this.loaded.values()].map((b) => b.stop()));
     await Promise.allSettled([...this.boards.values()]);
@@ -275,6 +318,7 @@ export class FleetService {
     let p = this.boards.get(key);
     if (!p) {
       const b = new Board(thread, FLEET_STREAM_PREFIX + key, `fleet:${project}/${thread}`, this.store, this.opts);
+      b.following = this.bridgesOn(project, thread);
       // Registered before it reads, so no commit falls between its read and its first wake-up.
       this.loaded.set(key, b);
       p = b.start().then(
@@ -608,18 +652,15 @@ export class FleetService {
   // ------------------------------------------------------------ the server's own sessions (the flock's code crows)
 
   /**
-   * Threads of a project that a bridge follows on this node now, `default`
-   * first, then by name (presence, not durable: a bridge connected to another
-   * node is not counted here).
+   * Threads of a project that a bridge follows now, on this node or another
+   * sharing the store (bridge presence: a bridge on another node is known
+   * from its node's announcements, and forgotten when they stop),
+   * `default` first, then by name.
    */
   followed(project: string): string[] {
-    const out: string[] = [];
-    for (const [key, b] of this.loaded) {
-      if (b.bridges <= 0) continue;
-      const i = key.indexOf(':');
-      if ((i < 0 ? DEFAULT_PROJECT : key.slice(0, i)) === project) out.push(b.thread);
-    }
-    return out.sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+    const out = new Set<string>();
+    for (const p of this.bridgePresence.people(project)) if (THREAD_PATTERN.test(p.name)) out.add(p.name);
+    return [...out].sort((a, b) => (a === 'default' ? -1 : b === 'default' ? 1 : a < b ? -1 : a > b ? 1 : 0));
   }
 
   /**
@@ -710,14 +751,22 @@ export class FleetService {
   getState = async ({ req, res, params }: Ctx): Promise<void> => {
     const board = await this.board(params.thread, projectFor(req));
     await board.fresh();
-    sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: board.bridges, ...board.state });
+    sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: this.bridgesOn(projectFor(req), board.thread), ...board.state });
   };
 
   getStream = async ({ req, res, url, params }: Ctx): Promise<void> => {
-    const board = await this.board(params.thread, projectFor(req));
-    // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their sessions.
+    const project = projectFor(req);
+    const board = await this.board(params.thread, project);
+    // A bridge says so when it follows (`Roost-Client: bridge`): the board can tell members whether anyone will start their
+    // sessions, on every node (bridge presence), and the flock can send code items to it.
     const bridge = req.headers['roost-client'] === 'bridge';
-    if (bridge) board.bridges++;
+    const id = randomBytes(9).toString('base64url');
+    const follows = (yes: boolean) => {
+      if (yes) this.bridgeConns.set(id, { project, thread: board.thread });
+      else this.bridgeConns.delete(id);
+      this.bridgePresence.changed(project);
+    };
+    if (bridge) follows(true);
     // A bridge following its board holds its approval requests: when it goes, they are withdrawn (docs/approvals.md).
     const holder = bridge && this.opts.holders ? bridgeHolder(req, this.identify(req)) : '';
     const release = holder ? this.opts.holders!.hold(holder) : null;
@@ -725,17 +774,15 @@ export class FleetService {
     try {
       conn = await this.opts.live.serve(req, res, url, grantOf(req) ?? LOCAL_OWNER, [board.channel.scope]);
     } catch (e) {
-      if (bridge) board.bridges--;
+      if (bridge) follows(false);
       release?.();
       throw e;
     }
     if (!bridge) return;
     conn.onEnd(() => {
       release?.();
-      board.bridges--;
-      board.announceBridges();
+      follows(false);
     });
-    board.announceBridges();
   };
 }
 
