@@ -91,7 +91,9 @@ async function main(): Promise<void> {
       void Promise.allSettled(keepers);
     }
     const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)];
-    process.stdout.write(JSON.stringify({ without, with: withFlock, ratio: med(withFlock) / med(without), itemsPerSecWith: items / flockSeconds }) + '\n');
+    // The driver's pace (src/server/flock/pace.ts), when this build has one: turns that waited, windows spent yielding.
+    const pace = (roost.flock as unknown as { pace?: { stats: unknown } }).pace?.stats ?? null;
+    process.stdout.write(JSON.stringify({ without, with: withFlock, ratio: med(withFlock) / med(without), itemsPerSecWith: items / flockSeconds, pace }) + '\n');
   } finally {
     await bench.close();
   }

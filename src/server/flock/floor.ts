@@ -12,7 +12,9 @@
 //
 // Only the node driving the flock reports, through FloorService.post (the
 // checks, caps and append of POST /events). What changed since the last
-// report is sent once per folded run of flock entries, in order.
+// report is sent at most every REPORT_MS (one post for every crow touched
+// meanwhile, each as it stands then), not once per folded run: a busy flock
+// folds hundreds of runs a second, and its crows' statuses are for a person's eyes.
 
 import { crowAgentId } from '../../core/attention.js';
 import type { FloorEvent } from '../../core/floor.js';
@@ -42,6 +44,9 @@ interface Waiting {
 
 type Obj = Record<string, unknown>;
 
+/** How long changes gather before they are reported (one post). */
+export const REPORT_MS = 100;
+
 const line = (s: string): string => (s.length > 280 ? s.slice(0, 279) + '…' : s);
 
 export class CrowsOnFloor {
@@ -53,6 +58,9 @@ export class CrowsOnFloor {
   private sent = new Map<string, string>();
   private touched = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
+  /** The report gathering changes, and what it reports from. */
+  private timer: NodeJS.Timeout | null = null;
+  private pending: { s: FlockState; report: boolean } | null = null;
 
   constructor(private floor: () => Promise<FloorService>) {}
 
@@ -141,8 +149,27 @@ export class CrowsOnFloor {
     for (const a of floor?.state.agents.values() ?? []) if (a.source === FLOCK_SOURCE && a.id.startsWith('flock:') && a.leftAt === null) this.touched.add(a.id.slice(6));
   }
 
-  /** Reports the crows touched since the last flush (only the driving node calls it with `report`). */
+  /** Reports the crows touched since the last report within REPORT_MS (only the driving node calls it with `report`). */
   flush(s: FlockState, report: boolean): void {
+    if (this.touched.size === 0) return;
+    this.pending = { s, report };
+    if (this.timer) return;
+    this.timer = setTimeout(this.report, REPORT_MS);
+    this.timer.unref();
+  }
+
+  private report = (): void => {
+    this.timer = null;
+    const p = this.pending;
+    this.pending = null;
+    if (p) this.flushNow(p.s, p.report);
+  };
+
+  /** Reports the crows touched since the last report, now. */
+  flushNow(s: FlockState, report: boolean): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = null;
     if (this.touched.size === 0) return;
     const crows = [...this.touched];
     this.touched.clear();
@@ -165,8 +192,9 @@ export class CrowsOnFloor {
       });
   }
 
-  /** Resolves once every report made so far is appended (tests, shutdown). */
+  /** Reports what is gathering now; resolves once every report made so far is appended (tests, shutdown). */
   settled(): Promise<void> {
+    if (this.pending) this.flushNow(this.pending.s, this.pending.report);
     return this.queue;
   }
 

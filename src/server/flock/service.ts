@@ -70,6 +70,7 @@ import { NestWatch } from './watchdog.js';
 import { NestDriver, type NestHost } from './nest-driver.js';
 import { CODE_RESERVE, banterLine, banterRequest, codePrompt, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 import type { BoardRef, CodeAgents } from './agents.js';
+import { Pacer } from './pace.js';
 
 export const FLOCK_STREAM = 'flock';
 
@@ -143,6 +144,9 @@ export function verdictApprovalId(project: string, item_id: string, target: Verd
 
 type Obj = Record<string, unknown>;
 
+/** The phases whose driver step appends (a verdict phase too, when trust lets it through without an approval). */
+const STEPS: ReadonlySet<string> = new Set(['triage', 'rejected', 'failed', 'work', 'merge', 'answer']);
+
 /**
  * A stored snapshot of the flock (docs/flock.md, "Snapshots"): the fold at
  * `position`, and what the list and nest streams' replay needs from before
@@ -156,6 +160,9 @@ interface FlockSnapshot {
   rejected: number[];
   flock: unknown;
 }
+
+/** A folded flock entry: whether the fold accepted it, and its parsed body. */
+type FoldedFlock = Folded<FlockState> & { accepted: boolean; body: unknown };
 
 interface Running {
   list_id: string;
@@ -210,6 +217,8 @@ export class FlockService implements NestHost {
   private readonly callKey = randomUUID().slice(0, 8);
   /** Must-respond: the crows invoked for nest messages (nest-driver.ts). */
   readonly nests: NestDriver;
+  /** The driver's steps are background work: they yield to the requests this process serves (pace.ts). */
+  readonly pace = new Pacer();
 
   constructor(
     private store: EventStore,
@@ -230,7 +239,8 @@ export class FlockService implements NestHost {
         step: (state, entry) => {
           const e = JSON.parse(entry.body) as unknown;
           const effects = applyFlock(state, e, entry.position);
-          const out: Folded<FlockState> & { accepted: boolean } = { state, events: [{ name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` }], accepted: effects.length > 0 };
+          // The parsed body rides along to `applied` (read there, never changed): one parse per entry.
+          const out: FoldedFlock = { state, events: [{ name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` }], accepted: effects.length > 0, body: e };
           return out;
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: flockToJSON(state) }),
@@ -247,7 +257,8 @@ export class FlockService implements NestHost {
         },
         applied: (entry, out) => {
           if (this.starting) this.stats.foldedAtStart++;
-          this.applied(entry, (out as Folded<FlockState> & { accepted?: boolean }).accepted === true);
+          const o = out as Partial<FoldedFlock>;
+          this.applied(entry, o.accepted === true, o.body);
         },
         afterFold: () => this.crows?.flush(this.state, this.driving),
       },
@@ -328,6 +339,7 @@ export class FlockService implements NestHost {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.pace.stop();
     this.opts.agents?.stop();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
@@ -427,7 +439,7 @@ export class FlockService implements NestHost {
     }
   }
 
-  private applied(entry: LogEntry, accepted: boolean): void {
+  private applied(entry: LogEntry, accepted: boolean, parsed: unknown): void {
     if (!accepted) {
       // A refused event of a list or nest: a snapshot names it, so a rebuild of the frames skips it.
       if (entry.type === 'nest.message' || LIST_EVENTS.has(entry.type)) this.rejected.push(entry.position);
@@ -435,7 +447,7 @@ export class FlockService implements NestHost {
     }
     const type = entry.type;
     if (type === 'lease.claimed' || type === 'lease.released') return;
-    const body = JSON.parse(entry.body) as Obj;
+    const body = (parsed ?? JSON.parse(entry.body)) as Obj;
     this.crows?.seen(this.state, body);
     if (type === 'nest.message' && typeof body.nest_id === 'string' && typeof body.msg_id === 'string') {
       const nest_id = body.nest_id;
@@ -487,6 +499,8 @@ export class FlockService implements NestHost {
 
   /** Frames of lists the fold no longer keeps are dropped with them. */
   private forgetOld(): void {
+    // The fold forgets a list only when a newer one finishes, so frames of a forgotten list outnumber the kept lists.
+    if (this.listFrames.size <= this.state.lists.size) return;
     for (const id of this.listFrames.keys()) {
       if (this.state.lists.has(id)) continue;
       this.listFrames.delete(id);
@@ -783,7 +797,7 @@ export class FlockService implements NestHost {
     await this.append([...drops, ...ann]);
     if (this.crows && this.opts.floor) {
       this.crows.resync(this.state, await this.opts.floor().catch(() => null));
-      this.crows.flush(this.state, this.driving);
+      this.crows.flushNow(this.state, this.driving);
     }
     for (const id of unfinishedLists(this.state)) this.kick(id);
     this.nests.kickAll();
@@ -841,7 +855,16 @@ export class FlockService implements NestHost {
     this.starved.delete(list_id);
     for (const item of list.items) {
       if (!this.driving) return;
-      const phase = itemPhase(item);
+      let phase = itemPhase(item);
+      // A step that appends waits for its turn (pace.ts); the item is read again after the wait.
+      if (STEPS.has(phase) || (phase === 'triage_verdict' && !item.triage!.needs_approval) || (phase === 'output_verdict' && !item.answer!.needs_approval)) {
+        const turn = this.pace.turn();
+        if (turn) {
+          await turn;
+          if (!this.driving || list.finished || this.state.lists.get(list_id) !== list) return;
+          phase = itemPhase(item);
+        }
+      }
       switch (phase) {
         case 'triage': {
           const req = triageRequest(this.state, item);
@@ -1042,6 +1065,10 @@ export class FlockService implements NestHost {
         out = { ok: false, error: { kind: 'bad_response', message: (e as Error).message, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
       }
       if (this.stopped) return;
+      // The landing is a step: it waits for its turn (pace.ts), and is composed after it.
+      const turn = this.pace.turn();
+      if (turn) await turn;
+      if (this.stopped) return;
       const ts = flockTs(Date.now());
       const tokens = Math.max(0, Math.min(FLOCK_LIMITS.callTokens, Math.round(out.usage.total)));
       const events: Obj[] = [];
@@ -1136,6 +1163,11 @@ export class FlockService implements NestHost {
         const out = await this.call('banter', req, { crow: speaker, list_id: list.list_id, item_id: item.item_id });
         this.release(key);
         if (this.stopped || this.droppedBanter.has(key)) return;
+        const turn = this.pace.turn();
+        if (turn) {
+          await turn;
+          if (this.stopped || this.droppedBanter.has(key)) return;
+        }
         const tokens = Math.max(0, Math.round(out.usage.total));
         const line = out.ok && out.kind === 'text' ? banterLine(out.text) : '';
         const at = flockTs(Date.now());
@@ -1154,11 +1186,10 @@ export class FlockService implements NestHost {
 
   /** Finishes a list whose items are all closed, once its banter landed (or after the wait, dropped as late). */
   private async maybeFinish(list: FlockList): Promise<void> {
-    const st = listStatus(this.state, list.list_id);
-    if (!st || st.finished) return;
-    const closed = st.items.every((i) => i.phase === 'done' || i.phase === 'skipped');
-    if (!closed) return;
-    if (st.can_finish) {
+    if (list.finished || this.state.lists.get(list.list_id) !== list) return;
+    // Closed: every item done (its output verdict in) or skipped (itemPhase); finished once no banter is open either.
+    for (const i of list.items) if (!i.skipped && !i.outputVerdict) return;
+    if (list.banter.open.length === 0) {
       const t = this.finishTimers.get(list.list_id);
       if (t) clearTimeout(t);
       this.finishTimers.delete(list.list_id);
