@@ -122,8 +122,8 @@ export class Pacer {
       if (r < this.settings.requests || u < this.settings.busy) return undefined;
       this.back = true;
       this.allowance = this.settings.floor;
+      // Not unref'd: steps wait on it (a stop or the front pace clears it).
       this.timer = setInterval(this.tick, this.settings.windowMs);
-      this.timer.unref();
     }
     this.stats.waited++;
     return new Promise((ok) => this.waiting.push(ok));
