@@ -13,7 +13,7 @@
 //    in all): the time until every list finished, and whether every watcher
 //    got every event of its list.
 //
-// Prints one JSON line: { cpuPerItem, perItemP50, perItemP99, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
+// Prints one JSON line: { cpuPerItem, perItemP50, perItemP99, appendsPerItem, bulkSeconds, bulkItemsPerSec, watchersComplete, events }.
 
 import { flockBench } from './flock-setup.js';
 
@@ -31,6 +31,12 @@ async function main(): Promise<void> {
     asked.sort((a, b) => a - b);
     const trusted = roost.flock.state.history.filter((c) => c.to === 2).length;
     const times: number[] = [];
+    // Appends per item by stream (deterministic, unlike time on a shared machine): the flock's, its crows' on the floor, its calls' usage.
+    const appends = new Map<string, number>();
+    const unlisten = roost.store.onCommit((stream) => {
+      const kind = stream.split(':')[0];
+      appends.set(kind, (appends.get(kind) ?? 0) + 1);
+    });
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < N; i++) {
       const t0 = performance.now();
@@ -39,6 +45,7 @@ async function main(): Promise<void> {
       times.push(performance.now() - t0);
     }
     const cpu = process.cpuUsage(cpu0);
+    unlisten();
     // The process's CPU per item (server and the HTTP client in it): what a loaded machine inflates least.
     const cpuPerItem = (cpu.user + cpu.system) / 1000 / N;
     times.sort((a, b) => a - b);
@@ -85,6 +92,7 @@ async function main(): Promise<void> {
         cpuPerItem,
         perItemP50: pct(50),
         perItemP99: pct(99),
+        appendsPerItem: Object.fromEntries([...appends].map(([k, v]) => [k, Math.round((100 * v) / N) / 100])),
         withApprovalsP50: asked[Math.floor(asked.length / 2)],
         withApprovalsMax: asked[asked.length - 1],
         trustedHolders: trusted,

@@ -62,7 +62,7 @@ import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
 import type { ApprovalService } from '../approvals.js';
-import { providerUsage, type UsageService } from '../usage.js';
+import { providerUsage, type DirectUsage, type UsageService } from '../usage.js';
 import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
@@ -143,6 +143,10 @@ export function verdictApprovalId(project: string, item_id: string, target: Verd
 }
 
 type Obj = Record<string, unknown>;
+
+/** How long calls' usage gathers before it is recorded (one append), and how many records make one at once. */
+const USAGE_MS = 100;
+const USAGE_BATCH = 100;
 
 /** The phases whose driver step appends (a verdict phase too, when trust lets it through without an approval). */
 const STEPS: ReadonlySet<string> = new Set(['triage', 'rejected', 'failed', 'work', 'merge', 'answer']);
@@ -352,6 +356,7 @@ export class FlockService implements NestHost {
     }
     for (const c of this.listChannels.values()) c.stop();
     for (const c of this.nestChannels.values()) c.stop();
+    await this.flushUsage();
     await this.crows?.settled();
     await this.host.stop();
   }
@@ -653,9 +658,49 @@ export class FlockService implements NestHost {
       items: items.map((text, i) => ({ item_id: `${list_id}-${i + 1}`, text })),
       token_budget: token_budget ?? this.state.budget.project,
     };
-    await this.append([ev]);
+    const sentry = this.sentryFlights(list_id, items, ev.token_budget as number, ev.ts as string);
+    try {
+      await this.append([ev, ...sentry.events]);
+    } catch (e) {
+      sentry.launch();
+      throw e;
+    }
+    sentry.launch();
     if (!this.state.lists.has(list_id)) throw new HttpError(400, 'bad_request', 'the list was not accepted');
     return list_id;
+  }
+
+  /**
+   * The Sentry's flights of a new list's items, appended with its
+   * `list.started` when this node drives and the pace is front: the pass that
+   * would fly them one step each after the list is folded (the same budget
+   * check, in item order, up to the first item that does not fit: the pass
+   * takes the rest). The launch flies those the fold accepted and releases the others.
+   */
+  private sentryFlights(list_id: string, texts: string[], token_budget: number, ts: string): { events: Obj[]; launch: () => void } {
+    if (!this.driving || this.pace.inBack) return { events: [], launch: () => {} };
+    const planned: { n: number; item_id: string; req: ModelRequest }[] = [];
+    let reserved = 0;
+    for (let i = 0; i < texts.length; i++) {
+      const item: FlockItem = { item_id: `${list_id}-${i + 1}`, n: i + 1, text: texts[i], triage: null, triageVerdict: null, flights: new Map(), answer: null, outputVerdict: null, skipped: null };
+      const req = triageRequest(this.state, item);
+      const worst = worstCase(req);
+      if (reserved + worst > token_budget) break;
+      reserved += worst;
+      this.reserve(list_id, item.item_id, 'Sentry', worst);
+      planned.push({ n: i, item_id: item.item_id, req });
+    }
+    return {
+      events: planned.map((p) => ({ type: 'crow.flying', list_id, item_id: p.item_id, crow: 'Sentry', borrowed: false, ts })),
+      launch: () => {
+        const list = this.state.lists.get(list_id);
+        for (const p of planned) {
+          const item = list?.items[p.n];
+          if (item?.item_id === p.item_id && item.flights.get('Sentry')?.state === 'flying' && this.driving) this.fly(list_id, p.item_id, 'Sentry', 'sentry', p.req);
+          else this.release(`${p.item_id}\u0000Sentry`);
+        }
+      },
+    };
   }
 
   /**
@@ -1020,15 +1065,35 @@ export class FlockService implements NestHost {
       const team = nestTeam(this.state, who.nest_id ?? this.state.lists.get(who.list_id ?? '')?.nest_id ?? 'todo').name;
       // Unique per call: a call redone after a restart is another request, and is counted.
       const key = `${who.item_id}:${role}:${who.crow}:${this.callKey}:${n}`;
-      const record = providerUsage({ key, agent: crowAgentId(who.crow), team, model: out.model || p.model, usage: u, ts: Date.now() });
-      void this.opts
-        .usage()
-        .then((svc) => svc.record([record], { lazy: true }))
-        .catch((e) => {
-          if (!this.stopped) console.error('roost: flock usage not recorded', e);
-        });
+      this.usageLater(providerUsage({ key, agent: crowAgentId(who.crow), team, model: out.model || p.model, usage: u, ts: Date.now() }));
     }
     return out;
+  }
+
+  /** Calls' usage gathers for up to USAGE_MS and is recorded in one append (each record keeps its own time). */
+  private usageQueue: DirectUsage[] = [];
+  private usageTimer: NodeJS.Timeout | null = null;
+
+  private usageLater(r: DirectUsage): void {
+    this.usageQueue.push(r);
+    if (this.usageQueue.length >= USAGE_BATCH) void this.flushUsage();
+    else if (!this.usageTimer) {
+      this.usageTimer = setTimeout(() => void this.flushUsage(), USAGE_MS);
+      this.usageTimer.unref();
+    }
+  }
+
+  private async flushUsage(): Promise<void> {
+    if (this.usageTimer) clearTimeout(this.usageTimer);
+    this.usageTimer = null;
+    const records = this.usageQueue;
+    this.usageQueue = [];
+    if (records.length === 0 || !this.opts.usage) return;
+    try {
+      await (await this.opts.usage()).record(records, { lazy: true });
+    } catch (e) {
+      console.error('roost: flock usage not recorded', e);
+    }
   }
 
   /**
