@@ -13,7 +13,7 @@ import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { pageProject } from '../shared/scope.js';
 import { useWaiting } from '../shared/waiting.js';
 import { AgentCard } from './components/AgentCard.js';
-import { AgentList } from './components/AgentList.js';
+import { AgentList, ListRows, type RowContext } from './components/AgentList.js';
 import { EmptyFloor } from './components/EmptyFloor.js';
 import { FloorControls } from './components/FloorControls.js';
 import { Pulse, type PulseSink } from './components/Pulse.js';
@@ -29,6 +29,8 @@ import './floor.css';
 
 /** DOM refresh period: the canvas is live per frame, the words around it need not be. */
 const UI_EVERY_MS = 250;
+/** List rows whose agent changed, refreshed per animation frame at most (components/AgentList.tsx). */
+const ROWS_PER_FRAME = 24;
 /** Whether the list beside the canvas is shown (a person's choice, kept). */
 const LIST_KEY = 'roost.floor.list';
 /** Seconds of silence before a working or thinking agent shows as quiet (a setting; docs/floor.md, "Quiet agents"). */
@@ -50,8 +52,13 @@ export function FloorView() {
   const quietAfter = useMemo(quietAfterMs, []);
   // What waits for a decision here: the one selector the nav badge and the inbox count too.
   const waiting = useWaiting();
-  const hereRef = useRef(waiting.here);
-  hereRef.current = waiting.here;
+  // The same set while its members are (the list's rows compare it), a fresh one when they change.
+  const hereKept = useRef<{ key: string; set: ReadonlySet<string> | null }>({ key: '', set: null });
+  const hereKey = waiting.here === null ? '' : '+' + [...waiting.here].sort().join('\u0000');
+  if (hereKept.current.key !== hereKey) hereKept.current = { key: hereKey, set: waiting.here };
+  const here = hereKept.current.set;
+  const hereRef = useRef(here);
+  hereRef.current = here;
   // The clock the view reads quiet agents against: the fold stays pure, the view passes `now` in.
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -69,6 +76,13 @@ export function FloorView() {
   const pulseSink = useRef<PulseSink | null>(null);
   const selectedRef = useRef<string | null>(null);
   selectedRef.current = selected;
+  // The list's rows, refreshed a few per frame when their agent changed.
+  const rows = useMemo(() => new ListRows(), []);
+  const pickRef = useRef<(id: string) => void>(() => {});
+  pickRef.current = (id) => {
+    setSelected(id);
+    sceneRef.current?.reveal(id);
+  };
 
   useEffect(() => {
     const canvas = canvasRef.current!;
@@ -133,7 +147,11 @@ export function FloorView() {
       const d = client.drain(now);
       if (d.replaced) scene.replaceState(client.state);
       else if (d.changed) scene.apply(d.effects, client.state, now);
-      if (d.changed) uiDirty = true;
+      if (d.changed) {
+        uiDirty = true;
+        rows.scan(client.state);
+      }
+      rows.flush(ROWS_PER_FRAME);
       if (pulseSink.current && d.events.length) {
         const teams: string[] = [];
         for (const ev of d.events) {
@@ -209,6 +227,7 @@ export function FloorView() {
   }, [filters, shown]);
 
   const state = client.state;
+  const rowContext = useMemo<RowContext>(() => ({ now, quietAfter, here, rows, onPick: (id) => pickRef.current(id) }), [now, quietAfter, here, rows]);
   const counts = countShown(state, waiting.client.ready ? waiting.client.state : null, now, quietAfter);
   const everyone = [...state.agents.values()];
   const agents = shown ? everyone.filter(shown) : everyone;
@@ -338,10 +357,7 @@ export function FloorView() {
             />
           )}
         </div>
-        {showList && <AgentList state={state} agents={agents} now={now} quietAfter={quietAfter} here={waiting.here} selected={selected} onPick={(id) => {
-          setSelected(id);
-          sceneRef.current?.reveal(id);
-        }} />}
+        {showList && <AgentList state={state} agents={agents} ctx={rowContext} selected={selected} />}
       </div>
     </div>
   );

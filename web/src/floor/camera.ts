@@ -21,6 +21,13 @@ export const NAME_FONT_PX = 13;
 export const MIN_NAME_PX = 11.5;
 /** The scale at which names are MIN_NAME_PX high. */
 export const READABLE_SCALE = MIN_NAME_PX / NAME_FONT_PX;
+/**
+ * Below this name height on screen (CSS px) a name cannot be read, and the
+ * floor is drawn as one token per agent (its status as a colour) instead of
+ * desks, characters, names, bubbles and planes: level of detail for a floor
+ * zoomed out to see all of it (scene.ts).
+ */
+export const LOD_NAME_PX = 6;
 /** Zoom limits (a person may zoom out below readable to see the whole floor). */
 export const MIN_ZOOM = 0.08;
 export const MAX_ZOOM = 3;

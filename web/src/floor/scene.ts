@@ -16,6 +16,7 @@
 
 import type { Shown } from '../../../src/core/attention.js';
 import type { Agent, Effect, FloorState } from '../../../src/core/floor.js';
+import { SHOWN_COLOR } from './look.js';
 import {
   CELL_H,
   CELL_W,
@@ -35,8 +36,8 @@ import {
   type Rect,
   type Room,
 } from './layout.js';
-import { MAX_ZOOM, arrange, cameraFor, clampCamera, keepInView, zoomAt, NAME_FONT_PX, READABLE_SCALE, type Camera } from './camera.js';
-import { CHAR_AX, CHAR_AY, CHAR_H, CHAR_W, drawCharacter, drawPlane, drawRing, drawSpeech, paintCharacterSprite, paintDesk, paintRoomLive, paintRooms, roundRect } from './sprites.js';
+import { LOD_NAME_PX, MAX_ZOOM, arrange, cameraFor, clampCamera, keepInView, zoomAt, NAME_FONT_PX, READABLE_SCALE, type Camera } from './camera.js';
+import { CHAR_AX, CHAR_AY, CHAR_H, CHAR_W, drawCharacter, drawPlane, drawRing, drawSpeech, paintCharacterSprite, paintDesk, paintRoomLive, paintRooms, paintToken, roundRect } from './sprites.js';
 
 const WALK_MS = 1100;
 const FADE_MS = 600;
@@ -85,6 +86,8 @@ interface View {
   charK: number;
   /** Left out by the filters or the room's absence: not drawn, not hit. */
   hidden: boolean;
+  /** Zoomed far out: the token drawn for it this frame (else null). */
+  token: HTMLCanvasElement | null;
 }
 
 interface Plane {
@@ -140,6 +143,13 @@ export class FloorScene {
   private planeBoxes: Rect[] = [];
   /** How many boxes the last frame repainted (for the bench and curiosity). */
   lastRects = 0;
+  /** The views this frame paints (on screen, shown): what a dirty box is tested against, not all of them. */
+  private visible: View[] = [];
+  /** Zoomed out past readable names (LOD_NAME_PX): tokens, no desks, characters, bubbles or planes. */
+  compact = false;
+  /** Token sprites by look, at `tokenK`. */
+  private tokens = new Map<Shown, HTMLCanvasElement>();
+  private tokenK = 0;
   private worldW = 1;
   private worldH = 1;
   scale = 1;
@@ -230,11 +240,11 @@ export class FloorScene {
     const r = this.rooms.get(a.team);
     if (phase === 'in' && r && !this.reducedMotion) {
       const d = doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
+      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false, token: null };
     }
     void s;
     const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false };
+    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false, token: null };
   }
 
   // ------------------------------------------------------------ effects
@@ -576,6 +586,12 @@ export class FloorScene {
     // Agents: pick (and build, within a budget) their sprites, and see what changed.
     let builds = 0;
     const frame = this.reducedMotion ? 0 : Math.floor(now / ANIM_STEP_MS) % ANIM_FRAMES;
+    const compact = (this.compact = this.scale * NAME_FONT_PX < LOD_NAME_PX);
+    if (this.tokenK !== k) {
+      this.tokens.clear();
+      this.tokenK = k;
+    }
+    const visible: View[] = (this.visible = []);
     for (const v of this.views.values()) {
       const a = s.agents.get(v.id) ?? (v.phase === 'removing' ? v.agent : undefined);
       if (!a) continue;
@@ -602,6 +618,28 @@ export class FloorScene {
         continue;
       }
       const look = (v.look = this.lookOf ? this.lookOf(a, now) : a.status);
+      visible.push(v);
+      if (compact) {
+        // Far out: a token per look, no desk or character sprites (they are rebuilt when zoomed back in).
+        const token = this.tokenOf(look, k);
+        const walking = isWalking(v);
+        const sel = v.id === this.selected ? 1 : v.id === this.focused ? 2 : 0;
+        const d = v.drawn;
+        const x = Math.round(v.x * 2);
+        const y = Math.round(v.y * 2);
+        const alpha = Math.round(v.alpha * 50);
+        const changed = !d || d.desk !== token || d.x !== x || d.y !== y || d.alpha !== alpha || d.sel !== sel || d.cx !== cell.x || d.cy !== cell.y || walking;
+        if (changed && !full) {
+          rects.push({ x: cell.x, y: cell.y, w: CELL_W, h: CELL_H });
+          if (d && (d.cx !== cell.x || d.cy !== cell.y)) rects.push({ x: d.cx, y: d.cy, w: CELL_W, h: CELL_H });
+        }
+        v.token = token;
+        v.char = null;
+        v.cell = cell;
+        v.drawn = { desk: token, rev: -1, look, k, char: null, x, y, alpha, sel, cx: cell.x, cy: cell.y };
+        continue;
+      }
+      v.token = null;
       if (!v.sprite || ((v.spriteRev !== a.rev || v.spriteLook !== look || v.spriteScale !== k) && builds < MAX_SPRITE_BUILDS_PER_FRAME)) {
         this.buildSprite(v, a, k, look);
         builds++;
@@ -661,16 +699,18 @@ export class FloorScene {
     const overlay: Rect[] = [];
     for (const v of this.views.values()) if (!v.hidden && isWalking(v)) overlay.push(walkerRect(v.x, v.y));
     this.planeBoxes.length = 0;
-    for (const p of this.planes) {
+    // Far out, planes and bubbles are not drawn (too small to read): no boxes for them.
+    if (!compact) for (const p of this.planes) {
       const b = this.planeRect(p, s, now);
       this.planeBoxes.push(b);
       overlay.push(b);
     }
     // A bubble over a walker moves with it.
-    for (const id of this.speech.keys()) {
-      const v = this.views.get(id);
-      if (v && isWalking(v)) overlay.push(speechRect(v.x, v.y - 58));
-    }
+    if (!compact)
+      for (const id of this.speech.keys()) {
+        const v = this.views.get(id);
+        if (v && isWalking(v)) overlay.push(speechRect(v.x, v.y - 58));
+      }
     if (!full) for (const r of this.prevOverlay) rects.push(r);
     for (const r of overlay) if (!full) rects.push(r);
     this.prevOverlay = overlay;
@@ -720,31 +760,50 @@ export class FloorScene {
       if (board || !inside) paintRoomLive(ctx, r, this.boardFlash.has(r.team.id), !inside, board);
     }
     // Desks, monitors and name tags: sprites blitted at whole device pixels (a copy, not a resample).
+    // Only the views on screen this frame (draw() lists them): most boxes are one cell, and a floor has hundreds.
+    const visible = this.visible;
+    const compact = this.compact;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    for (const v of this.views.values()) {
+    for (const v of visible) {
       const c = v.cell;
-      if (!c || v.hidden || !v.sprite || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
+      const img = compact ? (isWalking(v) ? null : v.token) : v.sprite;
+      if (!c || v.hidden || !img || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
       if (v.phase === 'removing') ctx.globalAlpha = v.alpha;
       const dx = Math.round((this.offX + c.x * this.scale) * this.dpr);
       const dy = Math.round((this.offY + c.y * this.scale) * this.dpr);
       // A sprite of another scale (not rebuilt yet after a resize) is stretched into the cell, never beyond it.
-      if (v.spriteScale === k) ctx.drawImage(v.sprite, dx, dy);
-      else ctx.drawImage(v.sprite, dx, dy, Math.ceil(CELL_W * k), Math.ceil(CELL_H * k));
+      if (compact || v.spriteScale === k) ctx.drawImage(img, dx, dy);
+      else ctx.drawImage(img, dx, dy, Math.ceil(CELL_W * k), Math.ceil(CELL_H * k));
       ctx.globalAlpha = 1;
     }
     world();
-    for (const v of this.views.values()) {
+    for (const v of visible) {
       const c = v.cell;
       if (!c || v.hidden || (v.id !== this.selected && v.id !== this.focused) || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
       ctx.strokeStyle = v.id === this.selected ? '#2563eb' : '#1d4ed8';
-      ctx.lineWidth = 3;
+      // At least 2 CSS px wide, however far out.
+      ctx.lineWidth = Math.max(3, 2 / this.scale);
       ctx.setLineDash(v.id === this.selected ? [] : [6, 4]);
       roundRect(ctx, c.x + 3, c.y + 2, CELL_W - 6, CELL_H - 4, 12);
       ctx.stroke();
       ctx.setLineDash([]);
     }
+    if (compact) {
+      // Far out, a walker is a disc of its colour on its way (its token appears when it sits).
+      for (const v of visible) {
+        if (v.hidden || v.alpha <= 0.01 || !isWalking(v) || !hit(v.x - 40, v.y - 66, 80, 100)) continue;
+        ctx.globalAlpha = v.alpha;
+        ctx.fillStyle = SHOWN_COLOR[v.look];
+        ctx.beginPath();
+        ctx.arc(v.x, v.y - 10, 30, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.globalAlpha = 1;
+      }
+      ctx.restore();
+      return;
+    }
     // Characters: seated ones from their sprites; walkers and pulsing rings live.
-    for (const v of this.views.values()) {
+    for (const v of visible) {
       const a = v.agent;
       if (!a || v.hidden || v.alpha <= 0.01) continue;
       const walking = isWalking(v);
@@ -822,6 +881,21 @@ export class FloorScene {
     }
     g.setTransform(this.dpr * this.scale, 0, 0, this.dpr * this.scale, this.dpr * this.offX, this.dpr * this.offY);
     paintRooms(g, this.rooms.values());
+  }
+
+  /** The token of a look at device scale `k` (one per look, shared by every agent). */
+  private tokenOf(look: Shown, k: number): HTMLCanvasElement {
+    let c = this.tokens.get(look);
+    if (c) return c;
+    this.counters.sprites++;
+    c = document.createElement('canvas');
+    c.width = Math.max(1, Math.ceil(CELL_W * k));
+    c.height = Math.max(1, Math.ceil(CELL_H * k));
+    const g = c.getContext('2d')!;
+    g.setTransform(k, 0, 0, k, 0, 0);
+    paintToken(g, look);
+    this.tokens.set(look, c);
+    return c;
   }
 
   private buildSprite(v: View, a: Agent, scale: number, look: Shown): void {

@@ -191,6 +191,32 @@ export function paintDesk(g: CanvasRenderingContext2D, a: Agent, look: Shown = a
   g.textAlign = 'left';
 }
 
+/**
+ * A desk cell far zoomed out (names too small to read, camera.ts LOD_NAME_PX):
+ * one token per agent instead of the desk, monitor, name tag and character: a
+ * tile outlined in the colour of what it shows and a disc of that colour where
+ * the character sits (a heavier ring when it needs a person, dimmed when
+ * offline or quiet). World units, like paintDesk.
+ */
+export function paintToken(g: CanvasRenderingContext2D, look: Shown): void {
+  const col = SHOWN_COLOR[look];
+  const status = poseOf(look);
+  const dim = status === 'offline' || status === 'idle';
+  const urgent = status === 'waiting' || status === 'error';
+  g.globalAlpha = dim ? 0.6 : 1;
+  g.fillStyle = '#ffffff';
+  roundRect(g, 12, 10, CELL_W - 24, CELL_H - 20, 18);
+  g.fill();
+  g.strokeStyle = col;
+  g.lineWidth = urgent ? 14 : 7;
+  g.stroke();
+  g.fillStyle = col;
+  g.beginPath();
+  g.arc(CELL_W / 2, CELL_H / 2, urgent ? 36 : 30, 0, Math.PI * 2);
+  g.fill();
+  g.globalAlpha = 1;
+}
+
 /** A seated character as a sprite (its anchor at CHAR_AX, CHAR_AY): ring (unless it pulses, drawn live) and pose. */
 export function paintCharacterSprite(g: CanvasRenderingContext2D, a: Agent, now: number, withRing: boolean, calm: boolean, look: Shown = a.status): void {
   if (withRing) drawRing(g, CHAR_AX, CHAR_AY + 22, look, 0, 1);
