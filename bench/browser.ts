@@ -7,6 +7,8 @@
 //                                         # the frame window only, as JSON (npm run bench's
 //                                         # floor500 rows): 500 agents in 20 teams, the page's
 //                                         # default view, or --whole: zoomed out to all of it
+//   ... --profile page.cpuprofile | --trace page.json
+//                                         # a CPU profile or a Performance trace of the window
 //
 // Measures, in the page: frame interval (requestAnimationFrame to the next),
 // the floor's own work per frame (drain + fold + draw), the JS heap after a
@@ -16,7 +18,7 @@
 // Internal mode: `--poster <url>` is the load generator (run as a child).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,6 +173,51 @@ async function heapMB(page: Page): Promise<number> {
   return used / 1024 / 1024;
 }
 
+/**
+ * `--profile <file>`: a DevTools CPU profile of the page over the frame window
+ * (open it in DevTools' Performance panel); `--trace <file>`: a Performance
+ * trace (tasks, style, layout, paint, commit, GC) of the same. For working on
+ * the renderer: both cost the page time, so the frame numbers of such a run
+ * are not the bench's.
+ */
+async function startProfiling(page: Page): Promise<() => Promise<void>> {
+  const at = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 && argv[i + 1] ? argv[i + 1] : null;
+  };
+  const profileTo = at('--profile');
+  const traceTo = at('--trace');
+  if (!profileTo && !traceTo) return async () => {};
+  const cdp = await page.context().newCDPSession(page);
+  if (profileTo) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
+  const chunks: unknown[] = [];
+  let traced: Promise<void> = Promise.resolve();
+  if (traceTo) {
+    cdp.on('Tracing.dataCollected', (e) => chunks.push(...e.value));
+    traced = new Promise((ok) => cdp.once('Tracing.tracingComplete', () => ok()));
+    await cdp.send('Tracing.start', {
+      transferMode: 'ReportEvents',
+      traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'disabled-by-default-devtools.timeline.frame', 'v8', 'v8.execute', 'blink.user_timing', 'loading', 'toplevel'] },
+    });
+  }
+  return async () => {
+    if (profileTo) {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(profileTo, JSON.stringify(profile));
+    }
+    if (traceTo) {
+      await cdp.send('Tracing.end');
+      await traced;
+      writeFileSync(traceTo, JSON.stringify({ traceEvents: chunks }));
+    }
+    await cdp.detach();
+  };
+}
+
 async function drive(quick: boolean, framesOnly = false, windowMs = 30_000, whole = false): Promise<void> {
   const memA = 60_000;
   const memB = quick ? 180_000 : 600_000;
@@ -221,6 +268,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000, whol
     await sleep(framesOnly ? 5_000 : 15_000);
     await page.evaluate(() => (window as unknown as { __long: number[] }).__long.splice(0));
     const cpu0 = chromiumCpuSeconds(profile);
+    const prof = await startProfiling(page);
     const frames = await page.evaluate(
       (windowMs) =>
         new Promise<{ intervals: number[]; work: number[]; drawWork: number[]; events: number; draws: number }>((done) => {
@@ -253,6 +301,7 @@ async function drive(quick: boolean, framesOnly = false, windowMs = 30_000, whol
         }),
       windowMs,
     );
+    await prof();
     const longTasks = await page.evaluate(() => (window as unknown as { __long: number[] }).__long.splice(0));
     const cpuPct = ((chromiumCpuSeconds(profile) - cpu0) / (windowMs / 1000)) * 100;
     const slow = frames.intervals.filter((x) => x > 50).length;

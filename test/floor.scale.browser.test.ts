@@ -2,7 +2,8 @@
 // person can read at the default zoom, a fit that fills the width, zoom by
 // wheel and keys, pan by drag and keys, filters by status, team and role that
 // hide the others (on the canvas and in the list), a search that finds an
-// agent and brings it into view, and a room focused on its own.
+// agent and brings it into view, a room focused on its own, and the floor
+// zoomed far out drawn as one token per agent.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -193,5 +194,66 @@ describe('a floor that scales', () => {
     assert.ok(m.x1 - m.x0 > 0.7 * m.cssW || m.y1 - m.y0 > 0.7 * m.cssH, 'and fills it');
     assert.ok(m.px > 12);
     await page.keyboard.press('0');
+  });
+
+  test('zoomed far out, each agent is a token of its colour, repainted in part as in full', async (t) => {
+    if (!need(t, HAVE, 'chromium is not installed')) return;
+    // Out until every room is on screen: names would be about 2 px.
+    await page.evaluate(() => {
+      const s = window.__roost!.scene;
+      const e = s.extent;
+      s.zoomBy(Math.min((e.cssW - 32) / e.worldW, (e.cssH - 32) / e.worldH) / s.scale, 0, 0);
+    });
+    await page.waitForFunction(() => window.__roost!.scene.compact);
+    assert.ok((await page.evaluate(() => window.__roost!.scene.namePx())) < 6, 'names too small to read');
+    // A token is the colour of its status: an agent that failed shows red at its seat.
+    await post(server.url, { type: 'status', agent: 'docs-3', status: 'error', activity: 'Broken link' });
+    await page.waitForFunction(() => window.__roost!.state.agents.get('docs-3')?.status === 'error');
+    const red = await page.waitForFunction(
+      () => {
+        const s = window.__roost!.scene;
+        const p = s.screenOf('docs-3')!;
+        const c = document.querySelector('canvas')!;
+        const k = c.width / c.getBoundingClientRect().width;
+        const d = c.getContext('2d')!.getImageData(Math.round(p.x * k), Math.round(p.y * k), 1, 1).data;
+        // STATUS_COLOR.error, #dc2626.
+        return Math.abs(d[0] - 0xdc) < 24 && Math.abs(d[1] - 0x26) < 24 && Math.abs(d[2] - 0x26) < 24;
+      },
+      null,
+      { timeout: 10_000 },
+    );
+    assert.ok(await red.jsonValue());
+    // Changes repaint only their cells; that must look exactly like painting it all.
+    for (let i = 0; i < 4; i++) {
+      await post(server.url, [
+        { type: 'status', agent: `search-${i + 1}`, status: (['waiting', 'working', 'idle', 'error'] as const)[i] },
+        { type: 'tool', agent: `payments-${i + 2}`, tool: 'Edit', activity: `Step ${i}` },
+      ]);
+      await page.waitForTimeout(60);
+    }
+    await page.waitForFunction(() => [...window.__roost!.scene.views.values()].every((v) => v.phase === 'seated'));
+    await page.waitForTimeout(200);
+    // Changes repaint only their cells; that must look like painting it all. (Far out, a box's
+    // clip takes in a device pixel around it: anti-aliased edges there may differ by a shade in
+    // a few pixels. A token left stale would differ in hundreds: a disc of its colour.)
+    const draws = await page.evaluate(() => {
+      const c = document.querySelector('canvas')!;
+      (window as unknown as { __partial: Uint8ClampedArray }).__partial = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      return window.__roost!.scene.counters.draws;
+    });
+    await page.evaluate(() => window.__roost!.scene.markDirty());
+    await page.waitForFunction((n) => window.__roost!.scene.counters.draws > n, draws);
+    const differ = await page.evaluate(() => {
+      const c = document.querySelector('canvas')!;
+      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      const p = (window as unknown as { __partial: Uint8ClampedArray }).__partial;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - p[i]) + Math.abs(d[i + 1] - p[i + 1]) + Math.abs(d[i + 2] - p[i + 2]) > 0) n++;
+      return n;
+    });
+    assert.ok(differ < 100, `a partly repainted floor looks like the fully painted one (${differ} pixels differ)`);
+    await page.getByTestId('floor-canvas').focus();
+    await page.keyboard.press('0');
+    await page.waitForFunction(() => !window.__roost!.scene.compact);
   });
 });

@@ -29,8 +29,8 @@ import './floor.css';
 
 /** DOM refresh period: the canvas is live per frame, the words around it need not be. */
 const UI_EVERY_MS = 250;
-/** List rows whose agent changed, refreshed per animation frame at most (components/AgentList.tsx). */
-const ROWS_PER_FRAME = 24;
+/** List rows whose agent changed, refreshed per DOM refresh at most (components/AgentList.tsx). */
+const ROWS_PER_TICK = 120;
 /** Whether the list beside the canvas is shown (a person's choice, kept). */
 const LIST_KEY = 'roost.floor.list';
 /** Seconds of silence before a working or thinking agent shows as quiet (a setting; docs/floor.md, "Quiet agents"). */
@@ -151,7 +151,7 @@ export function FloorView() {
         uiDirty = true;
         rows.scan(client.state);
       }
-      rows.flush(ROWS_PER_FRAME);
+
       if (pulseSink.current && d.events.length) {
         const teams: string[] = [];
         for (const ev of d.events) {
@@ -181,6 +181,9 @@ export function FloorView() {
       if (uiDirty && t0 - lastUi >= UI_EVERY_MS) {
         uiDirty = false;
         lastUi = t0;
+        // The list's changed rows, with the rest of the DOM: every frame that changes the page costs
+        // the browser a style, a layout, a paint and a commit, so they share one frame four times a second.
+        rows.flush(ROWS_PER_TICK);
         setTick((n) => n + 1);
       }
     };
