@@ -41,6 +41,7 @@ import type { ModelRole } from '../../models/config.js';
 import type { Jev, JevAnswer } from './jev.js';
 import { bossRequest, quillRequest, relayable, respondRequest, serviceRequest, type OrderInput, type QuillInput, type RespondInput } from './nest-prompts.js';
 import { checkPost } from './post.js';
+import { Passes } from './passes.js';
 
 type Obj = Record<string, unknown>;
 
@@ -65,10 +66,14 @@ export interface NestHost {
 const ROLE_OF: Record<string, ModelRole> = { Quill: 'quill', Boss: 'boss', Sentry: 'sentry', Elder: 'elder' };
 
 export class NestDriver {
-  private dirty = new Set<string>();
-  private running = new Set<string>();
-  private scheduled = false;
   private stopped = false;
+  private passes = new Passes(
+    (id) => this.track(this.pass(id)),
+    (id, e) => {
+      if (!this.stopped) console.error(`roost: flock nest ${id}`, e);
+    },
+    () => this.stopped,
+  );
   /** Nests with a message waiting for a free crow (looked at again when a flight lands). */
   private starved = new Set<string>();
   /** Calls this node has in the air: `<nest>\0<msg>\0<crow>`. */
@@ -79,11 +84,7 @@ export class NestDriver {
   constructor(private host: NestHost) {}
 
   kick(nest_id: string): void {
-    if (this.stopped) return;
-    this.dirty.add(nest_id);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(this.pump);
+    this.passes.kick(nest_id);
   }
 
   /** A flight landed or a crow became free: nests waiting for one look again. */
@@ -115,23 +116,6 @@ export class NestDriver {
     void p.finally(() => this.work.delete(p)).catch(() => {});
     return p;
   }
-
-  private pump = (): void => {
-    this.scheduled = false;
-    for (const id of [...this.dirty]) {
-      if (this.running.has(id)) continue;
-      this.dirty.delete(id);
-      this.running.add(id);
-      void this.track(this.pass(id))
-        .catch((e) => {
-          if (!this.stopped) console.error(`roost: flock nest ${id}`, e);
-        })
-        .finally(() => {
-          this.running.delete(id);
-          if (this.dirty.has(id)) this.kick(id);
-        });
-    }
-  };
 
   /** Messages of a nest that want a crow now: open, short of responders, not addressed to a person, not rested. */
   private wanted(nest_id: string): { rec: NestRecord; missing: number; sent: string[]; responders: string[] }[] {

@@ -71,6 +71,7 @@ import { NestDriver, type NestHost } from './nest-driver.js';
 import { CODE_RESERVE, banterLine, banterRequest, codePrompt, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 import type { BoardRef, CodeAgents } from './agents.js';
 import { Pacer } from './pace.js';
+import { Passes } from './passes.js';
 
 export const FLOCK_STREAM = 'flock';
 
@@ -189,11 +190,21 @@ export class FlockService implements NestHost {
   private calls = new Map<string, Running>();
   /** Tokens reserved by calls in the air, per list (the budget check counts them). */
   private reserved = new Map<string, number>();
-  private dirty = new Set<string>();
-  private running = new Set<string>();
   /** Passes in progress (a stop waits for them, so nothing is appended to a closed store). */
   private passes = new Set<Promise<void>>();
-  private scheduled = false;
+  /** One pass at a time per list (passes.ts). */
+  private lists = new Passes(
+    (id) => {
+      const p = this.drive(id);
+      this.passes.add(p);
+      void p.finally(() => this.passes.delete(p)).catch(() => {});
+      return p;
+    },
+    (id, e) => {
+      if (!this.stopped) console.error(`roost: flock list ${id}`, e);
+    },
+    () => this.stopped,
+  );
   /** Lists that wanted crows when none was free. */
   private starved = new Set<string>();
   private asking = new Map<string, Promise<Approval | null>>();
@@ -851,32 +862,8 @@ export class FlockService implements NestHost {
   // ------------------------------------------------------------ the driver
 
   kick(list_id: string): void {
-    if (this.stopped) return;
-    this.dirty.add(list_id);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(this.pump);
+    this.lists.kick(list_id);
   }
-
-  private pump = (): void => {
-    this.scheduled = false;
-    for (const id of [...this.dirty]) {
-      if (this.running.has(id)) continue;
-      this.dirty.delete(id);
-      this.running.add(id);
-      const p = this.drive(id);
-      this.passes.add(p);
-      void p.finally(() => this.passes.delete(p)).catch(() => {});
-      void p
-        .catch((e) => {
-          if (!this.stopped) console.error(`roost: flock list ${id}`, e);
-        })
-        .finally(() => {
-          this.running.delete(id);
-          if (this.dirty.has(id)) this.kick(id);
-        });
-    }
-  };
 
   private provider(role: ModelRole): ModelProvider | null {
     return this.settings.models?.forRole(role) ?? this.settings.models?.forRole('crow') ?? null;
