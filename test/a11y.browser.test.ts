@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
-import { axeBrowser, checker, SIZES } from './support/axe.js';
+import { axeAtEverySize } from './support/axe.js';
 import { openView, seededViews, VIEWS, type Seeded } from './support/views.js';
 
 const HAVE = chromiumPath() !== null;
@@ -35,21 +35,7 @@ describe('accessibility of every view', () => {
     }
   }
 
-  for (const size of SIZES) {
-    test(`axe-core: no serious or critical finding on any view (${size})`, { timeout: 240_000 }, async (t) => {
-      if (!need(t, HAVE, 'chromium is not installed')) return;
-      const b = await axeBrowser(size);
-      try {
-        const page = await b.context.newPage();
-        const c = checker(page, size);
-        await walk(page, c.check);
-        assert.equal(c.seen.length, VIEWS.length, `every view was checked: ${c.seen.join(', ')}`);
-        assert.deepEqual(c.failed, [], c.failed.join('\n\n'));
-      } finally {
-        await b.close();
-      }
-    });
-  }
+  axeAtEverySize('on any view', VIEWS.length, walk);
 
   test('the keyboard focus shows a ring on every kind of control', { timeout: 120_000 }, async (t) => {
     if (!need(t, HAVE, 'chromium is not installed')) return;

@@ -5,12 +5,10 @@
 // timeline open over the floor (dialogs), a quiet agent on the floor, and the
 // outage banner. One seeded server (test/support/views.ts), one browser per
 // size, every state on one page.
-import { after, before, describe, test } from 'node:test';
-import assert from 'node:assert/strict';
+import { after, before, describe } from 'node:test';
 import type { Page } from 'playwright-core';
 import { chromiumPath } from './support/browser.js';
-import { need } from './support/env.js';
-import { axeBrowser, checker, SIZES } from './support/axe.js';
+import { axeAtEverySize } from './support/axe.js';
 import { NEST, openView, seededViews, VIEWS, type Seeded } from './support/views.js';
 
 const HAVE = chromiumPath() !== null;
@@ -72,19 +70,5 @@ describe('accessibility of every state', () => {
     }
   }
 
-  for (const size of SIZES) {
-    test(`axe-core: no serious or critical finding in any state (${size})`, { timeout: 240_000 }, async (t) => {
-      if (!need(t, HAVE, 'chromium is not installed')) return;
-      const b = await axeBrowser(size);
-      try {
-        const page = await b.context.newPage();
-        const c = checker(page, size);
-        await walk(page, c.check);
-        assert.equal(c.seen.length, 8, `every state was checked: ${c.seen.join(', ')}`);
-        assert.deepEqual(c.failed, [], c.failed.join('\n\n'));
-      } finally {
-        await b.close();
-      }
-    });
-  }
+  axeAtEverySize('in any state', 8, walk);
 });

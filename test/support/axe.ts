@@ -4,8 +4,11 @@
 // lets its script in.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { launch } from './browser.js';
+import { chromiumPath, launch } from './browser.js';
+import { need } from './env.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -53,4 +56,28 @@ export function checker(page: Page, size: string) {
       if (f.length) failed.push(`${name} (${size}):\n${said(f)}`);
     },
   };
+}
+
+/**
+ * One test per size (desktop, phone): a fresh browser of that size walks the
+ * pages or states `walk` visits, calling `check(name)` at each; every one of
+ * `count` is checked and none has a serious or critical finding.
+ * `title` ends the test's name: "on any view", "in any state".
+ */
+export function axeAtEverySize(title: string, count: number, walk: (page: Page, check: (name: string) => Promise<void>) => Promise<void>): void {
+  for (const size of SIZES) {
+    test(`axe-core: no serious or critical finding ${title} (${size})`, { timeout: 240_000 }, async (t) => {
+      if (!need(t, chromiumPath() !== null, 'chromium is not installed')) return;
+      const b = await axeBrowser(size);
+      try {
+        const page = await b.context.newPage();
+        const c = checker(page, size);
+        await walk(page, c.check);
+        assert.equal(c.seen.length, count, `every one was checked: ${c.seen.join(', ')}`);
+        assert.deepEqual(c.failed, [], c.failed.join('\n\n'));
+      } finally {
+        await b.close();
+      }
+    });
+  }
 }
