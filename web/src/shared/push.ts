@@ -9,7 +9,7 @@
 // A click on a notification opens its page: the worker tells an open window
 // (`roost.open`), which goes there in the page; with none open it opens one.
 
-import { getJson, postJson, type Answer } from './api.js';
+import { getJson, postJson, sendJson, type Answer } from './api.js';
 import { navigate } from './navigate.js';
 import { inProject } from './scope.js';
 
@@ -52,7 +52,7 @@ export function pushInfo(project?: string): Promise<Answer<PushInfo>> {
 }
 
 export function savePrefs(prefs: Partial<PushPrefs>, project?: string): Promise<Answer<{ prefs: PushPrefs }>> {
-  return request<{ prefs: PushPrefs }>('PUT', inProject('/push/prefs', project), prefs);
+  return sendJson<{ prefs: PushPrefs }>('PUT', inProject('/push/prefs', project), prefs);
 }
 
 function b64urlBytes(s: string): Uint8Array<ArrayBuffer> {
@@ -86,18 +86,8 @@ export async function enablePush(publicKey: string, project?: string): Promise<s
 
 /** Turns this device's notifications off for a project (the server forgets the subscription). */
 export async function disablePush(id: string, project?: string): Promise<string | null> {
-  const r = await request('DELETE', inProject(`/push/subscriptions/${encodeURIComponent(id)}`, project));
+  const r = await sendJson('DELETE', inProject(`/push/subscriptions/${encodeURIComponent(id)}`, project));
   return r.ok ? null : r.message;
-}
-
-async function request<T>(method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Answer<T>> {
-  try {
-    const r = await fetch(path, { method, headers: { accept: 'application/json', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const j = (await r.json().catch(() => null)) as { message?: string; kind?: string } | null;
-    return r.ok ? { ok: true, status: r.status, body: j as T } : { ok: false, status: r.status, kind: j?.kind ?? 'error', message: j?.message ?? `the server answered ${r.status}` };
-  } catch {
-    return { ok: false, status: 0, kind: 'network', message: 'Roost cannot be reached; try again' };
-  }
 }
 
 // ------------------------------------------------------------ sound
