@@ -542,7 +542,7 @@ async function main(): Promise<void> {
     const bulk: number[] = [];
     const complete: string[] = [];
     for (let i = 0; i < RUNS; i++) {
-      const r = await child<{ cpuPerItem: number; perItemP50: number; perItemP99: number; bulkSeconds: number; watchersComplete: string }>('flock.js', [args.quick ? '100' : '200', '20', '50']);
+      const r = await child<{ cpuPerItem: number; perItemP50: number; perItemP99: number; bulkSeconds: number; watchersComplete: string }>('flock.js', [args.quick ? '200' : '1000', '20', '50']);
       cpu.push(r.cpuPerItem);
       p50.push(r.perItemP50);
       p99.push(r.perItemP99);
