@@ -30,3 +30,14 @@ test('a provider call’s usage lands once on its agent, priced by the table; an
   const r = await roost.usage.record([{ ...providerUsage({ ...call, key: 'x' }), via: 'transcript' }]);
   assert.deepEqual(r, { accepted: 0, skipped: 1 });
 });
+
+test('one call of many reports (a long transcript) counts each key once, a key repeated within the call included', async () => {
+  const n = 20_000;
+  const reports = Array.from({ length: n }, (_, i) =>
+    providerUsage({ key: `big:${i % (n / 2)}`, agent: 'flock:crow-big', team: 'flock', model: 'claude-sonnet-4-5', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, ts: Date.parse('2026-12-01T12:00:00Z') }),
+  );
+  // Every key twice: the second of each is skipped within the same call (a set of the call's keys, not a scan of what it gathered).
+  assert.deepEqual(await roost.usage.record(reports), { accepted: n / 2, skipped: n / 2 });
+  assert.equal(roost.usage.state.agents.get('flock:crow-big')!.own.requests, n / 2);
+  assert.deepEqual(await roost.usage.record(reports.slice(0, 10)), { accepted: 0, skipped: 10 }, 'and once more in a later call');
+});

@@ -330,14 +330,17 @@ export class UsageService extends OnFoldHost<UsageState> {
    */
   async record(reports: readonly DirectUsage[], opts: { lazy?: boolean } = {}): Promise<{ accepted: number; skipped: number }> {
     const events: Record<string, unknown>[] = [];
+    // Keys of this call so far: a transcript's messages can be many thousands, so no scan of `events` per report.
+    const inCall = new Set<string>();
     let skipped = 0;
     for (const r of reports) {
       const id = `${r.via}:${r.key}`.slice(0, USAGE_LIMITS.id);
       const via = this.sessionVia.get(r.session);
-      if (this.seen.has(id) || (via && via !== r.via) || events.some((e) => e.id === id)) {
+      if (this.seen.has(id) || (via && via !== r.via) || inCall.has(id)) {
         skipped++;
         continue;
       }
+      inCall.add(id);
       const c = costOf(r.model, r, r.vendorUsd);
       const ts = r.ts > 0 ? r.ts : Date.now();
       events.push({
