@@ -48,6 +48,12 @@ const SNAPSHOTS_KEPT = 4;
 
 export class BatchWriter {
   private heads = new Map<string, number>();
+  /**
+   * The heads the batch being written moved, each with its value before the
+   * batch (undefined: not known then), to put back if the batch rolls back:
+   * the cost of a batch stays its own size, not the number of streams.
+   */
+  private moved = new Map<string, number | undefined>();
   private inserts = new Map<number, Database.Statement>();
   private headStmt: Database.Statement;
   private idemGet: Database.Statement;
@@ -142,6 +148,7 @@ export class BatchWriter {
     if (!buffered) while (this.rows.length) this.insertRows(Math.min(INSERT_CHUNK, this.rows.length / 5));
     const last = first + n - 1;
     if (p.key !== undefined) this.idemPut.run(...keyPlace(p.stream, p.scope, p.key), p.stream, first, last, at, p.fingerprint ?? null);
+    if (!this.moved.has(p.stream)) this.moved.set(p.stream, this.heads.get(p.stream));
     this.heads.set(p.stream, last);
     return { first, last, duplicate: false };
   }
@@ -152,23 +159,28 @@ export class BatchWriter {
    */
   write(batch: WriteRequest[]): WriteOutcome[] {
     const out: WriteOutcome[] = [];
-    const saved = new Map(this.heads);
+    this.moved.clear();
     try {
       this.fast.immediate(batch, out);
       return out;
     } catch {
-      this.heads = new Map(saved);
-      this.rows = [];
+      this.putBack();
       out.length = 0;
     }
     try {
       this.careful.immediate(batch, out);
       return out;
     } catch (e) {
-      this.heads = saved;
-      this.rows = [];
+      this.putBack();
       throw e;
     }
+  }
+
+  /** A rolled-back batch: the heads it moved are what they were before it. */
+  private putBack(): void {
+    for (const [stream, head] of this.moved) this.setHead(stream, head);
+    this.moved.clear();
+    this.rows = [];
   }
 
   /** What a keyed append would answer for its key (see EventStore.findKey); committed keys only. */
