@@ -138,6 +138,9 @@ export class SqliteStore implements EventStore {
     read: Database.Statement;
     snapGet: Database.Statement;
     synced: Database.Statement;
+    /** `synchronous` for a lazy batch and back (prepared once: `db.pragma` compiles its text on every call). */
+    syncOff: Database.Statement;
+    syncOn: Database.Statement;
   };
 
   constructor(opts: SqliteOptions) {
@@ -154,6 +157,8 @@ export class SqliteStore implements EventStore {
       read: this.db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?'),
       snapGet: this.db.prepare('SELECT position, state FROM snapshots WHERE stream = ? AND position <= ? ORDER BY position DESC LIMIT 1'),
       synced: this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('synced', ?)"),
+      syncOff: this.db.prepare('PRAGMA synchronous = NORMAL'),
+      syncOn: this.db.prepare('PRAGMA synchronous = FULL'),
     };
     this.writer = new BatchWriter(this.db);
   }
@@ -238,11 +243,11 @@ export class SqliteStore implements EventStore {
 
   /** Writes a batch of lazy appends: committed with synchronous=NORMAL (no fsync); the connection is FULL again after it. */
   private unsynced(batch: Pending[]): WriteOutcome[] {
-    this.db.pragma('synchronous = NORMAL');
+    this.stmts.syncOff.run();
     try {
       return this.writer.write(batch);
     } finally {
-      this.db.pragma('synchronous = FULL');
+      this.stmts.syncOn.run();
     }
   }
 
