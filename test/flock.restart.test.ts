@@ -42,6 +42,9 @@ test('a restart mid-list: the flight in the air is flown again, the pending verd
     // On the floor (docs/flock.md, "On the floor"): the crow that asked still waits, and the new
     // driver, which folded the log again, takes it out of waiting when the verdict comes.
     const crowOnFloor = async (name: string) => ((await c.get('/state')).body.agents as { id: string; status: string }[]).find((x) => x.id === `flock:${name}`);
+    // What the dead driver gathered for the floor but had not posted yet (REPORT_MS) died with it;
+    // the new driver reports every crow afresh when it takes the lease (CrowsOnFloor.resync).
+    for (let i = 0; i < 200 && (await crowOnFloor(askerTwo))?.status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 25));
     assert.equal((await crowOnFloor(askerTwo))?.status, 'waiting');
     w = await c.watch(list_id);
     const landed = await w.next('crow.landed', (d) => d.item_id === one && d.crow === flying.data.crow, 15_000);
