@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { Pacer, type PaceSettings, type PaceSignals } from '../src/server/flock/pace.js';
 import { inProcess } from './support/server.js';
 import { ModelRoster, parseModelSpec } from '../src/models/config.js';
-import type { ModelProvider, ModelOutcome, ModelRequest } from '../src/models/index.js';
+// The benches' model that answers at once (no network): the same stand-in for the same question.
+import { instantModel } from '../bench/flock-setup.js';
 
 const SETTINGS: PaceSettings = { windowMs: 10, busy: 0.9, room: 0.75, requests: 2, floor: 1, frontAt: 8 };
 
@@ -100,26 +101,10 @@ test('a stop grants every waiting step', async () => {
   assert.equal(p.turn(), undefined);
 });
 
-/** A model that answers at once (no network). */
-function instant(): ModelProvider {
-  const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
-  return {
-    provider: 'test',
-    model: 'instant',
-    label: 'test:instant',
-    capabilities: { structuredOutput: true, tokenUsage: true, streaming: false },
-    async call(req: ModelRequest): Promise<ModelOutcome> {
-      if (req.tool?.name === 'triage') return { ok: true, kind: 'tool', input: { mode: 'solo', task_type: 'writing', subtasks: [], reason: 'test' }, text: '', usage, model: 'instant', stop: 'tool' };
-      if (req.tool) return { ok: true, kind: 'tool', input: { answer: 'merged' }, text: '', usage, model: 'instant', stop: 'tool' };
-      return { ok: true, kind: 'text', text: 'done', usage, model: 'instant', stop: 'end' };
-    },
-  };
-}
-
 test('a real server: a list handed over while requests keep the loop busy finishes, and the flock yielded meanwhile', { timeout: 180_000 }, async () => {
   const spec = parseModelSpec('anthropic:instant');
   assert.ok(spec.ok);
-  const model = instant();
+  const model = instantModel();
   const roost = await inProcess({ models: new ModelRoster({ default: spec.value, roles: {} }, { make: () => model }), flockBanterWaitMs: 500 });
   roost.approvals.onRequested((a) => {
     if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'test').catch(() => {});
