@@ -1186,10 +1186,14 @@ function listFinished(s: FlockState, o: Obj, at: number): FlockEffect[] {
   return [{ kind: 'list', list_id: list.list_id }];
 }
 
-function listDone(list: FlockList): boolean {
-  if (list.banter.open.length > 0) return false;
+/** Every item of the list is closed: done (its output verdict in) or skipped (itemPhase). */
+export function itemsClosed(list: FlockList): boolean {
   for (const it of list.items) if (!it.skipped && !it.outputVerdict) return false;
   return true;
+}
+
+function listDone(list: FlockList): boolean {
+  return list.banter.open.length === 0 && itemsClosed(list);
 }
 
 function banterStarted(s: FlockState, o: Obj, at: number): FlockEffect[] {

@@ -37,6 +37,7 @@ import {
   itemPhase,
   leaseHolder,
   listStatus,
+  itemsClosed,
   nestRecordJSON,
   outputNeedsApproval,
   pickCrows,
@@ -1226,7 +1227,7 @@ export class FlockService implements NestHost {
         const ev: Obj = line ? { type: 'crow.banter', ...base, text: line, tokens, ts: at } : { type: 'banter.dropped', ...base, tokens, reason: out.ok ? 'unusable' : 'failed', ts: at };
         // The last thing a list waited for: its finish goes in the same append.
         const l = this.state.lists.get(list.list_id);
-        const last = l && !l.finished && l.banter.open.length === 1 && l.items.every((i) => i.skipped || i.outputVerdict);
+        const last = l && !l.finished && l.banter.open.length === 1 && itemsClosed(l);
         await this.step(last ? [ev, { type: 'list.finished', list_id: l.list_id, tokens_used: l.tokens_used + tokens, token_budget: l.token_budget, ts: at }] : [ev]);
       })().catch((e) => {
         this.release(key);
@@ -1239,8 +1240,8 @@ export class FlockService implements NestHost {
   /** Finishes a list whose items are all closed, once its banter landed (or after the wait, dropped as late). */
   private async maybeFinish(list: FlockList): Promise<void> {
     if (list.finished || this.state.lists.get(list.list_id) !== list) return;
-    // Closed: every item done (its output verdict in) or skipped (itemPhase); finished once no banter is open either.
-    for (const i of list.items) if (!i.skipped && !i.outputVerdict) return;
+    // Finished once every item is closed and no banter is open either.
+    if (!itemsClosed(list)) return;
     if (list.banter.open.length === 0) {
       const t = this.finishTimers.get(list.list_id);
       if (t) clearTimeout(t);
