@@ -109,9 +109,9 @@ function App() {
           {PAGES.filter((r) => !('hidden' in r)).map((r) => (
             <a
               key={r.path}
-              href={inProject(r.path, project === 'default' ? '' : project)}
+              href={inProject(r.path, project)}
               aria-current={r === route ? 'page' : undefined}
-              onClick={followLink(inProject(r.path, project === 'default' ? '' : project))}
+              onClick={followLink(inProject(r.path, project))}
               onPointerEnter={() => warmView(r.path)}
               onFocus={() => warmView(r.path)}
             >

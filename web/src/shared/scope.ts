@@ -25,9 +25,9 @@ export function withProject(project: string): string {
   return location.pathname + (s ? '?' + s : '') + location.hash;
 }
 
-/** `path` in `project` (default: the page's): `?project=` appended when it is not the default one. */
+/** `path` in `project` (default: the page's): `?project=` appended when it is not the default one ('' or `default`). */
 export function inProject(path: string, project = projectOfPage()): string {
-  return project ? `${path}${path.includes('?') ? '&' : '?'}project=${encodeURIComponent(project)}` : path;
+  return project && project !== 'default' ? `${path}${path.includes('?') ? '&' : '?'}project=${encodeURIComponent(project)}` : path;
 }
 
 /** A fleet thread's name: the id pattern of the fleet fold (the server checks the same). */

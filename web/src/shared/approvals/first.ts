@@ -37,7 +37,7 @@ export function firstLook(id: string, project: string): Look {
   if (look) return look;
   if (LOOKS.size >= MAX_LOOKS) LOOKS.delete(LOOKS.keys().next().value!);
   const asked: Look = {
-    promise: getJson<Approval>(inProject(`/approvals/${encodeURIComponent(id)}`, project === 'default' ? '' : project)).then((r) => {
+    promise: getJson<Approval>(inProject(`/approvals/${encodeURIComponent(id)}`, project)).then((r) => {
       const a = r.ok && r.body && typeof r.body === 'object' && r.body.id === id ? (approvalsFromJSON({ approvals: [r.body], closed: [], forgotten: [], rev: 0 }).byId.get(id) ?? null) : null;
       asked.value = a;
       return a;
