@@ -2,14 +2,17 @@
 // model that answers at once (or after `delayMs`), in-process, and a real
 // server on a SQLite file with every verdict approved the moment it is asked.
 
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../src/storage/index.js';
 import { startRoost, type Roost } from '../src/server/app.js';
 import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
+import type { PostOrder, PostReport } from './flock-poster.js';
 
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
 
@@ -36,6 +39,12 @@ export interface FlockBench {
   post(text: string, requester: string): Promise<string>;
   /** Hands over `n` one-item lists in turn until trust skips every approval (about 60). */
   warmUp(n?: number): Promise<number[]>;
+  /**
+   * A client in a process of its own (bench/flock-poster.ts): each `post`
+   * hands over a list and resolves with its id and the clock (process.hrtime,
+   * shared by the processes of the machine) as the request left and as its 202 arrived.
+   */
+  poster(): Promise<{ post(text: string, requester: string): Promise<{ list_id: string; sent: bigint; accepted: bigint }>; close(): void }>;
   /** Every model call waits this long from now on (the warm-up runs at once, whatever the bench's delay). */
   setDelay(ms: number): void;
   close(): Promise<void>;
@@ -89,6 +98,30 @@ export async function flockBench(delayMs = 0): Promise<FlockBench> {
         times.push(performance.now() - t0);
       }
       return times;
+    },
+    async poster() {
+      const child = fork(fileURLToPath(new URL('./flock-poster.js', import.meta.url)), [roost.url], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      await new Promise<void>((ok, fail) => {
+        child.once('spawn', ok);
+        child.once('error', fail);
+      });
+      let waiting: ((r: PostReport | { error: string }) => void) | null = null;
+      child.on('message', (m: PostReport | { error: string }) => waiting?.(m));
+      return {
+        post(text: string, requester: string) {
+          return new Promise((resolve, reject) => {
+            waiting = (m) => {
+              waiting = null;
+              if ('error' in m) reject(new Error(m.error));
+              else resolve({ list_id: m.list_id, sent: BigInt(m.sent), accepted: BigInt(m.accepted) });
+            };
+            child.send({ text, requester } satisfies PostOrder);
+          });
+        },
+        close() {
+          child.disconnect();
+        },
+      };
     },
     setDelay(ms: number) {
       delay.ms = ms;

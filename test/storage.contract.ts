@@ -531,6 +531,28 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.equal(await again.head(st), tag);
     });
 
+    test('sync() (EventStore.sync): resolves for the lazy appends before it, at once with nothing lazy, for many callers at once; refused once the store is closed', async () => {
+      const s = await store();
+      const st = fresh('sync');
+      await s.sync();
+      let tag = 0;
+      // Lazy appends, each followed by a sync that must cover it, interleaved in the same turns.
+      const rounds = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const r = await s.append(st, [ev(++tag)], { lazy: true });
+          await s.sync();
+          return r.last;
+        }),
+      );
+      assert.equal(rounds.length, 12);
+      await Promise.all([s.sync(), s.sync(), s.append(st, [ev(++tag)], { lazy: true }).then(() => s.sync())]);
+      assert.equal(await s.head(st), tag);
+      await s.close();
+      await rejectsWith(s.sync(), 'closed');
+      const again = await store();
+      assert.equal(await again.head(st), tag, 'what sync covered is there after a reopen');
+    });
+
     test('stores shared by several nodes: concurrent writers on two instances stay gap-free', async (t) => {
       const a = await store();
       if (!a.capabilities.crossNodeWakeups) {

@@ -3,10 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
+import { LAZY_SYNC_MS } from '../src/storage/types.js';
 import { tempDir } from './support/server.js';
+import { until } from './support/until.js';
 import { LEGACY_KEYS, checkLegacyKeys, storageContract } from './storage.contract.js';
 
 const dir = tempDir('roost-sqlite-contract-');
@@ -44,6 +46,63 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
   } finally {
     await s.close();
     rmSync(old, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: sync() makes lazy appends durable with an fdatasync of the WAL, not a synced commit; a lazy append after it starts keeps its own timer', async () => {
+  const d = tempDir('roost-sqlite-sync-');
+  const file = join(d, 'roost.db');
+  const s = new SqliteStore({ path: file });
+  const look = new Database(file, { readonly: true });
+  const syncedRow = () => (look.prepare("SELECT value FROM meta WHERE key = 'synced'").get() as { value: string } | undefined)?.value;
+  try {
+    await s.append('sync', [{ type: 'note', body: '{"tag":1}' }]);
+    const before = syncedRow();
+    for (let i = 2; i <= 5; i++) await s.append('sync', [{ type: 'note', body: JSON.stringify({ tag: i }) }], { lazy: true });
+    await s.sync();
+    await new Promise((r) => setTimeout(r, LAZY_SYNC_MS * 3));
+    assert.equal(syncedRow(), before, 'the fdatasync covered every lazy commit: the timer wrote no synced row');
+    // A sync covers what came before it only: a lazy commit once it runs is still the timer's.
+    const covering = s.sync();
+    await s.append('sync', [{ type: 'note', body: '{"tag":6}' }], { lazy: true });
+    await covering;
+    await until('the timer\'s synced row for the lazy commit after the sync began', () => syncedRow() !== before, LAZY_SYNC_MS * 20);
+    assert.deepEqual((await s.read('sync', 0)).map((e) => JSON.parse(e.body).tag as number), [1, 2, 3, 4, 5, 6]);
+  } finally {
+    look.close();
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: under steady writing the WAL is checkpointed by the worker thread and restarted, so it stays small; with the worker never asked, the main connection still checkpoints', async () => {
+  for (const [label, checkpoints, check] of [
+    ['worker', { passEvery: 16, restartFrames: 200 }, (st: { passes: number; finished: number; fallbacks: number }) => st.passes > 0 && st.finished > 0 && st.fallbacks === 0],
+    ['fallback', { passEvery: 1e9, fallbackCommits: 100 }, (st: { passes: number; finished: number; fallbacks: number }) => st.passes === 0 && st.fallbacks > 0],
+  ] as const) {
+    const d = tempDir('roost-sqlite-ckpt-');
+    const file = join(d, 'roost.db');
+    const s = new SqliteStore({ path: file, checkpoints });
+    try {
+      const body = JSON.stringify({ pad: 'x'.repeat(600) });
+      // 3,000 commits one after the other (each its own transaction), lazily as the flock's steps are.
+      for (let i = 0; i < 3000; i++) {
+        await s.append(`ckpt-${i % 7}`, [{ type: 'note', body }], { lazy: i % 5 !== 0 });
+        // The worker's answers arrive between commits, as they do in a server.
+        if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+      }
+      // Unrestarted, 3,000 commits of a 600-byte row each would leave a WAL of some 12 MB or more.
+      const wal = statSync(`${file}-wal`).size;
+      assert.ok(wal < 4_000_000, `${label}: the WAL stays small (${wal} bytes)`);
+      const st = s.checkpointStats!;
+      assert.ok(check(st), `${label}: ${JSON.stringify(st)}`);
+      let n = 0;
+      for (let k = 0; k < 7; k++) n += (await s.read(`ckpt-${k}`, 0)).length;
+      assert.equal(n, 3000);
+    } finally {
+      await s.close();
+      rmSync(d, { recursive: true, force: true });
+    }
   }
 });
 

@@ -307,6 +307,11 @@ export class PostgresStore implements EventStore {
 
   // ------------------------------------------------------------ appends
 
+  /** Every commit here is synced already (a lazy one too: see below). */
+  sync(): Promise<void> {
+    return this.closed ? Promise.reject(new StoreError('closed', 'store is closed')) : Promise.resolve();
+  }
+
   /** Every append is synced here, a lazy one too (AppendOptions.lazy allows it): the commit is the database server's. */
   append(stream: string, events: NewEvent[], opts: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));

@@ -14,6 +14,16 @@
 // WAL and with it every frame before it; when none comes within LAZY_SYNC_MS,
 // a timer writes one (a row of `meta`), so a crash of the machine loses at
 // most that much of what was lazy. A batch with any synced request is synced.
+// `sync()` makes the lazy commits so far durable without blocking the event
+// loop: one `fdatasync` of the WAL file at a time on libuv's pool (a file's
+// fsync covers the frames every descriptor wrote), its waiters answered when
+// it returns, later ones by the next. The lazy commits count up (`lazyGen`);
+// a synced commit, the timer's row or a finished `fdatasync` moves what is
+// known durable (`durableGen`) up to the count it covers.
+//
+// Checkpoints: not in the commits. A worker thread with its own connection
+// copies the WAL into the database file, and the main connection only
+// finishes each round between commits (sqlite-checkpoint.ts).
 //
 // Broadcast: SQLite is one process, so there is no other node to reach.
 // `broadcast` checks its arguments like every backend and sends nothing; no
@@ -21,9 +31,10 @@
 
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { fdatasync, mkdirSync, openSync, closeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
+import { CHECKPOINT_DEFAULTS, Checkpointer, type CheckpointOptions } from './sqlite-checkpoint.js';
 import {
   StoreError,
   checkBroadcast,
@@ -120,6 +131,8 @@ function appendError(e: unknown): StoreError {
 export interface SqliteOptions {
   /** File path, or ':memory:' for tests that need no durability. */
   path: string;
+  /** How the WAL is checkpointed (sqlite-checkpoint.ts); the defaults suit a server. */
+  checkpoints?: Partial<CheckpointOptions>;
 }
 
 export class SqliteStore implements EventStore {
@@ -134,6 +147,21 @@ export class SqliteStore implements EventStore {
   private closed = false;
   /** Lazy commits not yet fsynced: the timer that syncs them. */
   private syncTimer: NodeJS.Timeout | null = null;
+  /** Lazy commits so far, and how many of them are known durable (see the file comment). */
+  private lazyGen = 0;
+  private durableGen = 0;
+  private syncWaiters: { gen: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  /** The `fdatasync` in flight, if any (resolves when it returned, whatever it answered). */
+  private datasyncing: Promise<void> | null = null;
+  /** The WAL file, opened read-only for its fsyncs (null until the first; none for ':memory:'). */
+  private walFd: number | null = null;
+  private readonly walPath: string | null;
+  /** WAL checkpoints on a worker thread (sqlite-checkpoint.ts); none for ':memory:'. */
+  private checkpoints: Checkpointer | null = null;
+  /** The checkpointer's counters (tests and benches). */
+  get checkpointStats(): Checkpointer['stats'] | null {
+    return this.checkpoints?.stats ?? null;
+  }
   private stmts: {
     read: Database.Statement;
     snapGet: Database.Statement;
@@ -145,6 +173,7 @@ export class SqliteStore implements EventStore {
 
   constructor(opts: SqliteOptions) {
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+    this.walPath = opts.path === ':memory:' ? null : `${opts.path}-wal`;
     try {
       this.db = new Database(opts.path);
     } catch (cause) {
@@ -161,6 +190,7 @@ export class SqliteStore implements EventStore {
       syncOn: this.db.prepare('PRAGMA synchronous = FULL'),
     };
     this.writer = new BatchWriter(this.db);
+    if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
   }
 
   private migrate(): void {
@@ -228,8 +258,11 @@ export class SqliteStore implements EventStore {
       for (const p of batch) p.reject(e);
       return;
     }
-    if (!lazy) this.clearSync();
-    else this.syncTimer ??= setTimeout(this.syncNow, LAZY_SYNC_MS).unref();
+    if (!lazy) this.durable(this.lazyGen);
+    else {
+      this.lazyGen++;
+      this.syncTimer ??= setTimeout(this.syncNow, LAZY_SYNC_MS).unref();
+    }
     // Committed: answer the requests, then (a microtask later, still in this
     // turn) wake the listeners, in order. The answers go first: they are what
     // the callers wait for, and the folding can follow them.
@@ -239,6 +272,7 @@ export class SqliteStore implements EventStore {
       else batch[i].resolve(o);
     }
     if (this.listeners.size > 0) queueMicrotask(() => this.deliver(batch, outcomes));
+    this.checkpoints?.committed();
   }
 
   /** Writes a batch of lazy appends: committed with synchronous=NORMAL (no fsync); the connection is FULL again after it. */
@@ -257,18 +291,77 @@ export class SqliteStore implements EventStore {
     this.syncTimer = null;
   }
 
-  /** Makes the lazy commits so far durable: one synced commit (its fsync of the WAL covers every frame before it). */
+  /** The lazy commits up to `gen` are durable: answers the waiters it covers; none left undurable, no timer. */
+  private durable(gen: number): void {
+    if (gen > this.durableGen) this.durableGen = gen;
+    if (this.durableGen >= this.lazyGen) this.clearSync();
+    if (this.syncWaiters.length === 0) return;
+    const still = [];
+    for (const w of this.syncWaiters) {
+      if (w.gen <= this.durableGen) w.resolve();
+      else still.push(w);
+    }
+    this.syncWaiters = still;
+  }
+
+  /** The timer's sync of the lazy commits so far: one synced commit (its fsync of the WAL covers every frame before it). */
   private syncNow = (): void => {
     this.syncTimer = null;
-    if (!this.closed) this.sync();
+    if (!this.closed) this.syncRow();
   };
 
-  private sync(): void {
+  /** One synced row of `meta`, on the event loop; false when it failed (logged). */
+  private syncRow(): boolean {
+    const gen = this.lazyGen;
     try {
       this.stmts.synced.run(String(Date.now()));
+      this.durable(gen);
+      return true;
     } catch (e) {
       console.error('roost: syncing lazy appends failed', e);
+      return false;
     }
+  }
+
+  sync(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('closed', 'store is closed'));
+    const gen = this.lazyGen;
+    if (this.durableGen >= gen || this.walPath === null) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.syncWaiters.push({ gen, resolve, reject });
+      this.datasync();
+    });
+  }
+
+  /** Starts an `fdatasync` of the WAL for the waiters, unless one is in flight (its end starts the next). */
+  private datasync(): void {
+    if (this.datasyncing || this.syncWaiters.length === 0) return;
+    const gen = this.lazyGen;
+    let fd: number;
+    try {
+      fd = this.walFd ??= openSync(this.walPath!, 'r');
+    } catch {
+      // No WAL file to open (it exists from the first commit on): the synced row, on the loop.
+      this.syncedOrFailed();
+      return;
+    }
+    this.datasyncing = new Promise((done) =>
+      fdatasync(fd, (err) => {
+        this.datasyncing = null;
+        done();
+        if (err) this.syncedOrFailed();
+        else this.durable(gen);
+        if (!this.closed) this.datasync();
+      }),
+    );
+  }
+
+  /** The fallback: a synced commit on the loop, or the waiters refused when even that fails. */
+  private syncedOrFailed(): void {
+    if (!this.closed && this.syncRow()) return;
+    const e = new StoreError('unavailable', 'syncing the log to disk failed');
+    for (const w of this.syncWaiters) w.reject(e);
+    this.syncWaiters = [];
   }
 
   /** Calls the commit listeners with the entries of a committed batch, in position order. */
@@ -344,8 +437,15 @@ export class SqliteStore implements EventStore {
     await Promise.resolve();
     if (this.syncTimer) {
       this.clearSync();
-      this.sync();
+      this.syncRow();
     }
+    await this.checkpoints?.close();
+    // An fdatasync in flight still uses the descriptor.
+    if (this.datasyncing) await this.datasyncing;
+    if (this.walFd !== null) closeSync(this.walFd);
+    this.walFd = null;
     this.db.close();
+    // Closing checkpoints the WAL into the file and syncs it: nothing is left undurable.
+    this.durable(this.lazyGen);
   }
 }

@@ -166,6 +166,16 @@ export interface EventStore {
    */
   append(stream: string, events: NewEvent[], opts?: AppendOptions): Promise<AppendResult>;
   /**
+   * Resolves once every append resolved before the call is durable against a
+   * crash of the machine, lazy ones included (AppendOptions.lazy). For a
+   * request answered only when what it appended lazily is durable, while what
+   * that append set going (folded at its commit) runs on meanwhile: the
+   * flock's new list. Immediate when nothing lazy is waiting; on SQLite an
+   * `fdatasync` of the WAL on libuv's pool, so the event loop goes on while
+   * the disk works (PostgreSQL's commits are synced already).
+   */
+  sync(): Promise<void>;
+  /**
    * What `append(stream, …, opts)` would answer for its key, without appending:
    * null when the key is unused in its namespace, the first append's result
    * (`duplicate: true`, with its `answer` if kept) when this is a duplicate; a

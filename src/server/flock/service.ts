@@ -394,8 +394,9 @@ export class FlockService implements NestHost {
    * once, a crash of the machine once synced (the next synced append, or
    * LAZY_SYNC_MS); should a crash of the machine lose one, the driver that
    * resumes finds the step undone in the log and does it again, as it does
-   * with a call in the air. What answers a request (a list, a verdict, an
-   * owner's action, a post) is never lazy.
+   * with a call in the air. What answers a request (a verdict, an owner's
+   * action, a post) is never lazy; a new list is, and its request is
+   * answered only after the store's `sync()` (startList).
    */
   private async step(events: Obj[]): Promise<void> {
     if (events.length === 0) return;
@@ -671,14 +672,18 @@ export class FlockService implements NestHost {
       token_budget: token_budget ?? this.state.budget.project,
     };
     const sentry = this.sentryFlights(list_id, items, ev.token_budget as number, ev.ts as string);
+    // Appended lazily and folded at its commit, so the Sentry takes off at
+    // once; the 202 waits for the list to be durable (the store's sync: on
+    // SQLite an fdatasync off the event loop, which the first steps overlap).
     try {
-      await this.append([ev, ...sentry.events]);
+      await this.step([ev, ...sentry.events]);
     } catch (e) {
       sentry.launch();
       throw e;
     }
     sentry.launch();
     if (!this.state.lists.has(list_id)) throw new HttpError(400, 'bad_request', 'the list was not accepted');
+    await this.store.sync();
     return list_id;
   }
 

@@ -1,0 +1,146 @@
+// WAL checkpoints off the event loop, for the embedded store (sqlite.ts).
+//
+// SQLite's automatic checkpoint runs inside the commit that crosses its
+// threshold: it copies the WAL's pages into the database file and fsyncs both,
+// a few milliseconds during which the event loop answers nothing (one commit
+// in every ~70 of the flock's one-item lists, 3.5–7 ms each, was its largest
+// cause of slow items). Here the main connection's automatic checkpoints are
+// off, and a worker thread with a connection of its own runs PASSIVE
+// checkpoints (which never wait for, nor block, the writer) every
+// `passEvery` commits: the copying and both fsyncs happen there.
+//
+// A PASSIVE checkpoint cannot restart the WAL: a writer starts it over from
+// its first frame only when, as it begins, every frame is already in the
+// database file, and under steady writing one always came after the pass
+// began. So when a pass reports a WAL of `restartFrames` or more, the main
+// connection finishes the job itself, between two commits: a PASSIVE
+// checkpoint of the few frames written since that pass began, whose fsyncs
+// find little left to write; the next commit then restarts the WAL. Should
+// the worker fail or fall behind, the main connection checkpoints every
+// `fallbackCommits` commits on its own, as SQLite would.
+
+import type Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+export interface CheckpointOptions {
+  /** Commits between two of the worker's passes. */
+  passEvery: number;
+  /** A WAL this long (frames) is checkpointed to its end and restarted. */
+  restartFrames: number;
+  /** Commits after which the main connection checkpoints by itself, worker or not. */
+  fallbackCommits: number;
+}
+
+export const CHECKPOINT_DEFAULTS: CheckpointOptions = { passEvery: 64, restartFrames: 1000, fallbackCommits: 4096 };
+
+/** What a PASSIVE checkpoint reports: frames in the WAL, and how many of them are in the database file. */
+interface Pass {
+  log: number;
+  checkpointed: number;
+}
+
+// The worker: one connection, one PASSIVE checkpoint per message. Plain
+// JavaScript run from a string (eval), so it needs no build step and runs the
+// same under the compiled server and under tsx in the tests.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 0');
+parentPort.on('message', (m) => {
+  if (m === 'close') { db.close(); parentPort.close(); return; }
+  try {
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ log: r.log, checkpointed: r.checkpointed });
+  } catch (e) {
+    parentPort.postMessage({ error: String(e && e.message || e) });
+  }
+});
+`;
+
+export class Checkpointer {
+  private worker: Worker | null;
+  private passing = false;
+  private sincePass = 0;
+  private sinceCheckpoint = 0;
+  private checkpoint: Database.Statement;
+  private closed = false;
+  /** Counters for tests and benches: the worker's passes, and the main connection's own checkpoints. */
+  readonly stats = { passes: 0, finished: 0, fallbacks: 0, failures: 0 };
+
+  constructor(
+    db: Database.Database,
+    path: string,
+    private opts: CheckpointOptions = CHECKPOINT_DEFAULTS,
+  ) {
+    this.checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+    db.pragma('wal_autocheckpoint = 0');
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.worker = new Worker(WORKER, { eval: true, workerData: { path, driver } });
+    this.worker.unref();
+    this.worker.on('message', (m: Pass | { error: string }) => this.reported(m));
+    this.worker.on('error', (e) => {
+      console.error('roost: the WAL checkpoint worker failed; checkpointing on the main connection', e);
+      this.stats.failures++;
+      this.worker = null;
+      this.passing = false;
+    });
+  }
+
+  /** A commit of the main connection: maybe a pass, or (far behind) a checkpoint here. */
+  committed(): void {
+    this.sincePass++;
+    this.sinceCheckpoint++;
+    if (this.sinceCheckpoint >= this.opts.fallbackCommits) {
+      this.stats.fallbacks++;
+      this.here();
+      return;
+    }
+    if (this.worker && !this.passing && this.sincePass >= this.opts.passEvery) {
+      this.passing = true;
+      this.sincePass = 0;
+      this.worker.postMessage('pass');
+    }
+  }
+
+  private reported(m: Pass | { error: string }): void {
+    this.passing = false;
+    if (this.closed) return;
+    if ('error' in m) {
+      this.stats.failures++;
+      return;
+    }
+    this.stats.passes++;
+    // Every frame the pass saw is in the file: finish the few written since, so the next commit restarts the WAL.
+    if (m.log >= this.opts.restartFrames && m.checkpointed === m.log) {
+      this.stats.finished++;
+      this.here();
+    }
+  }
+
+  /** A PASSIVE checkpoint on the main connection (between commits: the store commits synchronously). */
+  private here(): void {
+    try {
+      this.checkpoint.get();
+      this.sinceCheckpoint = 0;
+    } catch (e) {
+      console.error('roost: a WAL checkpoint failed', e);
+    }
+  }
+
+  /** Stops the worker (its connection closed first, so the main one is the last to close). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = null;
+    if (!w) return;
+    // Held by the loop while it closes (unref'd otherwise, so an open store never keeps a process alive).
+    w.ref();
+    await new Promise<void>((done) => {
+      w.once('exit', () => done());
+      w.postMessage('close');
+      setTimeout(() => void w.terminate().then(() => done()), 2000).unref();
+    });
+  }
+}
