@@ -60,7 +60,9 @@ parentPort.on('message', (m) => {
 `;
 
 export class Checkpointer {
-  private worker: Worker | null;
+  /** Started at the first pass, so a short-lived store (a CLI command, a test) never pays for a thread. */
+  private worker: Worker | null = null;
+  private failed = false;
   private passing = false;
   private sincePass = 0;
   private sinceCheckpoint = 0;
@@ -71,21 +73,29 @@ export class Checkpointer {
 
   constructor(
     db: Database.Database,
-    path: string,
+    private path: string,
     private opts: CheckpointOptions = CHECKPOINT_DEFAULTS,
   ) {
     this.checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
     db.pragma('wal_autocheckpoint = 0');
+  }
+
+  private started(): Worker | null {
+    if (this.worker || this.failed || this.closed) return this.worker;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER, { eval: true, workerData: { path, driver } });
-    this.worker.unref();
-    this.worker.on('message', (m: Pass | { error: string }) => this.reported(m));
-    this.worker.on('error', (e) => {
+    const w = new Worker(WORKER, { eval: true, workerData: { path: this.path, driver } });
+    w.on('message', (m: Pass | { error: string }) => this.reported(m));
+    w.on('error', (e) => {
       console.error('roost: the WAL checkpoint worker failed; checkpointing on the main connection', e);
       this.stats.failures++;
+      this.failed = true;
       this.worker = null;
       this.passing = false;
     });
+    // An open store never keeps a process alive (after the listeners: adding one refs the worker again).
+    w.unref();
+    this.worker = w;
+    return w;
   }
 
   /** A commit of the main connection: maybe a pass, or (far behind) a checkpoint here. */
@@ -97,11 +107,12 @@ export class Checkpointer {
       this.here();
       return;
     }
-    if (this.worker && !this.passing && this.sincePass >= this.opts.passEvery) {
-      this.passing = true;
-      this.sincePass = 0;
-      this.worker.postMessage('pass');
-    }
+    if (this.passing || this.sincePass < this.opts.passEvery) return;
+    const w = this.started();
+    if (!w) return;
+    this.passing = true;
+    this.sincePass = 0;
+    w.postMessage('pass');
   }
 
   private reported(m: Pass | { error: string }): void {
