@@ -5,7 +5,8 @@
 // arrives. Outside the server's process, as every client of Roost is: its
 // sockets, parsing and garbage are not the server's.
 
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { postJson } from './post-json.js';
 
 export interface PostOrder {
   text: string;
@@ -22,27 +23,12 @@ export interface PostReport {
 const url = new URL(process.argv[2]);
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
-function post(order: PostOrder): Promise<PostReport> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify(order);
-    const sent = process.hrtime.bigint();
-    const req = request(
-      { host: url.hostname, port: url.port, path: '/api/lists', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (data += c));
-        res.on('end', () => {
-          const accepted = process.hrtime.bigint();
-          if (res.statusCode !== 202) reject(new Error(`POST /api/lists answered ${res.statusCode}: ${data}`));
-          else resolve({ list_id: (JSON.parse(data) as { list_id: string }).list_id, sent: String(sent), accepted: String(accepted) });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(order: PostOrder): Promise<PostReport> {
+  const sent = process.hrtime.bigint();
+  const r = await postJson(agent, url, '/api/lists', JSON.stringify(order));
+  const accepted = process.hrtime.bigint();
+  if (r.status !== 202) throw new Error(`POST /api/lists answered ${r.status}: ${r.text}`);
+  return { list_id: (JSON.parse(r.text) as { list_id: string }).list_id, sent: String(sent), accepted: String(accepted) };
 }
 
 process.on('message', (m: PostOrder) => {

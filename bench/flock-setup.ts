@@ -4,7 +4,7 @@
 
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { startRoost, type Roost } from '../src/server/app.js';
 import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
 import type { PostOrder, PostReport } from './flock-poster.js';
+import { postJson } from './post-json.js';
 
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
 
@@ -67,25 +68,11 @@ export async function flockBench(delayMs = 0): Promise<FlockBench> {
   // were about half the process's garbage, so its scavenges landed on Roost's items.
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const url = new URL(roost.url);
-  const post = (text: string, requester: string): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ text, requester });
-      const req = request(
-        { host: url.hostname, port: url.port, path: '/api/lists', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          let data = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (data += c));
-          res.on('end', () => {
-            if (res.statusCode !== 202) reject(new Error(`POST /api/lists answered ${res.statusCode}: ${data}`));
-            else resolve((JSON.parse(data) as { list_id: string }).list_id);
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = async (text: string, requester: string): Promise<string> => {
+    const r = await postJson(agent, url, '/api/lists', JSON.stringify({ text, requester }));
+    if (r.status !== 202) throw new Error(`POST /api/lists answered ${r.status}: ${r.text}`);
+    return (JSON.parse(r.text) as { list_id: string }).list_id;
+  };
   return {
     roost,
     post,
