@@ -91,9 +91,10 @@ test('sqlite: under steady writing the WAL is checkpointed by the worker thread 
         // The worker's answers arrive between commits, as they do in a server.
         if (i % 50 === 0) await new Promise((r) => setImmediate(r));
       }
-      // Unrestarted, 3,000 commits of a 600-byte row each would leave a WAL of some 12 MB or more.
+      // Unrestarted, these 3,000 commits leave a WAL of about 39 MB; restarted every ~200
+      // frames it stays near 1 MB, a few MB when the machine is busy and the passes lag.
       const wal = statSync(`${file}-wal`).size;
-      assert.ok(wal < 4_000_000, `${label}: the WAL stays small (${wal} bytes)`);
+      assert.ok(wal < 10_000_000, `${label}: the WAL stays small (${wal} bytes)`);
       const st = s.checkpointStats!;
       assert.ok(check(st), `${label}: ${JSON.stringify(st)}`);
       let n = 0;
