@@ -18,7 +18,7 @@ import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { modelStandin, step, text, toolUse, hasResult, and, not, askedWithBash as asked } from './support/model-standin.js';
 import { until } from './support/until.js';
 import { bridgeBuilt, killBridges, startBridge, type BridgeProc } from './support/bridge.js';
-import { environ, hasProc, matching, running } from './support/procs.js';
+import { cmdline, environ, hasProc, matching, running } from './support/procs.js';
 
 after(killBridges);
 
@@ -35,6 +35,13 @@ function markers() {
   const n = randomInt(100_000, 999_999);
   return { job: `299.${n}1`, loop: `299.${n}2` };
 }
+
+/**
+ * The background job itself: the `sleep`, not a shell forked on its way there
+ * (a fork shows its parent's command line, which names the job too, until it
+ * execs, and may be gone a moment later).
+ */
+const job = (m: { job: string }) => matching(m.job).filter((pid) => cmdline(pid) === `sleep ${m.job}`);
 
 /**
  * A server, a model stand-in, a bridge (approvals off: the command is allowed
@@ -75,12 +82,12 @@ async function sessionWithLeftovers(t: { after(f: () => unknown): void }) {
     assert.equal(await post(roost.url, '/requests', { type: 'request.start', id: 's1', session: 'jobs', flavor: 'plain' }), 200);
     await bridge.waitFor('started s1');
     assert.equal(await post(roost.url, '', { type: 'session.prompt', id: 's1', text: 'PROMPT-JOBS start them' }), 200);
-    await until('the background job and the forking loop to run', () => matching(m.job).length === 1 && matching(m.loop).length >= 3, 30_000, 50);
+    await until('the background job and the forking loop to run', () => job(m).length === 1 && matching(m.loop).length >= 3, 30_000, 50);
   } catch (e) {
     console.error(bridge.log());
     throw e;
   }
-  const tag = environ(matching(m.job)[0], 'ROOST_BRIDGE_TAG');
+  const tag = environ(job(m)[0], 'ROOST_BRIDGE_TAG');
   return { m, roost, bridge, start, bridges, tag };
 }
 
