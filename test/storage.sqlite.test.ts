@@ -49,7 +49,7 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
   }
 });
 
-test('sqlite: sync() makes lazy appends durable with an fdatasync of the WAL, not a synced commit; a lazy append after it starts keeps its own timer', async () => {
+test('sqlite: sync() and the lazy timer make lazy appends durable with an fdatasync of the WAL, off the event loop, not a synced commit; a lazy append after a sync starts keeps its own timer', async () => {
   const d = tempDir('roost-sqlite-sync-');
   const file = join(d, 'roost.db');
   const s = new SqliteStore({ path: file });
@@ -60,13 +60,18 @@ test('sqlite: sync() makes lazy appends durable with an fdatasync of the WAL, no
     const before = syncedRow();
     for (let i = 2; i <= 5; i++) await s.append('sync', [{ type: 'note', body: JSON.stringify({ tag: i }) }], { lazy: true });
     await s.sync();
+    const synced = s.syncStats.datasyncs;
+    assert.ok(synced >= 1, 'sync() ran an fdatasync');
     await new Promise((r) => setTimeout(r, LAZY_SYNC_MS * 3));
-    assert.equal(syncedRow(), before, 'the fdatasync covered every lazy commit: the timer wrote no synced row');
+    assert.equal(s.syncStats.datasyncs, synced, 'the fdatasync covered every lazy commit: the timer had nothing to do');
     // A sync covers what came before it only: a lazy commit once it runs is still the timer's.
     const covering = s.sync();
     await s.append('sync', [{ type: 'note', body: '{"tag":6}' }], { lazy: true });
     await covering;
-    await until('the timer\'s synced row for the lazy commit after the sync began', () => syncedRow() !== before, LAZY_SYNC_MS * 20);
+    const after = s.syncStats.datasyncs;
+    await until("the timer's fdatasync for the lazy commit after the sync began", () => s.syncStats.datasyncs > after, LAZY_SYNC_MS * 20);
+    assert.equal(syncedRow(), before, 'no synced row was written: every sync was an fdatasync');
+    assert.equal(s.syncStats.syncedRows, 0);
     assert.deepEqual((await s.read('sync', 0)).map((e) => JSON.parse(e.body).tag as number), [1, 2, 3, 4, 5, 6]);
   } finally {
     look.close();

@@ -12,14 +12,15 @@
 // with synchronous=NORMAL: its WAL frames are written (so a SIGKILL of this
 // process loses nothing) but not fsynced. The next synced commit fsyncs the
 // WAL and with it every frame before it; when none comes within LAZY_SYNC_MS,
-// a timer writes one (a row of `meta`), so a crash of the machine loses at
-// most that much of what was lazy. A batch with any synced request is synced.
-// `sync()` makes the lazy commits so far durable without blocking the event
-// loop: one `fdatasync` of the WAL file at a time on libuv's pool (a file's
-// fsync covers the frames every descriptor wrote), its waiters answered when
-// it returns, later ones by the next. The lazy commits count up (`lazyGen`);
-// a synced commit, the timer's row or a finished `fdatasync` moves what is
-// known durable (`durableGen`) up to the count it covers.
+// a timer makes them durable the way `sync()` does, so a crash of the machine
+// loses at most that much of what was lazy. A batch with any synced request
+// is synced. `sync()` makes the lazy commits so far durable without blocking
+// the event loop: one `fdatasync` of the WAL file at a time on libuv's pool
+// (a file's fsync covers the frames every descriptor wrote), its waiters
+// answered when it returns, later ones by the next; should it fail, one synced
+// row (of `meta`) on the loop. The lazy commits count up (`lazyGen`); a synced
+// commit, a synced row or a finished `fdatasync` moves what is known durable
+// (`durableGen`) up to the count it covers.
 //
 // Checkpoints: not in the commits. A worker thread with its own connection
 // copies the WAL into the database file, and the main connection only
@@ -304,17 +305,26 @@ export class SqliteStore implements EventStore {
     this.syncWaiters = still;
   }
 
-  /** The timer's sync of the lazy commits so far: one synced commit (its fsync of the WAL covers every frame before it). */
+  /**
+   * The timer's sync of the lazy commits so far: the same `fdatasync` of the
+   * WAL as `sync()`, off the event loop (a synced commit here was an fsync on
+   * the loop every LAZY_SYNC_MS under steady lazy writing); a synced commit
+   * only when that fails.
+   */
   private syncNow = (): void => {
     this.syncTimer = null;
-    if (!this.closed) this.syncRow();
+    if (!this.closed) this.sync().catch(() => undefined);
   };
+
+  /** How the store made its lazy commits durable so far (tests): fdatasyncs of the WAL, and synced rows on the loop. */
+  readonly syncStats = { datasyncs: 0, syncedRows: 0 };
 
   /** One synced row of `meta`, on the event loop; false when it failed (logged). */
   private syncRow(): boolean {
     const gen = this.lazyGen;
     try {
       this.stmts.synced.run(String(Date.now()));
+      this.syncStats.syncedRows++;
       this.durable(gen);
       return true;
     } catch (e) {
@@ -350,7 +360,10 @@ export class SqliteStore implements EventStore {
         this.datasyncing = null;
         done();
         if (err) this.syncedOrFailed();
-        else this.durable(gen);
+        else {
+          this.syncStats.datasyncs++;
+          this.durable(gen);
+        }
         if (!this.closed) this.datasync();
       }),
     );
