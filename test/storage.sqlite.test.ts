@@ -80,6 +80,42 @@ test('sqlite: sync() and the lazy timer make lazy appends durable with an fdatas
   }
 });
 
+test('sqlite: group commit gathers synced appends while they keep coming, turn after turn; lazy ones are committed at once', async () => {
+  const d = tempDir('roost-sqlite-gather-');
+  // A long window, so a loaded machine cannot end the gathering early: the test is about turns, not time.
+  const s = new SqliteStore({ path: join(d, 'roost.db'), gatherMs: 10_000 });
+  let turn = 0;
+  let ticking = true;
+  const tick = () => {
+    turn++;
+    if (ticking) setImmediate(tick);
+  };
+  tick();
+  const heardIn = new Map<string, number>();
+  s.onCommit((stream) => heardIn.set(stream, turn));
+  try {
+    // Four synced appends in four turns, each while the one before still waits: one commit.
+    const appends: Promise<unknown>[] = [];
+    for (let i = 0; i < 4; i++) {
+      appends.push(s.append(`synced-${i}`, [{ type: 'note', body: '{}' }]));
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(heardIn.size, 0, 'nothing committed while appends kept coming');
+    await Promise.all(appends);
+    assert.equal(new Set(heardIn.values()).size, 1, `one commit for all four: ${JSON.stringify([...heardIn])}`);
+    // A lazy append alone does not wait: it is committed in the turn it was scheduled for.
+    let done = false;
+    const lazy = s.append('lazy', [{ type: 'note', body: '{}' }], { lazy: true }).then(() => (done = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(done, true, 'a lazy append is committed at once');
+    await lazy;
+  } finally {
+    ticking = false;
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('sqlite: under steady writing the WAL is checkpointed by the worker thread and restarted, so it stays small; with the worker never asked, the main connection still checkpoints', async () => {
   for (const [label, checkpoints, check] of [
     ['worker', { passEvery: 16, restartFrames: 200 }, (st: { passes: number; finished: number; fallbacks: number }) => st.passes > 0 && st.finished > 0 && st.fallbacks === 0],
