@@ -49,7 +49,8 @@ function Decision(props: { id: string; project: string }) {
   // Focus moves to the decision once it shows, so a keyboard or a screen reader starts there.
   const shown = !!a;
   const answerable = a?.status === 'pending';
-  useEffect(() => {
+  // Focus in the same commit as the request appears (a layout effect), not a frame later.
+  useLayoutEffect(() => {
     if (shown) box.current?.focus();
   }, [shown, props.id]);
   // A User Timing mark once its answer buttons are in the page (the bench's "decision interactive").

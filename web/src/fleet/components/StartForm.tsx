@@ -1,7 +1,7 @@
 // Starting a session: a name, where it works (its own worktree or the root
 // itself) and a root. The request goes to the thread's workstation bridge;
 // the board shows the session once the bridge has started it.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { SESSION_LIMITS, type SessionFlavor } from '../../../../src/core/fleet.js';
 import { newSessionId, requestStart } from '../api.js';
 import { FLAVOR_TEXT } from '../look.js';
@@ -13,7 +13,10 @@ export function StartForm(props: { thread: string; onDone: () => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const nameRef = useRef<HTMLInputElement>(null);
-  useEffect(() => nameRef.current?.focus(), []);
+  // Focus in the same commit as the form appears (a layout effect), not a frame later.
+  useLayoutEffect(() => {
+    nameRef.current?.focus();
+  }, []);
   const submit = async (e: Event) => {
     e.preventDefault();
     const session = name.trim();

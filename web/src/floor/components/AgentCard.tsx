@@ -1,6 +1,6 @@
 // The card of one agent: what the fold knows about it, its pending hook
 // approvals (answerable right here), its parent and helpers as links.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { shownStatus } from '../../../../src/core/attention.js';
 import { quietSince, type Agent, type FloorState } from '../../../../src/core/floor.js';
 import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
@@ -18,7 +18,8 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
   const ref = useRef<HTMLDivElement>(null);
   // Where the focus was when the card opened (a row of the list, the canvas, the search box): it goes back there when the card closes (Escape, ×), unless the person has moved it elsewhere meanwhile.
   const opener = useRef<Element | null>(null);
-  useEffect(() => {
+  // A layout effect: the card takes the focus in the same commit as it appears, not a frame later.
+  useLayoutEffect(() => {
     if (!opener.current) opener.current = document.activeElement;
     ref.current?.focus();
   }, [a.id]);

@@ -2,7 +2,7 @@
 // "History"): newest first, a page at a time, searchable; what it said and
 // did, the messages it sent and got, the approvals it asked for and who
 // decided them, each with its time. Opened from the agent's card.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Agent } from '../../../../src/core/floor.js';
 import type { TimelineItem, TimelinePage } from '../../../../src/core/floor-wire.js';
 import { getJson } from '../../shared/api.js';
@@ -118,7 +118,8 @@ export function Timeline(props: { agent: Agent; project: string; names: (id: str
     setNext(r.body.next);
   };
 
-  useEffect(() => {
+  // Focus in the same commit as the panel appears (a layout effect), not a frame later.
+  useLayoutEffect(() => {
     ref.current?.focus();
   }, [agent.id]);
   useEffect(() => {

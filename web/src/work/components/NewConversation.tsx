@@ -1,7 +1,7 @@
 // The Conversations heading and, for editors and owners, its "+": a small form
 // in the rail asks for the title (no prompt(): it blocks the page, cannot be
 // styled or tested, and some browsers suppress it). A refusal is said under it.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { postJson } from '../../shared/api.js';
 
 export function NewConversation({ project, canCreate, onMade }: { project: string | null; canCreate: boolean; onMade: (id: string) => void }) {
@@ -11,7 +11,8 @@ export function NewConversation({ project, canCreate, onMade }: { project: strin
   const [err, setErr] = useState<string | null>(null);
   const plus = useRef<HTMLButtonElement>(null);
   const field = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // In the same commit as the field appears (a layout effect, not one after paint): no frame shows the form without the focus in it.
+  useLayoutEffect(() => {
     if (open) field.current?.focus();
   }, [open]);
   const close = () => {
