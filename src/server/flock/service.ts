@@ -492,6 +492,8 @@ export class FlockService implements NestHost {
       if (ch) ch.publish(ch.frame(entry.position, [ev]));
       this.remember(list_id, body);
       if (type === 'list.finished') {
+        // Banter's "recent flock events" of a finished list are read no more (its banter is over).
+        this.recent.delete(list_id);
         const t = this.finishTimers.get(list_id);
         if (t) clearTimeout(t);
         this.finishTimers.delete(list_id);
