@@ -6,11 +6,11 @@
 // requests and (a microtask later, in the same turn) calls the commit
 // listeners, in order. Gathering: while the queue holds an append that is
 // not lazy (its commit pays an fsync), the flush waits one more turn as long
-// as the last turn brought more appends, for at most GATHER_MS after the
-// first: under many writers one fsync then serves more of them (single-event
-// ingest at 64 connections: 42 → 58 requests per commit), and a lone append
-// waits one turn of an idle loop. (GATHER_MS: SqliteOptions.gatherMs, 1 ms.) A queue of lazy appends only is flushed at
-// once (its commit does not fsync). How a batch is written
+// as the last turn brought more appends, for at most `gatherMs` (1 ms by
+// default) after the first: under many writers one fsync then serves more of
+// them (single-event ingest at 64 connections: 42 → 58 requests per commit),
+// and a lone append waits one turn of an idle loop. A queue of lazy appends
+// only is flushed at once (its commit does not fsync). How a batch is written
 // (multi-row inserts across requests, a savepoint per request only when the
 // batch fails): src/storage/sqlite-batch.ts.
 //
