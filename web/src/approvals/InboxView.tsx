@@ -46,10 +46,10 @@ function Decision(props: { id: string; project: string }) {
   }, [look]);
   const a = ready ? client.state.byId.get(props.id) : (look?.value ?? undefined);
   const box = useRef<HTMLElement>(null);
-  // Focus moves to the decision once it shows, so a keyboard or a screen reader starts there.
+  // Focus moves to the decision once it shows, so a keyboard or a screen reader starts there:
+  // in the same commit as it appears (a layout effect), not a frame later.
   const shown = !!a;
   const answerable = a?.status === 'pending';
-  // Focus in the same commit as the request appears (a layout effect), not a frame later.
   useLayoutEffect(() => {
     if (shown) box.current?.focus();
   }, [shown, props.id]);
