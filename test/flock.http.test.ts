@@ -77,8 +77,10 @@ for (const kind of ['anthropic', 'openai'] as const) {
       const sentry = await w.next('crow.landed', (d) => d.item_id === item && d.crow === 'Sentry');
       assert.equal(sentry.data.ok, true);
       assert.equal(sentry.data.tokens, 15, "the provider's own usage (10 in, 5 out)");
-      // The pending verdict is an approval of kind verdict in the one inbox.
+      // The pending verdict is an approval of kind verdict in the one inbox. It is asked once
+      // the fold shows the item waiting, in an append of its own (as for the output below).
       const id = verdictApprovalId('default', item, 'triage');
+      await until(async () => (await c.get(`/approvals/${id}`)).status === 200);
       const ap = await c.get(`/approvals/${id}`);
       assert.equal(ap.status, 200);
       assert.equal(ap.body.kind, 'verdict');
