@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     const got = await Promise.all(watchers);
     // What each list's stream holds: its contract events in the log.
     const expected = new Map<string, number>();
-    for (const id of ids) expected.set(id, (roost.flock as unknown as { listFrames: Map<string, unknown[]> }).listFrames.get(id)?.length ?? 0);
+    for (const id of ids) expected.set(id, (roost.flock as unknown as { listFrames: Map<string, { length: number }> }).listFrames.get(id)?.length ?? 0);
     const complete = got.filter((g) => g.events === expected.get(g.id)).length;
     process.stdout.write(
       JSON.stringify({

@@ -62,6 +62,7 @@ import { JEV_BAND, ModelJev, embeddedJev, type Jev, type JevAnswer } from './jev
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
+import { LIST_EVENTS, ListFrames, type ListFrame } from './list-frames.js';
 import type { ApprovalService } from '../approvals.js';
 import { providerUsage, type DirectUsage, type UsageService } from '../usage.js';
 import { HttpError } from '../http.js';
@@ -80,20 +81,6 @@ export function flockStream(project: string): string {
   return project === 'default' ? FLOCK_STREAM : `${FLOCK_STREAM}:${project}`;
 }
 
-/** The contract's list events (spec/flock-events.md): what a list's stream carries. */
-export const LIST_EVENTS: ReadonlySet<string> = new Set([
-  'list.started',
-  'item.triaged',
-  'crow.flying',
-  'crow.landed',
-  'item.answered',
-  'verdict',
-  'trust.changed',
-  'item.skipped',
-  'requester.pranked',
-  'list.finished',
-  'crow.banter',
-]);
 
 export interface FlockSettings {
   /** The models behind the crows; null: POST /api/lists answers 503. */
@@ -179,8 +166,8 @@ export class FlockService implements NestHost {
   private host: FoldedStream<FlockState>;
   readonly stream: string;
   readonly node: string;
-  /** Each kept list's contract events with their positions (the list streams' replay). */
-  private listFrames = new Map<string, { position: number; ev: Ev }[]>();
+  /** Each kept list's contract events with their positions (the list streams' replay; packed once the list finished). */
+  private listFrames = new Map<string, ListFrames>();
   private listChannels = new Map<string, LiveChannel>();
   /** Each nest's `nest.message` entries with their positions (the nest streams' replay), in msg_id order. */
   private nestFrames = new Map<string, { position: number; msg_id: string; post: string; body: string }[]>();
@@ -412,7 +399,7 @@ export class FlockService implements NestHost {
   /** The stored snapshot at `position` (see FlockSnapshot). */
   private snapshotBody(state: FlockState, position: number): string {
     let from = position + 1;
-    for (const frames of this.listFrames.values()) if (frames.length && frames[0].position < from) from = frames[0].position;
+    for (const frames of this.listFrames.values()) if (frames.first < from) from = frames.first;
     for (const frames of this.nestFrames.values()) if (frames.length && frames[0].position < from) from = frames[0].position;
     this.rejected = this.rejected.filter((p) => p >= from);
     return JSON.stringify({ position, frames_from: from, rejected: this.rejected, flock: flockToJSON(state) } satisfies FlockSnapshot);
@@ -425,7 +412,7 @@ export class FlockService implements NestHost {
    */
   private async rebuildFrames(snap: FlockSnapshot): Promise<void> {
     const skip = new Set(snap.rejected);
-    const lists = new Map<string, { position: number; ev: Ev }[]>();
+    const lists = new Map<string, ListFrame[]>();
     const nests = new Map<string, { position: number; msg_id: string; post: string; body: string }[]>();
     for (let after = snap.frames_from - 1; after < snap.position; ) {
       const batch = await this.store.read(this.stream, after, 5000);
@@ -450,7 +437,12 @@ export class FlockService implements NestHost {
       after = batch[batch.length - 1].position;
     }
     // Before the frames folded after the snapshot (the start's), in position order.
-    for (const [id, f] of lists) this.listFrames.set(id, [...f, ...(this.listFrames.get(id) ?? [])]);
+    for (const [id, f] of lists) {
+      let frames = this.listFrames.get(id);
+      if (!frames) this.listFrames.set(id, (frames = new ListFrames()));
+      frames.prepend(f);
+      if (this.state.lists.get(id)?.finished) frames.pack();
+    }
     for (const [id, f] of nests) {
       const all = [...f, ...(this.nestFrames.get(id) ?? [])];
       this.nestFrames.set(id, all.length > FLOCK_LIMITS.keepMessages ? all.slice(-FLOCK_LIMITS.keepMessages) : all);
@@ -486,14 +478,15 @@ export class FlockService implements NestHost {
     if (list_id && LIST_EVENTS.has(type)) {
       const ev: Ev = { name: type, data: entry.body };
       let frames = this.listFrames.get(list_id);
-      if (!frames) this.listFrames.set(list_id, (frames = []));
-      frames.push({ position: entry.position, ev });
+      if (!frames) this.listFrames.set(list_id, (frames = new ListFrames()));
+      frames.push(entry.position, ev);
       const ch = this.listChannels.get(list_id);
       if (ch) ch.publish(ch.frame(entry.position, [ev]));
       this.remember(list_id, body);
       if (type === 'list.finished') {
         // Banter's "recent flock events" of a finished list are read no more (its banter is over).
         this.recent.delete(list_id);
+        frames.pack();
         const t = this.finishTimers.get(list_id);
         if (t) clearTimeout(t);
         this.finishTimers.delete(list_id);
@@ -520,9 +513,13 @@ export class FlockService implements NestHost {
   /** Frames of lists the fold no longer keeps are dropped with them. */
   private forgetOld(): void {
     // The fold forgets a list only when a newer one finishes, so frames of a forgotten list outnumber the kept lists.
-    if (this.listFrames.size <= this.state.lists.size) return;
+    // The frames are in the order the lists started and the fold forgets the oldest finished list, so the scan
+    // stops near the front: it passes only lists that started earlier and still run (it was every kept list before).
+    let surplus = this.listFrames.size - this.state.lists.size;
     for (const id of this.listFrames.keys()) {
+      if (surplus <= 0) break;
       if (this.state.lists.has(id)) continue;
+      surplus--;
       this.listFrames.delete(id);
       this.recent.delete(id);
       this.listChannels.get(id)?.closeAll('this list is no longer kept');
@@ -535,7 +532,7 @@ export class FlockService implements NestHost {
     let ch = this.listChannels.get(list_id);
     if (ch) return ch;
     if (!this.state.lists.has(list_id)) throw new HttpError(404, 'not_found', `no list "${list_id.slice(0, 80)}"`);
-    const evsUpTo = (upTo: number): Ev[] => (this.listFrames.get(list_id) ?? []).filter((f) => f.position <= upTo).map((f) => f.ev);
+    const evsUpTo = (upTo: number): Ev[] => (this.listFrames.get(list_id)?.between(-Infinity, upTo) ?? []).map((f) => f.ev);
     ch = new LiveChannel(
       `flock.list:${this.opts.project}/${list_id}`,
       this.store.epoch,
@@ -544,9 +541,7 @@ export class FlockService implements NestHost {
         // A new reader gets the list's events so far (each with the id of the position folded now).
         snapshot: () => ch!.frame(this.position, evsUpTo(this.position)),
         replay: async (after, upTo) => {
-          const out: Frame[] = [];
-          for (const f of this.listFrames.get(list_id) ?? []) if (f.position > after && f.position <= upTo) out.push(ch!.frame(f.position, [f.ev]));
-          return out;
+          return (this.listFrames.get(list_id)?.between(after, upTo) ?? []).map((f): Frame => ch!.frame(f.position, [f.ev]));
         },
       },
       // No ring: the list's frames are kept above, in position order.
@@ -1104,14 +1099,14 @@ export class FlockService implements NestHost {
 
   /** The board a work flight of a code item was sent to (its `crow.flying`), or null: a model crow's. */
   private flightBoard(list_id: string, item_id: string, crow: string): BoardRef | null {
-    const frames = this.listFrames.get(list_id) ?? [];
-    for (let i = frames.length - 1; i >= 0; i--) {
-      if (frames[i].ev.name !== 'crow.flying') continue;
-      const b = JSON.parse(frames[i].ev.data) as { item_id?: unknown; crow?: unknown; board?: Partial<BoardRef> };
-      if (b.item_id !== item_id || b.crow !== crow) continue;
-      return typeof b.board?.thread === 'string' && typeof b.board.session === 'string' ? { thread: b.board.thread, session: b.board.session } : null;
-    }
-    return null;
+    const parse = (data: string) => JSON.parse(data) as { item_id?: unknown; crow?: unknown; board?: Partial<BoardRef> };
+    const ev = this.listFrames.get(list_id)?.findLast('crow.flying', (data) => {
+      const f = parse(data);
+      return f.item_id === item_id && f.crow === crow;
+    });
+    if (!ev) return null;
+    const b = parse(ev.data);
+    return typeof b.board?.thread === 'string' && typeof b.board.session === 'string' ? { thread: b.board.thread, session: b.board.session } : null;
   }
 
   /** One flight's model call (or `run`, a coding agent's session), landed when it returns (the provider retries; a failure lands ok:false). */
