@@ -577,8 +577,11 @@ export function flockTime(v: unknown): number | undefined {
 
 /** The RFC 3339 form of a time in ms (what the server puts in `ts`). */
 export function flockTs(ms: number): string {
-  return new Date(ms).toISOString();
+  // The events of one step share their time: one formatting for them all (the same text for the same ms).
+  if (ms !== lastTs.ms) lastTs = { ms, text: new Date(ms).toISOString() };
+  return lastTs.text;
 }
+let lastTs = { ms: NaN, text: '' };
 
 // ---------------------------------------------------------------- crows
 

@@ -100,9 +100,15 @@ export function banterRequest(s: FlockState, item: FlockItem, crow: string, to: 
 export function worstCase(req: ModelRequest): number {
   let chars = req.system.length;
   for (const m of req.messages) chars += m.content.length;
-  if (req.tool) chars += JSON.stringify(req.tool.schema).length;
+  if (req.tool) {
+    // A tool's schema is one of a few constants: measured once each.
+    let n = schemaChars.get(req.tool.schema);
+    if (n === undefined) schemaChars.set(req.tool.schema, (n = JSON.stringify(req.tool.schema).length));
+    chars += n;
+  }
   return Math.ceil(chars / 4) + req.maxTokens;
 }
+const schemaChars = new WeakMap<object, number>();
 
 /** One usable banter line, or '' (empty, several lines of talk, too long after trimming quotes). */
 export function banterLine(text: string): string {
