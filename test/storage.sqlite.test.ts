@@ -80,6 +80,33 @@ test('sqlite: sync() and the lazy timer make lazy appends durable with an fdatas
   }
 });
 
+test('sqlite: a lazy batch commits with synchronous=NORMAL (no fsync of its own), the first one included; a synced one with FULL', async () => {
+  const d = tempDir('roost-sqlite-mode-');
+  const s = new SqliteStore({ path: join(d, 'roost.db') });
+  // The connection's own setting, as SQLite reads it for the next commit (1 = NORMAL, 2 = FULL).
+  const mode = () => (s as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true });
+  try {
+    assert.equal(mode(), 2, 'a new store is FULL');
+    for (const [lazy, want] of [
+      [true, 1],
+      [true, 1],
+      [false, 2],
+      [true, 1],
+      [false, 2],
+    ] as const) {
+      await s.append('mode', [{ type: 'note', body: '{}' }], { lazy });
+      assert.equal(mode(), want, `after a ${lazy ? 'lazy' : 'synced'} append`);
+    }
+    // Writes outside the queue (a snapshot, a kept answer) are synced too.
+    await s.append('mode', [{ type: 'note', body: '{}' }], { lazy: true });
+    await s.putSnapshot('mode', 1, '{}');
+    assert.equal(mode(), 2, 'a snapshot is written FULL');
+  } finally {
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('sqlite: group commit gathers synced appends while they keep coming, turn after turn; lazy ones are committed at once', async () => {
   const d = tempDir('roost-sqlite-gather-');
   // A long window, so a loaded machine cannot end the gathering early: the test is about turns, not time.

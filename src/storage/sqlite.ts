@@ -181,9 +181,6 @@ export class SqliteStore implements EventStore {
     read: Database.Statement;
     snapGet: Database.Statement;
     synced: Database.Statement;
-    /** `synchronous` for a lazy batch and back (prepared once: `db.pragma` compiles its text on every call). */
-    syncOff: Database.Statement;
-    syncOn: Database.Statement;
   };
 
   constructor(opts: SqliteOptions) {
@@ -202,8 +199,6 @@ export class SqliteStore implements EventStore {
       read: this.db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?'),
       snapGet: this.db.prepare('SELECT position, state FROM snapshots WHERE stream = ? AND position <= ? ORDER BY position DESC LIMIT 1'),
       synced: this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('synced', ?)"),
-      syncOff: this.db.prepare('PRAGMA synchronous = NORMAL'),
-      syncOn: this.db.prepare('PRAGMA synchronous = FULL'),
     };
     this.writer = new BatchWriter(this.db);
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
@@ -283,7 +278,8 @@ export class SqliteStore implements EventStore {
     }
     let outcomes: WriteOutcome[];
     try {
-      outcomes = lazy ? this.unsynced(batch) : this.writer.write(batch);
+      this.synchronous(!lazy);
+      outcomes = this.writer.write(batch);
     } catch (error) {
       const e = appendError(error);
       for (const p of batch) p.reject(e);
@@ -306,15 +302,24 @@ export class SqliteStore implements EventStore {
     this.checkpoints?.committed();
   }
 
-  /** Writes a batch of lazy appends: committed with synchronous=NORMAL (no fsync); the connection is FULL again after it. */
-  private unsynced(batch: Pending[]): WriteOutcome[] {
-    this.stmts.syncOff.run();
-    try {
-      return this.writer.write(batch);
-    } finally {
-      this.stmts.syncOn.run();
-    }
+  /**
+   * The connection's `synchronous` for the next write: FULL (its commit
+   * fsyncs the WAL) or NORMAL (a lazy batch: no fsync). Set only when it
+   * changes, so a run of lazy batches (the flock's flights) or of synced ones
+   * (ingest) pays for no pragma. A checkpoint syncs the same in both modes.
+   *
+   * Through `db.pragma`, compiled each time: SQLite applies this pragma when
+   * it compiles the statement, not when it runs, so a statement prepared
+   * once takes effect only from its second run on (it expires itself and is
+   * compiled again): the first lazy batch of a store was synced.
+   */
+  private synchronous(full: boolean): void {
+    if (full === this.full) return;
+    this.db.pragma(full ? 'synchronous = FULL' : 'synchronous = NORMAL');
+    this.full = full;
   }
+  /** What `synchronous` is now (configure() leaves it FULL). */
+  private full = true;
 
   private clearSync(): void {
     if (!this.syncTimer) return;
@@ -353,6 +358,7 @@ export class SqliteStore implements EventStore {
   private syncRow(): boolean {
     const gen = this.lazyGen;
     try {
+      this.synchronous(true);
       this.stmts.synced.run(String(Date.now()));
       this.syncStats.syncedRows++;
       this.durable(gen);
@@ -436,6 +442,7 @@ export class SqliteStore implements EventStore {
   async keepAnswer(stream: string, opts: AppendOptions & { idempotencyKey: string }, answer: string): Promise<boolean> {
     if (this.closed) throw new StoreError('closed', 'store is closed');
     try {
+      this.synchronous(true);
       return this.writer.keepAnswer(stream, opts.idempotencyKey, opts.scope, answer);
     } catch (e) {
       throw new StoreError(kindOf(e), `keeping an answer failed: ${(e as Error).message}`, { cause: e });
@@ -451,6 +458,7 @@ export class SqliteStore implements EventStore {
   }
 
   async putSnapshot(stream: string, position: number, state: string): Promise<void> {
+    this.synchronous(true);
     this.writer.snapshot(stream, position, state);
   }
 
