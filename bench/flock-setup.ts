@@ -12,7 +12,7 @@ import { SqliteStore } from '../src/storage/index.js';
 import { startRoost, type Roost } from '../src/server/app.js';
 import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 import type { ModelProvider, ModelRequest, ModelOutcome } from '../src/models/index.js';
-import type { PostOrder, PostReport } from './flock-poster.js';
+import type { PostOrder, PostReport, PosterMessage } from './flock-poster.js';
 import { postJson } from './post-json.js';
 
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, total: 15, estimated: false };
@@ -41,11 +41,17 @@ export interface FlockBench {
   /** Hands over `n` one-item lists in turn until trust skips every approval (about 60). */
   warmUp(n?: number): Promise<number[]>;
   /**
-   * A client in a process of its own (bench/flock-poster.ts): each `post`
-   * hands over a list and resolves with its id and the clock (process.hrtime,
-   * shared by the processes of the machine) as the request left and as its 202 arrived.
+   * A client in a process of its own (bench/flock-poster.ts): `post` hands
+   * over a list (after the 202 of the one before; resolves with the id of
+   * the next list that finishes, this one when the lists go one at a time),
+   * and `reports` gets each list's id and the clock (process.hrtime, shared
+   * by the processes of the machine) as its request left and as its 202 arrived.
    */
-  poster(): Promise<{ post(text: string, requester: string): Promise<{ list_id: string; sent: bigint; accepted: bigint }>; close(): void }>;
+  poster(): Promise<{
+    post(text: string, requester: string): Promise<string>;
+    reports(): Promise<{ list_id: string; sent: bigint; accepted: bigint }[]>;
+    close(): void;
+  }>;
   /** Every model call waits this long from now on (the warm-up runs at once, whatever the bench's delay). */
   setDelay(ms: number): void;
   close(): Promise<void>;
@@ -92,20 +98,38 @@ export async function flockBench(delayMs = 0): Promise<FlockBench> {
         child.once('spawn', ok);
         child.once('error', fail);
       });
-      let waiting: ((r: PostReport | { error: string }) => void) | null = null;
-      child.on('message', (m: PostReport | { error: string }) => waiting?.(m));
+      // One list in the air at a time: its finish, or the poster's error, settles it.
+      let finish: { resolve(id: string): void; reject(e: Error): void } | null = null;
+      let asked: ((r: PostReport[]) => void) | null = null;
+      const off = roost.flock.onListFinished((id) => finish?.resolve(id));
+      child.on('message', (m: PosterMessage) => {
+        if ('error' in m) finish?.reject(new Error(m.error));
+        else asked?.(m.reports);
+      });
       return {
         post(text: string, requester: string) {
-          return new Promise((resolve, reject) => {
-            waiting = (m) => {
-              waiting = null;
-              if ('error' in m) reject(new Error(m.error));
-              else resolve({ list_id: m.list_id, sent: BigInt(m.sent), accepted: BigInt(m.accepted) });
+          return new Promise<string>((resolve, reject) => {
+            finish = {
+              resolve: (id) => {
+                finish = null;
+                resolve(id);
+              },
+              reject,
             };
             child.send({ text, requester } satisfies PostOrder);
           });
         },
+        reports() {
+          return new Promise((resolve) => {
+            asked = (rs) => {
+              asked = null;
+              resolve(rs.map((r) => ({ list_id: r.list_id, sent: BigInt(r.sent), accepted: BigInt(r.accepted) })));
+            };
+            child.send({ reports: true });
+          });
+        },
         close() {
+          off();
           child.disconnect();
         },
       };
