@@ -584,6 +584,27 @@ describe('restart', () => {
     assert.equal(listStatus(f.s, 'l-0'), undefined);
     assert.deepEqual(f.apply(f.started('l-0', ['again'])), [], 'a forgotten id is still used');
   });
+
+  test('the ids of forgotten lists are remembered up to a bound, oldest let go first: the state does not grow with every list ever run', () => {
+    const f = flockLog();
+    const lists = FLOCK_LIMITS.keepFinishedLists + FLOCK_LIMITS.rememberForgottenLists + 3;
+    for (let i = 0; i < lists; i++) {
+      const l = `l-${i}`;
+      f.apply(f.started(l, ['a']));
+      f.apply(f.flying(l, 1, 'Sentry'));
+      f.apply(f.landed(l, 1, 'Sentry', false));
+      f.apply(f.skipped(l, 1, 'failure'));
+      f.apply(f.finished(l));
+    }
+    assert.equal(f.s.lists.size, FLOCK_LIMITS.keepFinishedLists);
+    assert.equal(f.s.forgottenLists.size, FLOCK_LIMITS.rememberForgottenLists);
+    // The three oldest are let go; the next one is still remembered as used.
+    assert.equal(f.s.forgottenLists.has('l-2'), false);
+    assert.deepEqual(f.apply(f.started('l-3', ['again'])), [], 'a remembered id is still used');
+    // The snapshot holds the bound too, and comes back with it.
+    const shipped = flockFromJSON(JSON.parse(JSON.stringify(flockToJSON(f.s))));
+    assert.equal(shipped.forgottenLists.size, FLOCK_LIMITS.rememberForgottenLists);
+  });
 });
 
 describe('nests', () => {

@@ -143,6 +143,13 @@ export const FLOCK_LIMITS = {
   requesters: 10_000,
   /** Finished lists kept in full; older ones are forgotten (the log keeps them). */
   keepFinishedLists: 500,
+  /**
+   * Ids of forgotten lists remembered as used (a list.started that names one
+   * is refused); older ones are let go, so the state and its snapshots stay
+   * bounded however many lists a server has run. Ids are minted by the server
+   * (48 random bits), so an old one named again can only be a replayed event.
+   */
+  rememberForgottenLists: 10_000,
   /** Trust changes kept in the ledger's history (the log keeps them all). */
   keepHistory: 1000,
   /** Records kept per nest (older ones stay in the log and its replay). */
@@ -1185,6 +1192,10 @@ function listFinished(s: FlockState, o: Obj, at: number): FlockEffect[] {
     s.finishedOrder.delete(old);
     s.lists.delete(old);
     s.forgottenLists.add(old);
+    for (const id of s.forgottenLists) {
+      if (s.forgottenLists.size <= FLOCK_LIMITS.rememberForgottenLists) break;
+      s.forgottenLists.delete(id);
+    }
   }
   return [{ kind: 'list', list_id: list.list_id }];
 }
