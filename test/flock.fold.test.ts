@@ -570,9 +570,9 @@ describe('restart', () => {
     assert.deepEqual(unfinishedLists(shipped), ['l-1']);
   });
 
-  test('finished lists past the cap are forgotten, and their ids stay used', () => {
-    const f = flockLog();
-    for (let i = 0; i <= FLOCK_LIMITS.keepFinishedLists; i++) {
+  /** Lists l-0 … l-(n-1), one item each, skipped on a failed triage and finished, in turn. */
+  function finishLists(f: ReturnType<typeof flockLog>, n: number): void {
+    for (let i = 0; i < n; i++) {
       const l = `l-${i}`;
       f.apply(f.started(l, ['a']));
       f.apply(f.flying(l, 1, 'Sentry'));
@@ -580,6 +580,11 @@ describe('restart', () => {
       f.apply(f.skipped(l, 1, 'failure'));
       f.apply(f.finished(l));
     }
+  }
+
+  test('finished lists past the cap are forgotten, and their ids stay used', () => {
+    const f = flockLog();
+    finishLists(f, FLOCK_LIMITS.keepFinishedLists + 1);
     assert.equal(f.s.lists.size, FLOCK_LIMITS.keepFinishedLists);
     assert.equal(listStatus(f.s, 'l-0'), undefined);
     assert.deepEqual(f.apply(f.started('l-0', ['again'])), [], 'a forgotten id is still used');
@@ -587,15 +592,7 @@ describe('restart', () => {
 
   test('the ids of forgotten lists are remembered up to a bound, oldest let go first: the state does not grow with every list ever run', () => {
     const f = flockLog();
-    const lists = FLOCK_LIMITS.keepFinishedLists + FLOCK_LIMITS.rememberForgottenLists + 3;
-    for (let i = 0; i < lists; i++) {
-      const l = `l-${i}`;
-      f.apply(f.started(l, ['a']));
-      f.apply(f.flying(l, 1, 'Sentry'));
-      f.apply(f.landed(l, 1, 'Sentry', false));
-      f.apply(f.skipped(l, 1, 'failure'));
-      f.apply(f.finished(l));
-    }
+    finishLists(f, FLOCK_LIMITS.keepFinishedLists + FLOCK_LIMITS.rememberForgottenLists + 3);
     assert.equal(f.s.lists.size, FLOCK_LIMITS.keepFinishedLists);
     assert.equal(f.s.forgottenLists.size, FLOCK_LIMITS.rememberForgottenLists);
     // The three oldest are let go; the next one is still remembered as used.
