@@ -2082,18 +2082,6 @@ export function seedFlock(s: FlockState, ctx: { nests?: unknown; crows?: unknown
 
 // Maps and Sets are written as tagged arrays; everything else in the state is
 // plain data built by this module, so the tags cannot collide with it.
-function enc(v: unknown): unknown {
-  if (v instanceof Map) return { $map: [...v].map(([k, x]) => [k, enc(x)]) };
-  if (v instanceof Set) return { $set: [...v] };
-  if (Array.isArray(v)) return v.map(enc);
-  if (v && typeof v === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) o[k] = enc((v as Obj)[k]);
-    return o;
-  }
-  return v;
-}
-
 function dec(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dec);
   if (v && typeof v === 'object') {
@@ -2108,9 +2096,21 @@ function dec(v: unknown): unknown {
   return v;
 }
 
-/** The state as plain JSON (a snapshot). */
+/**
+ * `JSON.stringify`'s replacer for the flock's state (or anything holding it):
+ * Maps and Sets as `{$map: [[key, value], …]}` and `{$set: […]}`, what
+ * `flockFromJSON` reads. A snapshot is written with it in one pass, with no
+ * copy of the state built first.
+ */
+export function flockReplacer(_key: string, v: unknown): unknown {
+  if (v instanceof Map) return { $map: [...v] };
+  if (v instanceof Set) return { $set: [...v] };
+  return v;
+}
+
+/** The state as plain JSON (a snapshot, as an object: the server writes its text with `flockReplacer`). */
 export function flockToJSON(s: FlockState): unknown {
-  return enc(s);
+  return JSON.parse(JSON.stringify(s, flockReplacer));
 }
 
 /** The state back from `flockToJSON`'s output. */

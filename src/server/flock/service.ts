@@ -31,7 +31,7 @@ import {
   FLOCK_PROTOCOL_VERSION,
   flockTs,
   flockFromJSON,
-  flockToJSON,
+  flockReplacer,
   flyingListsOf,
   inFlight,
   itemPhase,
@@ -246,7 +246,7 @@ export class FlockService implements NestHost {
           const out: FoldedFlock = { state, events: [{ name: 'event', data: `{"event":${entry.body},"effects":${JSON.stringify(effects)}}` }], accepted: effects.length > 0, body: e };
           return out;
         },
-        snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: flockToJSON(state) }),
+        snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOCK_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state }, flockReplacer),
         stored: {
           every: opts.snapshotEvery ?? 10_000,
           body: (state, position) => this.snapshotBody(state, position),
@@ -402,7 +402,7 @@ export class FlockService implements NestHost {
     for (const frames of this.listFrames.values()) if (frames.first < from) from = frames.first;
     for (const frames of this.nestFrames.values()) if (frames.length && frames[0].position < from) from = frames[0].position;
     this.rejected = this.rejected.filter((p) => p >= from);
-    return JSON.stringify({ position, frames_from: from, rejected: this.rejected, flock: flockToJSON(state) } satisfies FlockSnapshot);
+    return JSON.stringify({ position, frames_from: from, rejected: this.rejected, flock: state } satisfies FlockSnapshot, flockReplacer);
   }
 
   /**
