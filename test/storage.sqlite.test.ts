@@ -80,7 +80,7 @@ test('sqlite: sync() and the lazy timer make lazy appends durable with an fdatas
   }
 });
 
-test('sqlite: a lazy batch commits with synchronous=NORMAL (no fsync of its own), the first one included; a synced one with FULL', async () => {
+test('sqlite: a lazy batch, and a snapshot, commit with synchronous=NORMAL (no fsync of their own), the first one included; a synced batch with FULL', async () => {
   const d = tempDir('roost-sqlite-mode-');
   const s = new SqliteStore({ path: join(d, 'roost.db') });
   // The connection's own setting, as SQLite reads it for the next commit (1 = NORMAL, 2 = FULL).
@@ -97,10 +97,13 @@ test('sqlite: a lazy batch commits with synchronous=NORMAL (no fsync of its own)
       await s.append('mode', [{ type: 'note', body: '{}' }], { lazy });
       assert.equal(mode(), want, `after a ${lazy ? 'lazy' : 'synced'} append`);
     }
-    // Writes outside the queue (a snapshot, a kept answer) are synced too.
-    await s.append('mode', [{ type: 'note', body: '{}' }], { lazy: true });
+    // A snapshot is written like a lazy append, and made durable the same way.
     await s.putSnapshot('mode', 1, '{}');
-    assert.equal(mode(), 2, 'a snapshot is written FULL');
+    assert.equal(mode(), 1, 'a snapshot is written NORMAL');
+    const synced = s.syncStats.datasyncs;
+    await s.sync();
+    assert.equal(s.syncStats.datasyncs, synced + 1, 'sync() covers the snapshot');
+    assert.equal((await s.getSnapshot('mode'))?.state, '{}');
   } finally {
     await s.close();
     rmSync(d, { recursive: true, force: true });

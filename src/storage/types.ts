@@ -196,6 +196,13 @@ export interface EventStore {
   /** Entries with position > after, ascending, at most `limit` of them. */
   read(stream: string, after: number, limit?: number): Promise<LogEntry[]>;
   head(stream: string): Promise<number>;
+  /**
+   * Stores a fold's state at `position`. A snapshot is derived from the log,
+   * so a store may write it as it writes a lazy append (durable soon after,
+   * not before it resolves): a snapshot lost to a power cut costs a longer
+   * replay, never an entry, and it never survives without the entries it
+   * covers (SQLite's WAL keeps its commits in order).
+   */
   putSnapshot(stream: string, position: number, state: string): Promise<void>;
   /** The newest snapshot at or before `atOrBefore` (default: the newest of all). */
   getSnapshot(stream: string, atOrBefore?: number): Promise<Snapshot | null>;
