@@ -160,6 +160,8 @@ export class SqliteStore implements EventStore {
   private readonly gatherMs: number;
   private listeners = new Set<CommitListener>();
   private closed = false;
+  /** What the connection's `synchronous` is now: FULL (configure() leaves it so) or NORMAL (see synchronous()). */
+  private full = true;
   /** Lazy commits not yet fsynced: the timer that syncs them. */
   private syncTimer: NodeJS.Timeout | null = null;
   /** Lazy commits so far, and how many of them are known durable (see the file comment). */
@@ -315,8 +317,6 @@ export class SqliteStore implements EventStore {
     this.db.pragma(full ? 'synchronous = FULL' : 'synchronous = NORMAL');
     this.full = full;
   }
-  /** What `synchronous` is now (configure() leaves it FULL). */
-  private full = true;
 
   private clearSync(): void {
     if (!this.syncTimer) return;

@@ -81,7 +81,6 @@ export function flockStream(project: string): string {
   return project === 'default' ? FLOCK_STREAM : `${FLOCK_STREAM}:${project}`;
 }
 
-
 export interface FlockSettings {
   /** The models behind the crows; null: POST /api/lists answers 503. */
   models: ModelRoster | null;
