@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 
 type Config =
   | { mode: 'post'; posts: string[]; rate: number; seconds: number }
-  | { mode: 'http'; url: string; body: string; connections: number; seconds: number }
+  | { mode: 'http'; url: string; body: string; connections: number; seconds: number; warmupSeconds?: number }
   | { mode: 'fanout'; streams: string[]; posts: string[]; subscribers: number; measured: number; rate: number; seconds: number; path?: string }
   | { mode: 'idle'; streams: string[]; subscribers: number }
   | { mode: 'storm'; streams: string[]; posts: string[]; subscribers: number; rate: number };
@@ -208,6 +208,8 @@ async function main(): Promise<unknown> {
         body: cfg.body,
         connections: cfg.connections,
         duration: cfg.seconds,
+        // The same load, not counted, first: what is measured is a running server, not its first seconds' compiling.
+        ...(cfg.warmupSeconds ? { warmup: { connections: cfg.connections, duration: cfg.warmupSeconds } } : {}),
       });
       return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total };
     }
