@@ -11,6 +11,7 @@ import {
   dueToExpire,
   emptyApprovals,
   KEEP_CLOSED,
+  REMEMBER_FORGOTTEN,
   needsApproval,
   nextDeadline,
   orphanedApprovals,
@@ -82,6 +83,28 @@ test('only the newest closed approvals are kept in memory, and their ids stay us
   assert.deepEqual(applyApproval(s, req('a0')), [], 'a forgotten id cannot be requested again');
   const copy = approvalsFromJSON(JSON.parse(JSON.stringify(approvalsToJSON(s))));
   assert.deepEqual(approvalsToJSON(copy), approvalsToJSON(s));
+});
+
+test('the forgotten ids are bounded: past REMEMBER_FORGOTTEN the oldest are let go, in the state and in its snapshot', () => {
+  const s = emptyApprovals();
+  const n = KEEP_CLOSED + REMEMBER_FORGOTTEN + 25;
+  for (let i = 0; i < n; i++) {
+    applyApproval(s, req('a' + i, i));
+    applyApproval(s, { type: 'approval.decided', id: 'a' + i, decision: 'deny', by: 'me', ts: i });
+  }
+  assert.equal(s.byId.size, KEEP_CLOSED);
+  assert.equal(s.forgotten.size, REMEMBER_FORGOTTEN);
+  assert.equal(s.forgotten.has('a24'), false, 'the oldest are let go');
+  assert.equal(s.forgotten.has('a25'), true);
+  assert.equal(s.forgotten.has('a' + (n - KEEP_CLOSED - 1)), true, 'the newest forgotten is remembered');
+  assert.deepEqual(applyApproval(s, req('a' + (n - KEEP_CLOSED - 1))), [], 'a remembered id cannot be requested again');
+  // A snapshot from before the bound, with more ids than it, loads bounded (the newest kept).
+  const j = approvalsToJSON(s);
+  j.forgotten = ['old-1', 'old-2', ...j.forgotten];
+  const loaded = approvalsFromJSON(JSON.parse(JSON.stringify(j)));
+  assert.equal(loaded.forgotten.size, REMEMBER_FORGOTTEN);
+  assert.equal(loaded.forgotten.has('old-1'), false);
+  assert.deepEqual([...loaded.forgotten], [...s.forgotten]);
 });
 
 test('one model for every kind: an event from before kinds folds as a tool request; fleet, verdict and ask carry their scope', () => {

@@ -15,6 +15,8 @@ import { PACKAGE_ROOT } from '../src/server/index.js';
 import { Router } from '../src/server/http.js';
 import { endReporter, spooled } from './support/hook-spool.js';
 import { pendingOf as pending } from './support/approvals-http.js';
+import { KEEP_CLOSED, REMEMBER_FORGOTTEN } from '../src/core/approvals.js';
+import { approvalsStream } from '../src/server/approvals.js';
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
 const fixture = (p: string) => JSON.parse(readFileSync(join(FIX, p), 'utf8'));
@@ -364,4 +366,33 @@ test('router: `:name` segments match one segment, decoded; exact routes win', as
   assert.equal(fake('GET', '/approvals/x1/decision'), 405);
   assert.equal(fake('POST', '/approvals//decision'), 404);
   assert.equal(fake('GET', '/approvals/a/b/c'), 404);
+});
+
+test('ids stay unique: a retry naming a closed request gets its approval back, and one the state let go long ago a 409 (the store keeps its key), never a new request', async () => {
+  const roost = await inProcess();
+  try {
+    const named = { id: 'hook-named-1', asker: 'claude-code:s1', askerName: 'Builder', source: 'test', tool: 'Bash', input: '$ ls' };
+    const first = await roost.approvals.request(named);
+    assert.equal(first.created, true);
+    await roost.approvals.decide(first.approval.id, 'deny', 'me');
+    const again = await roost.approvals.request(named);
+    assert.equal(again.created, false);
+    assert.equal(again.approval.status, 'denied');
+    // Push it out of what the fold keeps and of the forgotten ids it remembers (closed requests written to the log in bulk).
+    const filler: { type: string; body: string }[] = [];
+    for (let i = 0; i < KEEP_CLOSED + REMEMBER_FORGOTTEN + 5; i++) {
+      const id = `filler-${i}`;
+      filler.push({ type: 'approval.requested', body: JSON.stringify({ type: 'approval.requested', id, kind: 'tool', asker: 'a', tool: 'Bash', input: 'x', source: 'test', window: 60_000, ts: 1 }) });
+      filler.push({ type: 'approval.decided', body: JSON.stringify({ type: 'approval.decided', id, decision: 'deny', by: 'me', ts: 2 }) });
+    }
+    let last = 0;
+    for (let i = 0; i < filler.length; i += 2000) last = (await roost.store.append(approvalsStream('default'), filler.slice(i, i + 2000))).last;
+    await until('the filler folded', async () => (roost.approvals.state.byId.has(`filler-${KEEP_CLOSED + REMEMBER_FORGOTTEN + 4}`) ? true : undefined));
+    assert.ok(last > 0);
+    assert.equal(roost.approvals.state.forgotten.has(named.id), false, 'the fold let it go');
+    await assert.rejects(roost.approvals.request(named), (e: { status?: number }) => e.status === 409);
+    assert.equal(roost.approvals.state.byId.has(named.id), false, 'no new request was opened');
+  } finally {
+    await roost.close();
+  }
 });

@@ -97,6 +97,15 @@ export type ApprovalDetail =
 export const DEFAULT_WINDOW_MS = 10 * 60 * 1000;
 /** Closed approvals kept in the folded state (newest first); the log keeps all. */
 export const KEEP_CLOSED = 100;
+/**
+ * Ids of closed approvals no longer kept that the state still remembers (so a
+ * second request naming one is refused), oldest let go first: without a
+ * bound the set grew by one id for every approval a server ever closed, and
+ * every stored snapshot carried all of it. Server-minted ids are 80 random
+ * bits; an id a caller named is also held by the store's idempotency key
+ * forever (src/server/approvals.ts), so letting the oldest go reopens nothing.
+ */
+export const REMEMBER_FORGOTTEN = 10_000;
 
 export interface Approval {
   id: string;
@@ -143,7 +152,7 @@ export interface ApprovalsState {
   byId: Map<string, Approval>;
   /** Ids of closed approvals, oldest first, at most KEEP_CLOSED. */
   closed: string[];
-  /** Ids of every request ever folded that is no longer in `byId` (so an old id stays unique). */
+  /** Ids of requests folded that are no longer in `byId`, oldest first, at most REMEMBER_FORGOTTEN (so a recent id stays unique). */
   forgotten: Set<string>;
   /**
    * "Allow for this session" rules, by `sessionKey(asker, session)`: rule key →
@@ -208,6 +217,12 @@ function kindOf(o: Record<string, unknown>): ApprovalKind | undefined {
   return o.app === 'sessions' ? 'fleet' : 'tool';
 }
 
+/** Adds a forgotten id; past REMEMBER_FORGOTTEN the oldest is let go (a Set iterates in insertion order). */
+function remember(forgotten: Set<string>, id: string): void {
+  forgotten.add(id);
+  while (forgotten.size > REMEMBER_FORGOTTEN) forgotten.delete(forgotten.values().next().value as string);
+}
+
 function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, 'pending'>, ts: number, position: number | null): ApprovalEffect[] {
   a.status = status;
   a.decidedAt = ts;
@@ -216,7 +231,7 @@ function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, '
   while (s.closed.length > KEEP_CLOSED) {
     const old = s.closed.shift()!;
     s.byId.delete(old);
-    s.forgotten.add(old);
+    remember(s.forgotten, old);
   }
   s.rev++;
   return [{ kind: 'closed', id: a.id, status }];
@@ -542,7 +557,7 @@ export function approvalsFromJSON(j: ApprovalsJSON): ApprovalsState {
   // Records from before `detail` and `rule` read as having none.
   for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope }, detail: a.detail ?? null, rule: a.rule ?? '' });
   s.closed = [...(j.closed ?? [])];
-  for (const id of j.forgotten ?? []) s.forgotten.add(id);
+  for (const id of j.forgotten ?? []) remember(s.forgotten, id);
   for (const [k, rules] of j.sessionRules ?? []) s.sessionRules.set(k, new Map(rules.map(([rk, r]) => [rk, { ...r }])));
   s.rev = j.rev ?? 0;
   return s;

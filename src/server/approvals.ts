@@ -335,7 +335,8 @@ export class ApprovalService {
     await this.folded(r.last);
     const a = this.state.byId.get(id);
     if (!a) {
-      if (this.state.forgotten.has(id)) throw new HttpError(409, 'conflict', `approval ${id} is long closed`);
+      // A duplicate the state no longer knows: its request is older than what the fold remembers (REMEMBER_FORGOTTEN).
+      if (this.state.forgotten.has(id) || r.duplicate) throw new HttpError(409, 'conflict', `approval ${id} is long closed`);
       throw new HttpError(400, 'bad_request', 'the approval request was not acceptable (asker and tool are required; an ask needs its phrase)');
     }
     return { approval: a, created: !r.duplicate };
