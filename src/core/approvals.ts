@@ -34,6 +34,7 @@
 // (`KEEP_CLOSED`); the log keeps them all (the audit trail).
 
 import { formatWindow } from './window.js';
+import { trimOldest } from './bounded.js';
 
 /** History: 1 — hook approvals; 2 — one model: kind, asker, scope, phrase, holder (old events fold as kind tool). */
 export const APPROVALS_PROTOCOL_VERSION = 2;
@@ -217,10 +218,10 @@ function kindOf(o: Record<string, unknown>): ApprovalKind | undefined {
   return o.app === 'sessions' ? 'fleet' : 'tool';
 }
 
-/** Adds a forgotten id; past REMEMBER_FORGOTTEN the oldest is let go (a Set iterates in insertion order). */
+/** Adds a forgotten id; past REMEMBER_FORGOTTEN the oldest is let go. */
 function remember(forgotten: Set<string>, id: string): void {
   forgotten.add(id);
-  while (forgotten.size > REMEMBER_FORGOTTEN) forgotten.delete(forgotten.values().next().value as string);
+  trimOldest(forgotten, REMEMBER_FORGOTTEN);
 }
 
 function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, 'pending'>, ts: number, position: number | null): ApprovalEffect[] {
@@ -431,11 +432,11 @@ function addRule(s: ApprovalsState, a: Approval, key: string, ts: number): void 
   let rules = s.sessionRules.get(sk);
   if (!rules) {
     s.sessionRules.set(sk, (rules = new Map()));
-    while (s.sessionRules.size > RULE_LIMITS.sessions) s.sessionRules.delete(s.sessionRules.keys().next().value!);
+    trimOldest(s.sessionRules, RULE_LIMITS.sessions);
   }
   rules.delete(key);
   rules.set(key, { by: a.decidedBy, from: a.id, at: ts });
-  while (rules.size > RULE_LIMITS.perSession) rules.delete(rules.keys().next().value!);
+  trimOldest(rules, RULE_LIMITS.perSession);
 }
 
 /** The session rule that already allows a request like this one, or null (the server then asks a person). */

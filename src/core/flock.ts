@@ -56,6 +56,7 @@
 
 import { WORKER_NAMES, isServiceRole, isTakenPersonaName, isWorkerPersona } from './personas.js';
 import { SESSION_ID_PATTERN } from './fleet.js';
+import { trimOldest } from './bounded.js';
 
 export const FLOCK_PROTOCOL_VERSION = 1;
 
@@ -845,7 +846,7 @@ function requesterOf(s: FlockState, name: string): RequesterRecord {
     r = { strikes: [], lists: [], posts: [], cooldownUntil: 0 };
   }
   s.requesters.set(name, r);
-  if (s.requesters.size > FLOCK_LIMITS.requesters) s.requesters.delete(s.requesters.keys().next().value as string);
+  trimOldest(s.requesters, FLOCK_LIMITS.requesters);
   return r;
 }
 
@@ -1192,10 +1193,7 @@ function listFinished(s: FlockState, o: Obj, at: number): FlockEffect[] {
     s.finishedOrder.delete(old);
     s.lists.delete(old);
     s.forgottenLists.add(old);
-    for (const id of s.forgottenLists) {
-      if (s.forgottenLists.size <= FLOCK_LIMITS.rememberForgottenLists) break;
-      s.forgottenLists.delete(id);
-    }
+    trimOldest(s.forgottenLists, FLOCK_LIMITS.rememberForgottenLists);
   }
   return [{ kind: 'list', list_id: list.list_id }];
 }
