@@ -16,13 +16,16 @@
 // catches up: it passes again over the few frames written meanwhile, up to
 // CATCH_UP_PASSES times, until a pass finds no frame that the one before it
 // did not copy (then every frame is in the file, and the main connection's
-// next commit restarts the WAL). Only when it never catches up does the main
-// connection finish the job itself, between two commits: a PASSIVE
-// checkpoint of the frames written since the last pass began, with the
-// database file's fsync on the event loop (1–4 ms here; before the worker
-// caught up, the flock's bench paid it about 15 times per 1,000 lists, now 1
-// to 3). Should the worker fail or fall behind, the main connection
-// checkpoints every `fallbackCommits` commits on its own, as SQLite would.
+// next commit restarts the WAL). A pass that does not catch up is tried again
+// at the next pass, and the WAL grows meanwhile; only when it has grown to
+// `finishFrames` without a pass catching up does the main connection finish
+// the job itself, between two commits: a PASSIVE checkpoint of the frames
+// written since the last pass began, with the database file's fsync on the
+// event loop (1–4 ms here; the flock's bench paid it about 15 times per 1,000
+// lists before the worker caught up, 1 to 3 when it finished at
+// `restartFrames`, none since). Should the worker fail or stop answering, the
+// main connection checkpoints every `fallbackCommits` commits on its own, as
+// SQLite would; every pass the worker reports starts that count again.
 
 import type Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
@@ -33,11 +36,13 @@ export interface CheckpointOptions {
   passEvery: number;
   /** A WAL this long (frames) is checkpointed to its end and restarted. */
   restartFrames: number;
+  /** A WAL this long (frames) that no pass caught up on is finished by the main connection. */
+  finishFrames: number;
   /** Commits after which the main connection checkpoints by itself, worker or not. */
   fallbackCommits: number;
 }
 
-export const CHECKPOINT_DEFAULTS: CheckpointOptions = { passEvery: 64, restartFrames: 1000, fallbackCommits: 4096 };
+export const CHECKPOINT_DEFAULTS: CheckpointOptions = { passEvery: 64, restartFrames: 1000, finishFrames: 4000, fallbackCommits: 4096 };
 
 /**
  * What the worker reports of a pass: frames in the WAL and how many of them
@@ -147,12 +152,15 @@ export class Checkpointer {
       return;
     }
     this.stats.passes++;
+    // The worker checkpoints: the main connection's fallback counts from here.
+    this.sinceCheckpoint = 0;
     if (m.caughtUp) {
       this.stats.caughtUp++;
       return;
     }
-    // Every frame the pass saw is in the file, but it never caught up: finish the few written since, so the next commit restarts the WAL.
-    if (m.log >= this.opts.restartFrames && m.checkpointed === m.log) {
+    // Every frame the pass saw is in the file, but no pass caught up while the WAL grew this long:
+    // finish the few written since, so the next commit restarts the WAL. Shorter, the next pass tries again.
+    if (m.log >= this.opts.finishFrames && m.checkpointed === m.log) {
       this.stats.finished++;
       this.here();
     }
