@@ -4,12 +4,15 @@
 // separate load process (bench/load.ts, 64 connections), in windows that take
 // turns in the same run: without the flock, then with 20 lists of 50 items in
 // flight (a list that finishes is replaced at once, so 20 are in the air for
-// the whole window), `windows` times each (with a slow model every window
-// without first, then every window with). The flock is warmed up first, so
-// trust skips the approvals, as in bench/flock.ts.
+// the whole window), `windows` windows with the flock, each between two
+// without it (W F W F W), and each compared with the mean of its two
+// neighbours; every window is preceded by a second of the same load, not
+// counted, and a window's lists are handed over during that second. The
+// flock is warmed up first, so trust skips the approvals, as in
+// bench/flock.ts.
 //
 // Usage: node dist/bench/flock-ingest.js <seconds> <model delay ms> <windows>
-// Prints one JSON line: { without: [ev/s], with: [ev/s], ratio, itemsPerSecWith }.
+// Prints one JSON line: { without: [ev/s], with: [ev/s], ratio (the median of ratios), ratios, itemsPerSecWith }.
 
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,7 +28,7 @@ const SINGLE = JSON.stringify({ type: 'status', agent: 'bench-1', team: 'bench',
 
 function ingest(url: string): Promise<number> {
   return new Promise((ok, fail) => {
-    const cfg = { mode: 'http', url: url + '/events', body: SINGLE, connections: 64, seconds: SECONDS };
+    const cfg = { mode: 'http', url: url + '/events', body: SINGLE, connections: 64, seconds: SECONDS, warmupSeconds: 1 };
     const p = spawn(process.execPath, [join(PACKAGE_ROOT, 'dist', 'bench', 'load.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
@@ -46,7 +49,6 @@ async function main(): Promise<void> {
   let n = 0;
   try {
     await bench.warmUp();
-    bench.setDelay(DELAY_MS);
     const without: number[] = [];
     const withFlock: number[] = [];
     let items = 0;
@@ -66,34 +68,40 @@ async function main(): Promise<void> {
       while ([...roost.flock.state.lists.values()].filter((l) => !l.finished).length < LISTS) await new Promise((r) => setTimeout(r, 5));
       return keepers;
     };
-    const measureWith = async (): Promise<void> => {
+    // The lists are handed over while the load runs its warm-up second, as a person hands
+    // over lists to a server that agents keep busy: the flock starts out yielding, and what a
+    // burst of lists flown on an idle server leaves behind (garbage, WAL) is not counted.
+    const measureWith = async (): Promise<Promise<void>[]> => {
       const t0 = performance.now();
-      withFlock.push(await ingest(roost.url));
-      flockSeconds += (performance.now() - t0) / 1000;
-    };
-    if (DELAY_MS === 0) {
-      // A fast model: windows take turns, and the lists finish between them.
-      for (let w = 0; w < WINDOWS; w++) {
-        without.push(await ingest(roost.url));
-        const keepers = await fly();
-        await measureWith();
-        on = false;
-        await Promise.all(keepers);
-      }
-    } else {
-      // A slow model: its lists would take minutes to finish, so every window without them comes
-      // first, then every window with them; the server closes with them in flight (a list never
-      // hangs on a close).
-      for (let w = 0; w < WINDOWS; w++) without.push(await ingest(roost.url));
+      const load = ingest(roost.url);
+      await new Promise((r) => setTimeout(r, 500));
       const keepers = await fly();
-      for (let w = 0; w < WINDOWS; w++) await measureWith();
+      withFlock.push(await load);
+      flockSeconds += (performance.now() - t0) / 1000;
+      return keepers;
+    };
+    // Windows take turns, W F W F … W, and each window with the flock is compared with the mean
+    // of the windows without it on either side, as the ingest row compares Roost with the
+    // baseline: this machine's speed drifts within a minute (docs/architecture.md,
+    // "Measuring"), and a comparison is only as good as it is close in time. Between windows
+    // the lists in the air are let finish with the model answering at once (a slow model's
+    // lists would take minutes), so a window without the flock has no list in flight.
+    without.push(await ingest(roost.url));
+    for (let w = 0; w < WINDOWS; w++) {
+      bench.setDelay(DELAY_MS);
+      const keepers = await measureWith();
       on = false;
-      void Promise.allSettled(keepers);
+      bench.setDelay(0);
+      await Promise.all(keepers);
+      without.push(await ingest(roost.url));
     }
-    const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor((v.length - 1) / 2)];
+    const ratios = withFlock.map((r, w) => (2 * r) / (without[w] + without[w + 1]));
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    const ratio = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
     // The driver's pace (src/server/flock/pace.ts), when this build has one: turns that waited, windows spent yielding.
     const pace = (roost.flock as unknown as { pace?: { stats: unknown } }).pace?.stats ?? null;
-    process.stdout.write(JSON.stringify({ without, with: withFlock, ratio: med(withFlock) / med(without), itemsPerSecWith: items / flockSeconds, pace }) + '\n');
+    process.stdout.write(JSON.stringify({ without, with: withFlock, ratio, ratios, itemsPerSecWith: items / flockSeconds, pace }) + '\n');
   } finally {
     await bench.close();
   }

@@ -30,8 +30,12 @@ const { values: args } = parseArgs({
 const RUNS = Number(args.runs ?? (args.quick ? 1 : 3));
 const SECONDS = Number(args.seconds ?? (args.quick ? 3 : 5));
 const WARMUP = Number(args.warmup ?? 1);
-/** Roost's ingest windows per run, each between two of the baseline's. */
-const INGEST_WINDOWS = args.quick ? 1 : 2;
+/**
+ * Roost's ingest windows per run, each between two of the baseline's. Four: one window
+ * against its neighbours moves by ±5 points with the host (docs/architecture.md,
+ * "Measuring"), and a run's share is the mean of its windows.
+ */
+const INGEST_WINDOWS = args.quick ? 1 : 4;
 const NODES = Number(args.nodes);
 const DB = args.db;
 const RESTART_EVENTS = Number(args.events ?? (args.quick ? 200_000 : 1_000_000));
@@ -249,7 +253,7 @@ async function main(): Promise<void> {
 
   if (want('ingest')) {
     // The baseline and Roost in turns, both servers up (the one not loaded is idle):
-    // B R B R B per run, each Roost window compared with the mean of the baseline
+    // B R B R … B per run, each Roost window compared with the mean of the baseline
     // windows on either side. This machine's speed drifts by tens of percent within
     // a minute (docs/architecture.md, "Measuring"), so a comparison is only as good
     // as it is close in time.
@@ -622,12 +626,12 @@ async function main(): Promise<void> {
     const withFlock: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       // The model answering at once: the flock works as fast as Roost lets it (its worst case for ingest).
-      const r = await child<{ without: number[]; with: number[]; ratio: number }>('flock-ingest.js', [String(SECONDS), '0', '2']);
+      const r = await child<{ without: number[]; with: number[]; ratio: number }>('flock-ingest.js', [String(SECONDS), '0', args.quick ? '1' : '4']);
       ratio.push(100 * r.ratio);
       without.push(...r.without);
       withFlock.push(...r.with);
       // A model that takes 1 s per call, as a fast real one does: lists in flight, mostly waiting.
-      const s = await child<{ ratio: number }>('flock-ingest.js', [String(SECONDS), '1000', '2']);
+      const s = await child<{ ratio: number }>('flock-ingest.js', [String(SECONDS), '1000', args.quick ? '1' : '4']);
       ratioSlow.push(100 * s.ratio);
     }
     const label = 'single-event POST /events with 20 flock lists of 50 in flight';
