@@ -42,7 +42,7 @@ function ingest(url: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  // Warmed up with a model answering at once (trust is earned in a few seconds), then slowed to the delay.
+  // Warmed up with a model answering at once (trust is earned in a few seconds); each window with the flock then sets the delay.
   const bench = await flockBench(0);
   const { roost, post } = bench;
   const text = Array.from({ length: ITEMS }, (_, i) => `write note number ${i + 1}`).join('\n');
