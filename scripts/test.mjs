@@ -5,7 +5,8 @@
 // seconds each test, more on a busy machine; a file that hangs fails then.
 // In CI (CI=true) a suite whose environment is missing fails instead of skipping.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -37,10 +38,34 @@ if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1'
     }
   }
 }
+// Two reporters: the spec reporter on the terminal, and one that times each file
+// (scripts/timing-reporter.mjs). The slowest files are printed after the run, then
+// one closing line, "N passed, N failed, N skipped", counted from the same events.
+const timingFile = join(mkdtempSync(join(tmpdir(), 'roost-test-')), 'timing.json');
 const r = spawnSync(
   process.execPath,
   // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
-  ['--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test', '--test-reporter=spec', '--test-timeout=300000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files],
+  [
+    '--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/timing-reporter.mjs', `--test-reporter-destination=${timingFile}`,
+    '--test-timeout=300000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files,
+  ],
   { cwd: root, stdio: 'inherit' },
 );
+let timing;
+try {
+  timing = JSON.parse(readFileSync(timingFile, 'utf8'));
+} catch {
+  timing = undefined;
+}
+if (timing) {
+  const rows = timing.files.sort((a, b) => b.ms - a.ms);
+  const total = rows.reduce((s, f) => s + f.ms, 0);
+  console.log(`\nper-file time (slowest ${Math.min(25, rows.length)} of ${rows.length}; sum ${(total / 1000).toFixed(0)} s over the run's concurrency):`);
+  for (const f of rows.slice(0, 25)) {
+    console.log(`  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, f.file)}${f.failed ? `  (${f.failed} failed)` : ''}`);
+  }
+  console.log(`tests: ${timing.passed} passed, ${timing.failed} failed, ${timing.skipped} skipped`);
+}
 process.exit(r.status ?? 1);
