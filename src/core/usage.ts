@@ -11,6 +11,12 @@
 //                    one model request (or a batch of them) an agent made;
 //                    `input` is the uncached input (cache reads and writes
 //                    are counted apart, as every vendor bills them apart)
+//                    `reporter` (`token:<id>`, `person:<uid>`): who sent an
+//                    OTLP record (shared mode), for the audit
+//   usage.refused    { records, tokens, costMicros, reasons: {reason: n}, reporter?, ts }
+//                    records of one request not booked because no real model
+//                    could have made them (PLAUSIBLE) or their session is not
+//                    one the hooks have seen (shared mode): counted, never added
 //   budget.set       { limitMicros, by, ts }      0 clears it
 //   budget.crossed   { threshold: 80|100, version, costMicros, limitMicros, ts }
 //                    the durable notification: written once per threshold of
@@ -47,6 +53,53 @@ export const USAGE_LIMITS = {
   /** A budget: at most $10,000,000. */
   budgetMicros: 10_000_000_000_000,
 } as const;
+
+/**
+ * What a real model can spend, for telling a booked record from an
+ * implausible one (docs/security.md, "Questions and usage"). Numbers with
+ * their reasons:
+ * - `recordTokens` 2,000,000: one request's input, cache and output fit in
+ *   its context window, and the largest one on sale is 2M tokens (1M for
+ *   Claude and GPT models);
+ * - `recordCostMicros` $100: a full 1M-token context at the dearest input
+ *   price in the table ($15/M) plus 128k output tokens at the dearest output
+ *   price ($75/M) is under $25; $100 leaves room for dearer models;
+ * - `sessionTokensPerMinute` 20,000,000 and `sessionCostMicrosPerMinute`
+ *   $200: a session with helpers (a lead and nine, each sending a full 1M
+ *   context twice a minute, cache reads included); the vendors' own highest
+ *   published rate limits per organisation are below this.
+ */
+export const PLAUSIBLE = {
+  recordTokens: 2_000_000,
+  recordCostMicros: 100_000_000,
+  sessionTokensPerMinute: 20_000_000,
+  sessionCostMicrosPerMinute: 200_000_000,
+} as const;
+
+/** Why one model request's figures are not plausible (a PLAUSIBLE key's reason), or null when they are. */
+export function implausibleRecord(t: { input: number; output: number; cacheRead: number; cacheWrite: number }, costMicros: number): string | null {
+  if (t.input + t.output + t.cacheRead + t.cacheWrite > PLAUSIBLE.recordTokens) return 'tokens per record';
+  if (costMicros > PLAUSIBLE.recordCostMicros) return 'cost per record';
+  return null;
+}
+
+/** Records refused as implausible (never booked), for the Cost page. */
+export interface Refused {
+  records: number;
+  /** The tokens and cost they claimed (capped per record as usage is). */
+  tokens: number;
+  costMicros: number;
+  /** How many per reason (`tokens per record`, `cost per record`, `unknown session`, `session tokens per minute`, `session cost per minute`). */
+  reasons: Record<string, number>;
+  lastAt: number;
+}
+
+export function emptyRefused(): Refused {
+  return { records: 0, tokens: 0, costMicros: 0, reasons: Object.create(null) as Record<string, number>, lastAt: 0 };
+}
+
+/** The reasons a `usage.refused` event may give (any other is counted as `other`). */
+export const REFUSED_REASONS = ['tokens per record', 'cost per record', 'unknown session', 'session tokens per minute', 'session cost per minute'] as const;
 
 export interface Tally {
   input: number;
@@ -91,6 +144,8 @@ export interface UsageState {
   days: Map<string, Tally>;
   project: Tally;
   budget: Budget | null;
+  /** Records refused as implausible (usage.refused). */
+  refused: Refused;
   /** The events folded (not positions: the server keeps those). */
   count: number;
 }
@@ -102,7 +157,7 @@ export function emptyTally(): Tally {
 }
 
 export function emptyUsage(): UsageState {
-  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, count: 0 };
+  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, refused: emptyRefused(), count: 0 };
 }
 
 function str(v: unknown, max: number): string {
@@ -142,6 +197,22 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
   switch (o.type) {
     case 'usage':
       return applyReport(s, o);
+    case 'usage.refused': {
+      const r = s.refused;
+      const n = count(o.records, 1_000_000);
+      if (!n) return [];
+      s.count++;
+      r.records += n;
+      r.tokens += count(o.tokens, USAGE_LIMITS.tokens * 1000);
+      r.costMicros += count(o.costMicros, USAGE_LIMITS.costMicros * 1000);
+      const reasons = o.reasons && typeof o.reasons === 'object' ? (o.reasons as Record<string, unknown>) : {};
+      for (const k of Object.keys(reasons).slice(0, 10)) {
+        const key = (REFUSED_REASONS as readonly string[]).includes(k) ? k : 'other';
+        r.reasons[key] = (r.reasons[key] ?? 0) + count(reasons[k], 1_000_000);
+      }
+      r.lastAt = Math.max(r.lastAt, count(o.ts, Number.MAX_SAFE_INTEGER));
+      return [];
+    }
     case 'budget.set': {
       const limit = count(o.limitMicros, USAGE_LIMITS.budgetMicros);
       s.count++;
@@ -247,6 +318,7 @@ export interface UsageJSON {
   days: [string, Tally][];
   project: Tally;
   budget: Budget | null;
+  refused?: Refused;
   count: number;
 }
 
@@ -259,6 +331,7 @@ export function usageToJSON(s: UsageState): UsageJSON {
     days: [...s.days].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)),
     project: s.project,
     budget: s.budget,
+    refused: s.refused,
     count: s.count,
   };
 }
@@ -285,6 +358,15 @@ export function usageFromJSON(j: unknown): UsageState {
       setBy: str(b.setBy, 120),
       notified: Array.isArray(b.notified) ? b.notified.filter((x): x is number => x === 80 || x === 100) : [],
     };
+  }
+  const rf = o.refused && typeof o.refused === 'object' ? (o.refused as Record<string, unknown>) : null;
+  if (rf) {
+    s.refused.records = count(rf.records, Number.MAX_SAFE_INTEGER);
+    s.refused.tokens = count(rf.tokens, Number.MAX_SAFE_INTEGER);
+    s.refused.costMicros = count(rf.costMicros, Number.MAX_SAFE_INTEGER);
+    s.refused.lastAt = count(rf.lastAt, Number.MAX_SAFE_INTEGER);
+    const reasons = rf.reasons && typeof rf.reasons === 'object' ? (rf.reasons as Record<string, unknown>) : {};
+    for (const k of Object.keys(reasons).slice(0, 10)) if ((REFUSED_REASONS as readonly string[]).includes(k) || k === 'other') s.refused.reasons[k] = count(reasons[k], Number.MAX_SAFE_INTEGER);
   }
   s.count = count(o.count, Number.MAX_SAFE_INTEGER);
   return s;

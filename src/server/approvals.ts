@@ -55,7 +55,7 @@ import type { PerProject } from './scoped.js';
 import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
 import { FoldedStream } from './folded.js';
 import { projectKey } from './floor.js';
-import { LOCAL_OWNER, LocalAccess, type Access, type Principal } from './access.js';
+import { LOCAL_OWNER, LocalAccess, principalKey, type Access } from './access.js';
 import { Holders } from './holders.js';
 
 export const APPROVALS_STREAM = 'approvals';
@@ -110,15 +110,6 @@ export interface NewApproval {
   askedBy?: string;
 }
 
-/**
- * A principal as approvals name it: a token by its id (an agent's hook or
- * `roost mcp` holds one), a person by their uid; '' in local mode (one person
- * at the machine, who answers their own agents).
- */
-export function principalKey(p: Principal | null): string {
-  if (!p || p.kind === 'local') return '';
-  return p.kind === 'token' && p.token ? `token:${p.token}` : `person:${p.uid}`;
-}
 
 /**
  * The id of a request named by its asker: the asker's own key (a hook's

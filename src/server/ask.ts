@@ -23,7 +23,8 @@ import { APPROVAL_LIMITS, outcomeLine, pendingAsksOf } from '../core/approvals.j
 import { LIMITS, type FloorEvent } from '../core/floor.js';
 import { normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore } from '../storage/types.js';
-import { newApprovalId, principalKey, type ApprovalService } from './approvals.js';
+import { newApprovalId, type ApprovalService } from './approvals.js';
+import { principalKey } from './access.js';
 import { HttpError } from './http.js';
 import type { FloorService } from './floor.js';
 import { sendJson } from './http.js';

@@ -10,8 +10,14 @@
 //      OTLP_LIMITS.records records);
 //   3. mapped (src/integrations/otlp.ts); each report's floor agent found
 //      (the session, or the helper of the subagent the record names);
-//   4. one append of every new `usage` event (a record already counted, such
-//      as an exporter's retry, is skipped by its key), then the budget check.
+//   4. each record checked against what a real model can spend (PLAUSIBLE in
+//      src/core/usage.ts: tokens and cost per record, tokens and cost per
+//      session per minute of the server's clock) and, in shared mode, its
+//      session against the sessions the hooks or the floor know; a record
+//      that fails is not booked but counted in one `usage.refused` event;
+//   5. one append of every new `usage` event (a record already counted, such
+//      as an exporter's retry, is skipped by its key), each naming the
+//      principal that reported it (`reporter`), then the budget check.
 //
 // Who a report belongs to: the session agent the hooks created
 // (`claude-code:<session>`, `codex:<thread>`, `gemini:<session>`). A subagent
@@ -24,7 +30,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import { applyUsage, costOf, dueBudgetNotices, emptyUsage, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { applyUsage, costOf, dueBudgetNotices, emptyUsage, implausibleRecord, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { principalKey, type Principal } from './access.js';
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import type { ResultUsage } from '../core/fleet-wire.js';
@@ -194,6 +201,8 @@ export class UsageService extends OnFoldHost<UsageState> {
   private readonly transcriptGraceMs: number;
   /** Metric points received (checked, not added: log records are the usage source). */
   metricPoints = 0;
+  /** OTLP tokens and cost booked per session in the current minute of this node's clock (PLAUSIBLE's per-minute caps). */
+  private perMinute = new Recent<{ minute: number; tokens: number; costMicros: number }>(20_000);
 
   constructor(
     private store: EventStore,
@@ -294,16 +303,48 @@ export class UsageService extends OnFoldHost<UsageState> {
     return { type: 'usage', id: `${d.tool}:${d.key}`.slice(0, USAGE_LIMITS.id), agent: who.agent, parent: who.parent ?? undefined, session: who.session, team: who.team, source: d.tool, model: '', day: d.day, requests: 0, accepted: d.accepted ? 1 : 0, rejected: d.accepted ? 0 : 1, ts: d.ts };
   }
 
-  /** Appends what a logs request reports; resolves with how many records were new. */
-  async ingestLogs(body: Buffer, enc: OtlpEncoding, floor: FloorState): Promise<{ accepted: number; skipped: number }> {
+  /** Whether a session agent is one the hooks or the floor have seen (or whose usage is already booked). */
+  private known(session: string, floor: FloorState): boolean {
+    return floor.agents.has(session) || this.state.agents.has(session) || this.identities.has(session);
+  }
+
+  /**
+   * Appends what a logs request reports; resolves with how many records were
+   * new and how many were refused. `principal`: who sent it (shared mode
+   * books only to sessions that exist and names the reporter on each event).
+   */
+  async ingestLogs(body: Buffer, enc: OtlpEncoding, floor: FloorState, principal: Principal | null = null): Promise<{ accepted: number; skipped: number; refused: number }> {
     const { usage, decisions } = mapOtlpLogs(decodeLogs(body, enc));
+    const reporter = principalKey(principal);
     const events: Record<string, unknown>[] = [];
     const inRequest = new Set<string>();
+    const refused = { records: 0, tokens: 0, costMicros: 0, reasons: new Map<string, number>() };
+    const refuse = (reason: string, e: Record<string, unknown>) => {
+      refused.records++;
+      refused.tokens += tokensIn(e);
+      refused.costMicros += Math.min(Number(e.costMicros) || 0, USAGE_LIMITS.costMicros);
+      refused.reasons.set(reason, (refused.reasons.get(reason) ?? 0) + 1);
+    };
+    const minute = Math.floor(Date.now() / 60_000);
     let skipped = 0;
     const push = (e: Record<string, unknown>) => {
       const id = e.id as string;
       if (this.seen.has(id) || inRequest.has(id)) return void skipped++;
+      const session = e.session as string;
+      // Shared mode: a record books only to a session some hook or the floor has seen, never to one made up.
+      if (reporter && !this.known(session, floor)) return refuse('unknown session', e);
+      const tokens = tokensIn(e);
+      const cost = Number(e.costMicros) || 0;
+      const bad = e.model === '' ? null : implausibleRecord(e as { input: number; output: number; cacheRead: number; cacheWrite: number }, cost);
+      if (bad) return refuse(bad, e);
+      let m = this.perMinute.get(session);
+      if (!m || m.minute !== minute) this.perMinute.set(session, (m = { minute, tokens: 0, costMicros: 0 }));
+      if (m.tokens + tokens > PLAUSIBLE.sessionTokensPerMinute) return refuse('session tokens per minute', e);
+      if (m.costMicros + cost > PLAUSIBLE.sessionCostMicrosPerMinute) return refuse('session cost per minute', e);
+      m.tokens += tokens;
+      m.costMicros += cost;
       inRequest.add(id);
+      if (reporter) e.reporter = reporter;
       events.push(e);
     };
     const otlpFor = (e: Record<string, unknown>) => {
@@ -313,12 +354,17 @@ export class UsageService extends OnFoldHost<UsageState> {
     };
     for (const r of usage) otlpFor(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
     for (const d of decisions) otlpFor(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
+    if (refused.records) {
+      // One event per request whatever it refused: what a flood costs the log is bounded by the request budget.
+      const body = { type: 'usage.refused', records: refused.records, tokens: refused.tokens, costMicros: refused.costMicros, reasons: Object.fromEntries(refused.reasons), reporter: reporter || undefined, ts: Date.now() };
+      events.push(body);
+    }
     if (events.length) {
       const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
       await this.host.folded(r.last);
       await this.notifyBudget();
     }
-    return { accepted: events.length, skipped };
+    return { accepted: events.length - (refused.records ? 1 : 0), skipped, refused: refused.records };
   }
 
   /**
@@ -457,6 +503,11 @@ export class UsageService extends OnFoldHost<UsageState> {
   };
 }
 
+/** A usage event's tokens (all four kinds). */
+function tokensIn(e: Record<string, unknown>): number {
+  return (Number(e.input) || 0) + (Number(e.output) || 0) + (Number(e.cacheRead) || 0) + (Number(e.cacheWrite) || 0);
+}
+
 const Budget = Type.Object({ usd: Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 }) });
 
 /** The answer an OTLP exporter expects: an empty Export*ServiceResponse in the request's encoding. */
@@ -474,11 +525,11 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
       auth: 'editor',
       body: 'raw',
       doc: `OTLP/HTTP ${kind}, JSON or protobuf (a token, normally)`,
-      handler: async ({ req, res }) => {
+      handler: async ({ req, res, principal }) => {
         const enc = encodingOf(req.headers['content-type']);
         const body = inflate(await readBody(req, OTLP_MAX_BYTES), req.headers['content-encoding']);
         const svc = await of.of(req);
-        if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state);
+        if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state, principal);
         else svc.metricPoints += decodeMetrics(body, enc).filter((p) => toolOfService(p.service) !== null).length;
         otlpOk(res, enc);
       },

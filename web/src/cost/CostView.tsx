@@ -156,6 +156,15 @@ export function CostView() {
       <p class="total" data-testid="cost-total">
         <strong>{formatUsd(s.project.costMicros)}</strong> · {count(tokensOf(s.project))} tokens · {s.project.requests} requests
       </p>
+      {s.refused.records > 0 && (
+        <p class="note" role="status" data-testid="cost-refused">
+          {s.refused.records} record{s.refused.records === 1 ? '' : 's'} refused as implausible, not booked ({count(s.refused.tokens)} tokens claimed;{' '}
+          {Object.entries(s.refused.reasons)
+            .map(([why, n]) => `${why}: ${n}`)
+            .join(', ')}
+          )
+        </p>
+      )}
       <DailyChart days={[...s.days].sort((a, b) => (a[0] < b[0] ? -1 : 1))} />
       <Budget s={s} />
       <section aria-label="By room">
