@@ -30,8 +30,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import { applyUsage, costOf, dueBudgetNotices, emptyUsage, implausibleRecord, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { applyUsage, costOf, dueBudgetNotices, emptyUsage, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
 import { principalKey, type Principal } from './access.js';
+import { PRICE_TABLE } from '../core/prices.js';
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import type { ResultUsage } from '../core/fleet-wire.js';
@@ -278,7 +279,7 @@ export class UsageService extends OnFoldHost<UsageState> {
   }
 
   private usageEvent(r: UsageReport, who: { agent: string } & Identity): Record<string, unknown> {
-    const c = costOf(r.model, r, r.vendorUsd);
+    const c = costOf(r.model, r, r.vendorUsd, this.state.prices);
     return {
       type: 'usage',
       id: `${r.tool}:${r.key}`.slice(0, USAGE_LIMITS.id),
@@ -387,7 +388,7 @@ export class UsageService extends OnFoldHost<UsageState> {
         continue;
       }
       inCall.add(id);
-      const c = costOf(r.model, r, r.vendorUsd);
+      const c = costOf(r.model, r, r.vendorUsd, this.state.prices);
       const ts = r.ts > 0 ? r.ts : Date.now();
       events.push({
         type: 'usage',
@@ -497,9 +498,26 @@ export class UsageService extends OnFoldHost<UsageState> {
     await this.notifyBudget();
   }
 
+  /** The project's own price for a model (null removes it): an event, so every node prices the same from then on. */
+  async setPrice(model: string, price: { input: number; output: number; cacheRead: number; cacheWrite: number } | null, by: string): Promise<void> {
+    const body = { type: 'prices.set', model: modelName(model), price, by, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
+    await this.host.folded(r.last);
+  }
+
   getUsage = (res: ServerResponse): void => {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.pos, reset: false, state: usageToJSON(this.state) }));
+    res.end(
+      JSON.stringify({
+        protocol: USAGE_PROTOCOL_VERSION,
+        epoch: this.store.epoch,
+        position: this.pos,
+        reset: false,
+        // Which table prices what the project has no price of its own for.
+        priceTable: { date: PRICE_TABLE.date, source: PRICE_TABLE.source },
+        state: usageToJSON(this.state),
+      }),
+    );
   };
 }
 
@@ -509,6 +527,13 @@ function tokensIn(e: Record<string, unknown>): number {
 }
 
 const Budget = Type.Object({ usd: Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 }) });
+
+/** USD per million tokens: a price row's figure. */
+const PerMillion = Type.Number({ minimum: 0, maximum: 10_000 });
+const SetPrice = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: USAGE_LIMITS.model }),
+  price: Type.Union([Type.Object({ input: PerMillion, output: PerMillion, cacheRead: PerMillion, cacheWrite: PerMillion }, { additionalProperties: false }), Type.Null()]),
+});
 
 /** The answer an OTLP exporter expects: an empty Export*ServiceResponse in the request's encoding. */
 function otlpOk(res: ServerResponse, enc: OtlpEncoding): void {
@@ -539,6 +564,19 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
     otlp('metrics'),
     route({ method: 'GET', path: '/usage', auth: 'viewer', handler: async ({ req, res }) => (await of.of(req)).getUsage(res) }),
     route({ method: 'GET', path: '/usage/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`usage:${grant!.project}`])) }),
+    route({
+      method: 'PUT',
+      path: '/usage/prices',
+      auth: 'owner',
+      body: SetPrice,
+      doc: "the project's own price of a model in USD per million tokens (null removes it); it prices the records booked after it",
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await of.of(req);
+        if (!modelName(body.model)) throw new HttpError(400, 'bad_request', 'model: a model name, such as claude-sonnet-4-5');
+        await svc.setPrice(body.model, body.price, principal?.name ?? 'local owner');
+        sendJson(res, 200, { prices: [...svc.state.prices] });
+      },
+    }),
     route({
       method: 'PUT',
       path: '/usage/budget',
