@@ -11,8 +11,8 @@
 // src/core (window.ts, approval-rules.ts), no clock, no I/O. Time arrives on the event (`ts`) or as the `now` of a query.
 //
 // Events (one `approvals` stream per project):
-//   approval.requested { id, kind, asker, askerName?, scope?, team?, source?, tool, input?, detail?, phrase?, holder?, window, ts }
-//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason?, phrase?, remember?: 'session', rule?: ruleKey }
+//   approval.requested { id, kind, asker, askerName?, scope?, team?, source?, tool, input?, detail?, phrase?, holder?, askedBy?, window, ts }
+//   approval.decided   { id, decision: 'allow'|'deny', by, ts, reason?, phrase?, remember?: 'session', rule?: ruleKey, principal? }
 //   approval.rules.ended { asker, session, ts }   the session ended: its "allow for this session" rules end with it
 //   approval.expired   { id, ts }          the window passed with no decision
 //   approval.withdrawn { id, ts, reason? } the asker stopped waiting (its hook or bridge went away,
@@ -27,6 +27,9 @@
 // - a second request with an id already known is a no-op (ids are unique);
 // - an `ask` is allowed only by a decision carrying its exact phrase (trimmed,
 //   lower case); any other allow folds to a no-op (a deny needs no phrase);
+// - a request that names the principal who asked it (`askedBy`, set by the
+//   server) is never decided by that principal: a decision carrying the same
+//   `principal` folds to a no-op (the server refuses it first with a 403);
 // - hostile input (wrong types, huge strings, unknown kinds or scope keys) is
 //   clamped, dropped or ignored; nothing here throws.
 //
@@ -63,6 +66,8 @@ export const APPROVAL_LIMITS = {
   input: 2000,
   phrase: 200,
   holder: 128,
+  /** `askedBy` and a decision's `principal`: `token:<id>` or `person:<uid>`. */
+  principal: 160,
   scopeValue: 128,
   by: 120,
   reason: 500,
@@ -136,6 +141,12 @@ export interface Approval {
    * nothing holds it (the window alone closes it).
    */
   holder: string;
+  /**
+   * The principal that asked, as the server names it (`token:<id>`,
+   * `person:<uid>`), when the request came from a caller of its own (`POST
+   * /ask` in shared mode); '' otherwise. That principal cannot decide it.
+   */
+  askedBy: string;
   window: number;
   requestedAt: number;
   deadline: number;
@@ -268,6 +279,7 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
     detail: kind === 'tool' || kind === 'fleet' ? clampDetail(o.detail) : null,
     phrase,
     holder: str(o.holder, APPROVAL_LIMITS.holder) ?? '',
+    askedBy: str(o.askedBy, APPROVAL_LIMITS.principal) ?? '',
     window,
     requestedAt: ts,
     deadline: ts + window,
@@ -311,6 +323,8 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
       if (o.decision !== 'allow' && o.decision !== 'deny') return [];
       // An ask is a yes only with its exact words; anything else is not a yes (and not a no either).
       if (a.kind === 'ask' && o.decision === 'allow' && normalizePhrase(o.phrase) !== a.phrase) return [];
+      // Whoever asked never answers: not a yes, not a no.
+      if (a.askedBy && str(o.principal, APPROVAL_LIMITS.principal) === a.askedBy) return [];
       a.decidedBy = str(o.by, APPROVAL_LIMITS.by) ?? 'unknown';
       a.reason = str(o.reason, APPROVAL_LIMITS.reason) ?? '';
       if (o.decision === 'allow') {
@@ -371,9 +385,20 @@ export function nextDeadline(s: ApprovalsState): number | null {
   return next;
 }
 
-/** Pending tool approvals of one floor agent (for its card on the floor). */
+/**
+ * Pending tool approvals of one floor agent (for its card on the floor); a
+ * question (`ask_person`) is on the card of the agent it was asked for (its
+ * scope's session), whoever asked it.
+ */
 export function pendingFor(s: ApprovalsState, agent: string): Approval[] {
-  return pendingApprovals(s).filter((a) => a.kind === 'tool' && a.asker === agent);
+  return pendingApprovals(s).filter((a) => a.kind === 'tool' && (a.asker === agent || (a.tool === 'ask_person' && a.scope.session === agent)));
+}
+
+/** How many questions (`ask_person`) of one asker are pending (the server caps it: src/server/ask.ts). */
+export function pendingAsksOf(s: ApprovalsState, asker: string): number {
+  let n = 0;
+  for (const a of s.byId.values()) if (a.status === 'pending' && a.tool === 'ask_person' && a.asker === asker) n++;
+  return n;
 }
 
 /**
@@ -556,7 +581,7 @@ export function approvalsToJSON(s: ApprovalsState): ApprovalsJSON {
 export function approvalsFromJSON(j: ApprovalsJSON): ApprovalsState {
   const s = emptyApprovals();
   // Records from before `detail` and `rule` read as having none.
-  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope }, detail: a.detail ?? null, rule: a.rule ?? '' });
+  for (const a of j.approvals ?? []) s.byId.set(a.id, { ...a, scope: { ...a.scope }, detail: a.detail ?? null, rule: a.rule ?? '', askedBy: a.askedBy ?? '' });
   s.closed = [...(j.closed ?? [])];
   for (const id of j.forgotten ?? []) remember(s.forgotten, id);
   for (const [k, rules] of j.sessionRules ?? []) s.sessionRules.set(k, new Map(rules.map(([rk, r]) => [rk, { ...r }])));

@@ -1,8 +1,8 @@
 // The usage fold: tokens and cost, rolled up per agent → subagent → session →
 // team → project, per model and per day, and the project's budget.
 //
-// Pure and shared (server and browser fold the same events): no imports, no
-// clock, no I/O. Time arrives on the event (`day`, `ts`).
+// Pure and shared (server and browser fold the same events): imports only the
+// price table's data (./prices.ts), no clock, no I/O. Time arrives on the event (`day`, `ts`).
 //
 // Events (the `usage` stream of a project):
 //   usage            { id, agent, parent?, session, team, source, model, day,
@@ -11,6 +11,16 @@
 //                    one model request (or a batch of them) an agent made;
 //                    `input` is the uncached input (cache reads and writes
 //                    are counted apart, as every vendor bills them apart)
+//                    `reporter` (`token:<id>`, `person:<uid>`): who sent an
+//                    OTLP record (shared mode), for the audit
+//   usage.refused    { records, tokens, costMicros, reasons: {reason: n}, reporter?, ts }
+//                    records of one request not booked because no real model
+//                    could have made them (PLAUSIBLE) or their session is not
+//                    one the hooks have seen (shared mode): counted, never added
+//   prices.set       { model, price: {input, output, cacheRead, cacheWrite} | null, by, ts }
+//                    the project's own price for a model (USD per million
+//                    tokens; null removes it): it prices the records booked
+//                    after it, before the vendor's figure and the table
 //   budget.set       { limitMicros, by, ts }      0 clears it
 //   budget.crossed   { threshold: 80|100, version, costMicros, limitMicros, ts }
 //                    the durable notification: written once per threshold of
@@ -25,11 +35,18 @@
 //   sessions; per-model and per-day tallies sum to the project's;
 // - hostile input (wrong types, negative or huge numbers, long strings) is
 //   clamped or ignored; nothing here throws;
+// - a model is named by `modelName` (one pure rule: case, a `[1m]`-style
+//   suffix, a `models/` prefix), so one model is one row whatever its source;
 // - the fold keeps at most LIMITS.agents agents, LIMITS.models models and
 //   LIMITS.days days (the oldest day is dropped from the breakdown, never
 //   from the totals), so state stays bounded whatever is sent.
 
-export const USAGE_PROTOCOL_VERSION = 1;
+import { PRICE_TABLE, type Price } from './prices.js';
+
+export type { Price };
+
+/** History: 1 — usage, budgets; 2 — models named by `modelName`, `usage.refused`, `prices.set`. */
+export const USAGE_PROTOCOL_VERSION = 2;
 
 export const USAGE_LIMITS = {
   id: 160,
@@ -47,6 +64,53 @@ export const USAGE_LIMITS = {
   /** A budget: at most $10,000,000. */
   budgetMicros: 10_000_000_000_000,
 } as const;
+
+/**
+ * What a real model can spend, for telling a booked record from an
+ * implausible one (docs/security.md, "Questions and usage"). Numbers with
+ * their reasons:
+ * - `recordTokens` 2,000,000: one request's input, cache and output fit in
+ *   its context window, and the largest one on sale is 2M tokens (1M for
+ *   Claude and GPT models);
+ * - `recordCostMicros` $100: a full 1M-token context at the dearest input
+ *   price in the table ($15/M) plus 128k output tokens at the dearest output
+ *   price ($75/M) is under $25; $100 leaves room for dearer models;
+ * - `sessionTokensPerMinute` 20,000,000 and `sessionCostMicrosPerMinute`
+ *   $200: a session with helpers (a lead and nine, each sending a full 1M
+ *   context twice a minute, cache reads included); the vendors' own highest
+ *   published rate limits per organisation are below this.
+ */
+export const PLAUSIBLE = {
+  recordTokens: 2_000_000,
+  recordCostMicros: 100_000_000,
+  sessionTokensPerMinute: 20_000_000,
+  sessionCostMicrosPerMinute: 200_000_000,
+} as const;
+
+/** Why one model request's figures are not plausible (a PLAUSIBLE key's reason), or null when they are. */
+export function implausibleRecord(t: { input: number; output: number; cacheRead: number; cacheWrite: number }, costMicros: number): string | null {
+  if (t.input + t.output + t.cacheRead + t.cacheWrite > PLAUSIBLE.recordTokens) return 'tokens per record';
+  if (costMicros > PLAUSIBLE.recordCostMicros) return 'cost per record';
+  return null;
+}
+
+/** Records refused as implausible (never booked), for the Cost page. */
+export interface Refused {
+  records: number;
+  /** The tokens and cost they claimed (capped per record as usage is). */
+  tokens: number;
+  costMicros: number;
+  /** How many per reason (`tokens per record`, `cost per record`, `unknown session`, `session tokens per minute`, `session cost per minute`). */
+  reasons: Record<string, number>;
+  lastAt: number;
+}
+
+export function emptyRefused(): Refused {
+  return { records: 0, tokens: 0, costMicros: 0, reasons: Object.create(null) as Record<string, number>, lastAt: 0 };
+}
+
+/** The reasons a `usage.refused` event may give (any other is counted as `other`). */
+export const REFUSED_REASONS = ['tokens per record', 'cost per record', 'unknown session', 'session tokens per minute', 'session cost per minute'] as const;
 
 export interface Tally {
   input: number;
@@ -91,6 +155,10 @@ export interface UsageState {
   days: Map<string, Tally>;
   project: Tally;
   budget: Budget | null;
+  /** The project's own prices (prices.set), by normalised model name. */
+  prices: Map<string, { price: Price; by: string; at: number }>;
+  /** Records refused as implausible (usage.refused). */
+  refused: Refused;
   /** The events folded (not positions: the server keeps those). */
   count: number;
 }
@@ -102,7 +170,7 @@ export function emptyTally(): Tally {
 }
 
 export function emptyUsage(): UsageState {
-  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, count: 0 };
+  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, prices: new Map(), refused: emptyRefused(), count: 0 };
 }
 
 function str(v: unknown, max: number): string {
@@ -142,6 +210,35 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
   switch (o.type) {
     case 'usage':
       return applyReport(s, o);
+    case 'prices.set': {
+      const model = modelName(o.model);
+      if (!model) return [];
+      s.count++;
+      const price = priceFrom(o.price);
+      if (price) {
+        s.prices.delete(model);
+        s.prices.set(model, { price, by: str(o.by, 120), at: count(o.ts, Number.MAX_SAFE_INTEGER) });
+        // At most USAGE_LIMITS.models rows: the oldest set goes first.
+        if (s.prices.size > USAGE_LIMITS.models) s.prices.delete(s.prices.keys().next().value as string);
+      } else s.prices.delete(model);
+      return [];
+    }
+    case 'usage.refused': {
+      const r = s.refused;
+      const n = count(o.records, 1_000_000);
+      if (!n) return [];
+      s.count++;
+      r.records += n;
+      r.tokens += count(o.tokens, USAGE_LIMITS.tokens * 1000);
+      r.costMicros += count(o.costMicros, USAGE_LIMITS.costMicros * 1000);
+      const reasons = o.reasons && typeof o.reasons === 'object' ? (o.reasons as Record<string, unknown>) : {};
+      for (const k of Object.keys(reasons).slice(0, 10)) {
+        const key = (REFUSED_REASONS as readonly string[]).includes(k) ? k : 'other';
+        r.reasons[key] = (r.reasons[key] ?? 0) + count(reasons[k], 1_000_000);
+      }
+      r.lastAt = Math.max(r.lastAt, count(o.ts, Number.MAX_SAFE_INTEGER));
+      return [];
+    }
     case 'budget.set': {
       const limit = count(o.limitMicros, USAGE_LIMITS.budgetMicros);
       s.count++;
@@ -170,7 +267,7 @@ function applyReport(s: UsageState, o: Record<string, unknown>): UsageEffect[] {
   const parent = parentRaw && parentRaw !== agent ? parentRaw : null;
   const team = str(o.team, USAGE_LIMITS.team) || 'default';
   // '' for records that are not model requests (tool decisions): no model row.
-  const model = str(o.model, USAGE_LIMITS.model);
+  const model = modelName(o.model);
   const dayRaw = str(o.day, 10);
   const day = DAY.test(dayRaw) ? dayRaw : 'unknown';
   const d: Tally = {
@@ -247,6 +344,8 @@ export interface UsageJSON {
   days: [string, Tally][];
   project: Tally;
   budget: Budget | null;
+  prices?: [string, { price: Price; by: string; at: number }][];
+  refused?: Refused;
   count: number;
 }
 
@@ -259,6 +358,8 @@ export function usageToJSON(s: UsageState): UsageJSON {
     days: [...s.days].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)),
     project: s.project,
     budget: s.budget,
+    prices: [...s.prices],
+    refused: s.refused,
     count: s.count,
   };
 }
@@ -286,6 +387,20 @@ export function usageFromJSON(j: unknown): UsageState {
       notified: Array.isArray(b.notified) ? b.notified.filter((x): x is number => x === 80 || x === 100) : [],
     };
   }
+  for (const p of Array.isArray(o.prices) ? o.prices.slice(0, USAGE_LIMITS.models) : []) {
+    if (!Array.isArray(p) || typeof p[0] !== 'string' || !p[1] || typeof p[1] !== 'object') continue;
+    const price = priceFrom((p[1] as Record<string, unknown>).price);
+    if (price) s.prices.set(p[0], { price, by: str((p[1] as Record<string, unknown>).by, 120), at: count((p[1] as Record<string, unknown>).at, Number.MAX_SAFE_INTEGER) });
+  }
+  const rf = o.refused && typeof o.refused === 'object' ? (o.refused as Record<string, unknown>) : null;
+  if (rf) {
+    s.refused.records = count(rf.records, Number.MAX_SAFE_INTEGER);
+    s.refused.tokens = count(rf.tokens, Number.MAX_SAFE_INTEGER);
+    s.refused.costMicros = count(rf.costMicros, Number.MAX_SAFE_INTEGER);
+    s.refused.lastAt = count(rf.lastAt, Number.MAX_SAFE_INTEGER);
+    const reasons = rf.reasons && typeof rf.reasons === 'object' ? (rf.reasons as Record<string, unknown>) : {};
+    for (const k of Object.keys(reasons).slice(0, 10)) if ((REFUSED_REASONS as readonly string[]).includes(k) || k === 'other') s.refused.reasons[k] = count(reasons[k], Number.MAX_SAFE_INTEGER);
+  }
   s.count = count(o.count, Number.MAX_SAFE_INTEGER);
   return s;
 }
@@ -293,57 +408,95 @@ export function usageFromJSON(j: unknown): UsageState {
 // ---------------------------------------------------------------- prices
 
 /**
- * List prices in USD per million tokens, as published by each vendor on the
- * date of the table. Used only when the vendor's own figure is missing (Claude
- * Code reports its cost; Codex and Gemini CLI report tokens only). A model is
- * matched by the longest prefix; a model with no row is counted as unpriced,
- * never guessed. Update the date with the rows.
+ * One model's one name, whatever reported it: trimmed, lower case, without
+ * Claude Code's context-size suffix (`claude-opus-4-8[1m]`) or the Gemini
+ * API's `models/` prefix, at most USAGE_LIMITS.model characters; '' for
+ * anything that is not a name. The fold names every row with it, so the
+ * per-model breakdown lists a model once.
  */
-export const PRICE_TABLE_DATE = '2026-11-01';
-
-export interface Price {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
+export function modelName(v: unknown): string {
+  if (typeof v !== 'string') return '';
+  return v
+    .slice(0, USAGE_LIMITS.model * 2)
+    .trim()
+    .toLowerCase()
+    .replace(/^models\//, '')
+    .replace(/(\s*\[[^\]]*\])+$/, '')
+    .trim()
+    .slice(0, USAGE_LIMITS.model);
 }
 
-export const PRICES: readonly (readonly [string, Price])[] = [
-  ['claude-opus-4', { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }],
-  ['claude-sonnet-4', { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }],
-  ['claude-haiku-4', { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 }],
-  ['claude-3-5-haiku', { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 }],
-  ['gpt-5-mini', { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 }],
-  ['gpt-5-nano', { input: 0.05, output: 0.4, cacheRead: 0.005, cacheWrite: 0 }],
-  ['gpt-5', { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 }],
-  ['gpt-4.1-mini', { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 }],
-  ['gpt-4.1', { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 }],
-  ['o4-mini', { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 }],
-  ['gemini-2.5-pro', { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 }],
-  ['gemini-2.5-flash-lite', { input: 0.1, output: 0.4, cacheRead: 0.025, cacheWrite: 0 }],
-  ['gemini-2.5-flash', { input: 0.3, output: 2.5, cacheRead: 0.075, cacheWrite: 0 }],
-];
+/** The date of the price table in the repo (src/core/prices.ts). */
+export const PRICE_TABLE_DATE = PRICE_TABLE.date;
 
-/** The table's row for a model (longest matching prefix; a `[1m]`-style suffix is ignored), or null. */
-export function priceOf(model: string): Price | null {
-  const m = model.toLowerCase().replace(/\[[^\]]*\]$/, '');
-  let best: Price | null = null;
+/** The table's rows, longest prefix first is not needed: `priceOf` picks the longest match. */
+export const PRICES: readonly (readonly [string, Price])[] = Object.entries(PRICE_TABLE.rows);
+
+/** A price row (each figure a finite USD per million tokens in [0, 10,000]), or null. */
+export function priceFrom(v: unknown): Price | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const out: Price = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  for (const k of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
+    const n = o[k];
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 10_000) return null;
+    out[k] = n;
+  }
+  return out;
+}
+
+/** Longest prefix of `model` among `rows`' keys. */
+function longest<V>(model: string, rows: Iterable<readonly [string, V]>): V | null {
+  let best: V | null = null;
   let len = -1;
-  for (const [prefix, p] of PRICES) if (m.startsWith(prefix) && prefix.length > len) ((best = p), (len = prefix.length));
+  for (const [prefix, p] of rows) if (model.startsWith(prefix) && prefix.length > len) ((best = p), (len = prefix.length));
   return best;
 }
 
+/** The table's row for a model (its normalised name's longest matching prefix), or null. */
+export function priceOf(model: string): Price | null {
+  return longest(modelName(model), PRICES);
+}
+
 /**
- * The cost of one request in micro-dollars: the vendor's own figure when it
- * reported one, else the price table's, else unknown (0, and the tokens are
- * counted as unpriced).
+ * The cost of one request in micro-dollars, and where it came from: the
+ * project's own price when it has one for the model (`project`), else the
+ * vendor's own figure when it reported a positive one (`vendor`), else the
+ * table's (`table:<date>`), else unknown (0, and the tokens are counted as
+ * unpriced). A vendor's 0 for tokens the table prices is not believed (no
+ * token with a price is free), and a priced request with tokens costs at
+ * least one micro-dollar, so nothing priced shows as $0.
  */
-export function costOf(model: string, t: { input: number; output: number; cacheRead: number; cacheWrite: number }, vendorUsd?: number): { costMicros: number; costFrom: string } {
-  if (typeof vendorUsd === 'number' && Number.isFinite(vendorUsd) && vendorUsd >= 0) return { costMicros: Math.round(vendorUsd * 1_000_000), costFrom: 'vendor' };
-  const p = priceOf(model);
+export function costOf(
+  model: string,
+  t: { input: number; output: number; cacheRead: number; cacheWrite: number },
+  vendorUsd?: number,
+  project?: ReadonlyMap<string, { price: Price }>,
+): { costMicros: number; costFrom: string } {
+  const name = modelName(model);
+  const tokens = t.input + t.output + t.cacheRead + t.cacheWrite;
+  const priced = (p: Price, from: string) => {
+    // USD per million tokens × tokens = micro-dollars.
+    const c = Math.round(p.input * t.input + p.output * t.output + p.cacheRead * t.cacheRead + p.cacheWrite * t.cacheWrite);
+    return { costMicros: tokens > 0 && (p.input || p.output || p.cacheRead || p.cacheWrite) ? Math.max(1, c) : c, costFrom: from };
+  };
+  const own = project && project.size ? longest(name, [...project].map(([k, v]) => [k, v.price] as const)) : null;
+  if (own) return priced(own, 'project');
+  const vendor = typeof vendorUsd === 'number' && Number.isFinite(vendorUsd) && vendorUsd >= 0 ? Math.round(vendorUsd * 1_000_000) : null;
+  const p = priceOf(name);
+  if (vendor !== null && (vendor > 0 || !p || tokens === 0)) return { costMicros: vendor, costFrom: 'vendor' };
   if (!p) return { costMicros: 0, costFrom: 'unknown' };
-  // USD per million tokens × tokens = micro-dollars.
-  return { costMicros: Math.round(p.input * t.input + p.output * t.output + p.cacheRead * t.cacheRead + p.cacheWrite * t.cacheWrite), costFrom: `table:${PRICE_TABLE_DATE}` };
+  return priced(p, `table:${PRICE_TABLE_DATE}`);
+}
+
+/**
+ * A tally's cost as a person should read it: `unpriced` when none of its
+ * tokens had a price (never `$0`), `$1.23 + unpriced` when some had none,
+ * else the dollars.
+ */
+export function costLabel(t: Pick<Tally, 'costMicros' | 'unpricedTokens'>): string {
+  if (t.unpricedTokens > 0) return t.costMicros > 0 ? `${formatUsd(t.costMicros)} + unpriced` : 'unpriced';
+  return formatUsd(t.costMicros);
 }
 
 /** '$1.23' (or '$0.0042' below a cent, '$0' for nothing). */

@@ -168,3 +168,14 @@ export function decide(p: Principal | null, role: Role | null, project: string, 
   if (!roleAtLeast(role, min)) throw new HttpError(403, 'forbidden', `this needs the ${min} role in project "${project}"; you are ${role === 'viewer' ? 'a' : 'an'} ${role}`);
   return { ...p, project, role };
 }
+
+/**
+ * A principal as the log names who asked or reported (approvals' `askedBy`,
+ * usage's `reporter`): a token by its id (an agent's hook or `roost mcp`
+ * holds one), a person by their uid; '' in local mode (one person at the
+ * machine, who answers their own agents).
+ */
+export function principalKey(p: Principal | null): string {
+  if (!p || p.kind === 'local') return '';
+  return p.kind === 'token' && p.token ? `token:${p.token}` : `person:${p.uid}`;
+}

@@ -55,7 +55,7 @@ import type { PerProject } from './scoped.js';
 import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
 import { FoldedStream } from './folded.js';
 import { projectKey } from './floor.js';
-import { LOCAL_OWNER, LocalAccess, type Access } from './access.js';
+import { LOCAL_OWNER, LocalAccess, principalKey, type Access } from './access.js';
 import { Holders } from './holders.js';
 
 export const APPROVALS_STREAM = 'approvals';
@@ -106,7 +106,10 @@ export interface NewApproval {
   window?: number;
   /** What holds the asker's wait (see holders.ts); none: only the window closes it. */
   holder?: string;
+  /** The principal that asked (`principalKey`), who may then not decide it. */
+  askedBy?: string;
 }
+
 
 /**
  * The id of a request named by its asker: the asker's own key (a hook's
@@ -357,6 +360,7 @@ export class ApprovalService {
       detail: n.detail ?? undefined,
       phrase: n.phrase,
       holder: n.holder,
+      askedBy: n.askedBy || undefined,
       window: clampWindow(n.window),
       ts: Date.now(),
     };
@@ -459,10 +463,13 @@ export class ApprovalService {
     id: string,
     decision: 'allow' | 'deny',
     by: string,
-    opts: { reason?: string; phrase?: string; remember?: 'session'; idempotencyKey?: string } = {},
+    opts: { reason?: string; phrase?: string; remember?: 'session'; idempotencyKey?: string; principal?: string } = {},
   ): Promise<{ approval: Approval; won: boolean }> {
     let a = this.state.byId.get(id);
     if (!a && !this.state.forgotten.has(id)) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
+    if (a?.askedBy && opts.principal === a.askedBy) {
+      throw new HttpError(403, 'forbidden', `${a.askedBy.startsWith('token:') ? 'this token' : 'you'} asked this question and cannot answer its own question: the person the token acts for, or another member, decides it`);
+    }
     if (a && a.status === 'pending') {
       let held = this.held(a);
       for (let waited = 0; held === 'unknown' && waited < this.holders.graceMs + 100; waited += 50) {
@@ -482,7 +489,7 @@ export class ApprovalService {
     if (opts.remember && a.status === 'pending' && (decision !== 'allow' || ruleKeyOf(a) === null)) {
       throw new HttpError(400, 'bad_request', '"remember": "session" is for allowing a tool call of an agent session (not a deny, a board request, a verdict or an ask)');
     }
-    const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, remember: opts.remember, ts: Date.now() };
+    const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, remember: opts.remember, principal: opts.principal || undefined, ts: Date.now() };
     const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;
@@ -513,8 +520,10 @@ export class ApprovalService {
 
   postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
     const key = idempotencyKeyOf(req);
-    const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by);
+    const access = this.opts.access ?? LOCAL_ACCESS;
+    const by = await decider(access, req, b.by);
     const r = await this.decide(id, b.decision, by, {
+      principal: principalKey(access.principal(req)),
       reason: b.reason,
       phrase: b.phrase,
       remember: b.remember,

@@ -10,8 +10,14 @@
 //      OTLP_LIMITS.records records);
 //   3. mapped (src/integrations/otlp.ts); each report's floor agent found
 //      (the session, or the helper of the subagent the record names);
-//   4. one append of every new `usage` event (a record already counted, such
-//      as an exporter's retry, is skipped by its key), then the budget check.
+//   4. each record checked against what a real model can spend (PLAUSIBLE in
+//      src/core/usage.ts: tokens and cost per record, tokens and cost per
+//      session per minute of the server's clock) and, in shared mode, its
+//      session against the sessions the hooks or the floor know; a record
+//      that fails is not booked but counted in one `usage.refused` event;
+//   5. one append of every new `usage` event (a record already counted, such
+//      as an exporter's retry, is skipped by its key), each naming the
+//      principal that reported it (`reporter`), then the budget check.
 //
 // Who a report belongs to: the session agent the hooks created
 // (`claude-code:<session>`, `codex:<thread>`, `gemini:<session>`). A subagent
@@ -24,7 +30,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import { applyUsage, costOf, dueBudgetNotices, emptyUsage, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { applyUsage, costOf, dueBudgetNotices, emptyUsage, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { principalKey, type Principal } from './access.js';
+import { PRICE_TABLE } from '../core/prices.js';
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import type { ResultUsage } from '../core/fleet-wire.js';
@@ -194,6 +202,8 @@ export class UsageService extends OnFoldHost<UsageState> {
   private readonly transcriptGraceMs: number;
   /** Metric points received (checked, not added: log records are the usage source). */
   metricPoints = 0;
+  /** OTLP tokens and cost booked per session in the current minute of this node's clock (PLAUSIBLE's per-minute caps). */
+  private perMinute = new Recent<{ minute: number; tokens: number; costMicros: number }>(20_000);
 
   constructor(
     private store: EventStore,
@@ -269,7 +279,7 @@ export class UsageService extends OnFoldHost<UsageState> {
   }
 
   private usageEvent(r: UsageReport, who: { agent: string } & Identity): Record<string, unknown> {
-    const c = costOf(r.model, r, r.vendorUsd);
+    const c = costOf(r.model, r, r.vendorUsd, this.state.prices);
     return {
       type: 'usage',
       id: `${r.tool}:${r.key}`.slice(0, USAGE_LIMITS.id),
@@ -294,16 +304,48 @@ export class UsageService extends OnFoldHost<UsageState> {
     return { type: 'usage', id: `${d.tool}:${d.key}`.slice(0, USAGE_LIMITS.id), agent: who.agent, parent: who.parent ?? undefined, session: who.session, team: who.team, source: d.tool, model: '', day: d.day, requests: 0, accepted: d.accepted ? 1 : 0, rejected: d.accepted ? 0 : 1, ts: d.ts };
   }
 
-  /** Appends what a logs request reports; resolves with how many records were new. */
-  async ingestLogs(body: Buffer, enc: OtlpEncoding, floor: FloorState): Promise<{ accepted: number; skipped: number }> {
+  /** Whether a session agent is one the hooks or the floor have seen (or whose usage is already booked). */
+  private known(session: string, floor: FloorState): boolean {
+    return floor.agents.has(session) || this.state.agents.has(session) || this.identities.has(session);
+  }
+
+  /**
+   * Appends what a logs request reports; resolves with how many records were
+   * new and how many were refused. `principal`: who sent it (shared mode
+   * books only to sessions that exist and names the reporter on each event).
+   */
+  async ingestLogs(body: Buffer, enc: OtlpEncoding, floor: FloorState, principal: Principal | null = null): Promise<{ accepted: number; skipped: number; refused: number }> {
     const { usage, decisions } = mapOtlpLogs(decodeLogs(body, enc));
+    const reporter = principalKey(principal);
     const events: Record<string, unknown>[] = [];
     const inRequest = new Set<string>();
+    const refused = { records: 0, tokens: 0, costMicros: 0, reasons: new Map<string, number>() };
+    const refuse = (reason: string, e: Record<string, unknown>) => {
+      refused.records++;
+      refused.tokens += tokensIn(e);
+      refused.costMicros += Math.min(Number(e.costMicros) || 0, USAGE_LIMITS.costMicros);
+      refused.reasons.set(reason, (refused.reasons.get(reason) ?? 0) + 1);
+    };
+    const minute = Math.floor(Date.now() / 60_000);
     let skipped = 0;
     const push = (e: Record<string, unknown>) => {
       const id = e.id as string;
       if (this.seen.has(id) || inRequest.has(id)) return void skipped++;
+      const session = e.session as string;
+      // Shared mode: a record books only to a session some hook or the floor has seen, never to one made up.
+      if (reporter && !this.known(session, floor)) return refuse('unknown session', e);
+      const tokens = tokensIn(e);
+      const cost = Number(e.costMicros) || 0;
+      const bad = e.model === '' ? null : implausibleRecord(e as { input: number; output: number; cacheRead: number; cacheWrite: number }, cost);
+      if (bad) return refuse(bad, e);
+      let m = this.perMinute.get(session);
+      if (!m || m.minute !== minute) this.perMinute.set(session, (m = { minute, tokens: 0, costMicros: 0 }));
+      if (m.tokens + tokens > PLAUSIBLE.sessionTokensPerMinute) return refuse('session tokens per minute', e);
+      if (m.costMicros + cost > PLAUSIBLE.sessionCostMicrosPerMinute) return refuse('session cost per minute', e);
+      m.tokens += tokens;
+      m.costMicros += cost;
       inRequest.add(id);
+      if (reporter) e.reporter = reporter;
       events.push(e);
     };
     const otlpFor = (e: Record<string, unknown>) => {
@@ -313,12 +355,17 @@ export class UsageService extends OnFoldHost<UsageState> {
     };
     for (const r of usage) otlpFor(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
     for (const d of decisions) otlpFor(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
+    if (refused.records) {
+      // One event per request whatever it refused: what a flood costs the log is bounded by the request budget.
+      const body = { type: 'usage.refused', records: refused.records, tokens: refused.tokens, costMicros: refused.costMicros, reasons: Object.fromEntries(refused.reasons), reporter: reporter || undefined, ts: Date.now() };
+      events.push(body);
+    }
     if (events.length) {
       const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
       await this.host.folded(r.last);
       await this.notifyBudget();
     }
-    return { accepted: events.length, skipped };
+    return { accepted: events.length - (refused.records ? 1 : 0), skipped, refused: refused.records };
   }
 
   /**
@@ -341,7 +388,7 @@ export class UsageService extends OnFoldHost<UsageState> {
         continue;
       }
       inCall.add(id);
-      const c = costOf(r.model, r, r.vendorUsd);
+      const c = costOf(r.model, r, r.vendorUsd, this.state.prices);
       const ts = r.ts > 0 ? r.ts : Date.now();
       events.push({
         type: 'usage',
@@ -451,13 +498,42 @@ export class UsageService extends OnFoldHost<UsageState> {
     await this.notifyBudget();
   }
 
+  /** The project's own price for a model (null removes it): an event, so every node prices the same from then on. */
+  async setPrice(model: string, price: { input: number; output: number; cacheRead: number; cacheWrite: number } | null, by: string): Promise<void> {
+    const body = { type: 'prices.set', model: modelName(model), price, by, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
+    await this.host.folded(r.last);
+  }
+
   getUsage = (res: ServerResponse): void => {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ protocol: USAGE_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.pos, reset: false, state: usageToJSON(this.state) }));
+    res.end(
+      JSON.stringify({
+        protocol: USAGE_PROTOCOL_VERSION,
+        epoch: this.store.epoch,
+        position: this.pos,
+        reset: false,
+        // Which table prices what the project has no price of its own for.
+        priceTable: { date: PRICE_TABLE.date, source: PRICE_TABLE.source },
+        state: usageToJSON(this.state),
+      }),
+    );
   };
 }
 
+/** A usage event's tokens (all four kinds). */
+function tokensIn(e: Record<string, unknown>): number {
+  return (Number(e.input) || 0) + (Number(e.output) || 0) + (Number(e.cacheRead) || 0) + (Number(e.cacheWrite) || 0);
+}
+
 const Budget = Type.Object({ usd: Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 }) });
+
+/** USD per million tokens: a price row's figure. */
+const PerMillion = Type.Number({ minimum: 0, maximum: 10_000 });
+const SetPrice = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: USAGE_LIMITS.model }),
+  price: Type.Union([Type.Object({ input: PerMillion, output: PerMillion, cacheRead: PerMillion, cacheWrite: PerMillion }, { additionalProperties: false }), Type.Null()]),
+});
 
 /** The answer an OTLP exporter expects: an empty Export*ServiceResponse in the request's encoding. */
 function otlpOk(res: ServerResponse, enc: OtlpEncoding): void {
@@ -474,11 +550,11 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
       auth: 'editor',
       body: 'raw',
       doc: `OTLP/HTTP ${kind}, JSON or protobuf (a token, normally)`,
-      handler: async ({ req, res }) => {
+      handler: async ({ req, res, principal }) => {
         const enc = encodingOf(req.headers['content-type']);
         const body = inflate(await readBody(req, OTLP_MAX_BYTES), req.headers['content-encoding']);
         const svc = await of.of(req);
-        if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state);
+        if (kind === 'logs') await svc.ingestLogs(body, enc, (await floors.of(req)).state, principal);
         else svc.metricPoints += decodeMetrics(body, enc).filter((p) => toolOfService(p.service) !== null).length;
         otlpOk(res, enc);
       },
@@ -488,6 +564,19 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
     otlp('metrics'),
     route({ method: 'GET', path: '/usage', auth: 'viewer', handler: async ({ req, res }) => (await of.of(req)).getUsage(res) }),
     route({ method: 'GET', path: '/usage/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`usage:${grant!.project}`])) }),
+    route({
+      method: 'PUT',
+      path: '/usage/prices',
+      auth: 'owner',
+      body: SetPrice,
+      doc: "the project's own price of a model in USD per million tokens (null removes it); it prices the records booked after it",
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await of.of(req);
+        if (!modelName(body.model)) throw new HttpError(400, 'bad_request', 'model: a model name, such as claude-sonnet-4-5');
+        await svc.setPrice(body.model, body.price, principal?.name ?? 'local owner');
+        sendJson(res, 200, { prices: [...svc.state.prices] });
+      },
+    }),
     route({
       method: 'PUT',
       path: '/usage/budget',

@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type UsageState } from '../../../src/core/usage.js';
+import { costLabel, formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type UsageState } from '../../../src/core/usage.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { sendJson } from '../shared/api.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
@@ -51,7 +51,7 @@ function DailyChart(props: { days: [string, Tally][] }) {
   }, [xs.join(','), ys.join(',')]);
   useEffect(() => () => plot.current?.destroy(), []);
   return (
-    <figure class="chart" data-testid="cost-chart" aria-label={`Cost per day: ${days.map(([d, t]) => `${d} ${formatUsd(t.costMicros)}`).join(', ') || 'nothing yet'}`}>
+    <figure class="chart" data-testid="cost-chart" aria-label={`Cost per day: ${days.map(([d, t]) => `${d} ${costLabel(t)}`).join(', ') || 'nothing yet'}`}>
       <div ref={box} />
       <figcaption>Cost per day (UTC)</figcaption>
     </figure>
@@ -126,7 +126,7 @@ function Rows(props: { rows: [string, Tally][]; label: string; testid: string })
         {rows.map(([k, t]) => (
           <tr key={k}>
             <th scope="row">{k}</th>
-            <td>{formatUsd(t.costMicros)}{t.unpricedTokens ? ' *' : ''}</td>
+            <td data-testid="cost-cell">{costLabel(t)}</td>
             <td>{count(t.input)}</td>
             <td>{count(t.output)}</td>
             <td>{count(t.cacheRead)}</td>
@@ -154,8 +154,18 @@ export function CostView() {
         <ConnectionBadge state={client.connection} testid="cost-connection" />
       </header>
       <p class="total" data-testid="cost-total">
-        <strong>{formatUsd(s.project.costMicros)}</strong> · {count(tokensOf(s.project))} tokens · {s.project.requests} requests
+        <strong>{costLabel(s.project)}</strong> · {count(tokensOf(s.project))} tokens · {s.project.requests} requests
+        {s.project.unpricedTokens > 0 && ` (${count(s.project.unpricedTokens)} tokens of models with no price)`}
       </p>
+      {s.refused.records > 0 && (
+        <p class="note" role="status" data-testid="cost-refused">
+          {s.refused.records} record{s.refused.records === 1 ? '' : 's'} refused as implausible, not booked ({count(s.refused.tokens)} tokens claimed;{' '}
+          {Object.entries(s.refused.reasons)
+            .map(([why, n]) => `${why}: ${n}`)
+            .join(', ')}
+          )
+        </p>
+      )}
       <DailyChart days={[...s.days].sort((a, b) => (a[0] < b[0] ? -1 : 1))} />
       <Budget s={s} />
       <section aria-label="By room">
@@ -185,7 +195,8 @@ export function CostView() {
         <h2>By model</h2>
         <Rows rows={[...s.models]} label="Model" testid="cost-models" />
         <p class="note">
-          Cost is each vendor’s own figure where it reports one (Claude Code), else the price table of {PRICE_TABLE_DATE}. * some tokens of a model with no price.
+          Cost is the project’s own price where its owner set one, else each vendor’s own figure where it reports one (Claude Code), else the price table of {PRICE_TABLE_DATE}.
+          “unpriced”: tokens of a model with no price anywhere (counted, never shown as free).
         </p>
       </section>
     </div>

@@ -1,7 +1,7 @@
 // Tokens and cost where the floor shows agents (shared/, since views never
 // import each other; the cost panel itself is web/src/cost/): a row on the agent card and a
 // figure beside each room's name. Both read the tab's one usage client.
-import { formatUsd, tokensOf, type Tally } from '../../../src/core/usage.js';
+import { costLabel, tokensOf, type Tally } from '../../../src/core/usage.js';
 import { useUsage } from '../live/usage.js';
 import { pageProject } from './scope.js';
 
@@ -10,10 +10,10 @@ export function count(n: number): string {
   return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${Math.round(n / 1e3)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n);
 }
 
-/** One line for a tally: cost, tokens, requests. */
+/** One line for a tally: cost (`unpriced`, never $0, for tokens without a price), tokens, requests. */
 export function line(t: Tally): string {
   const unpriced = t.unpricedTokens ? ` (${count(t.unpricedTokens)} unpriced)` : '';
-  return `${formatUsd(t.costMicros)} · ${count(tokensOf(t))} tokens · ${t.requests} request${t.requests === 1 ? '' : 's'}${unpriced}`;
+  return `${costLabel(t)} · ${count(tokensOf(t))} tokens · ${t.requests} request${t.requests === 1 ? '' : 's'}${unpriced}`;
 }
 
 /** The agent card's rows: its own usage, and with helpers its session's total. */
@@ -44,7 +44,7 @@ export function TeamCost(props: { team: string }) {
   if (!t || (!t.costMicros && !tokensOf(t))) return null;
   return (
     <span class="team-cost" data-testid={`team-cost-${props.team}`} title={line(t)}>
-      {formatUsd(t.costMicros)}
+      {costLabel(t)}
     </span>
   );
 }
