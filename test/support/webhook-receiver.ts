@@ -9,6 +9,8 @@ import { createServer, type Server } from 'node:http';
 
 export interface Received {
   id: string;
+  /** The request's path (one receiver can stand for several targets). */
+  path: string;
   kind: string;
   body: string;
   json: any;
@@ -62,7 +64,7 @@ export class Receiver {
           res.writeHead(this.failWith).end('not now');
           return;
         }
-        this.got.push({ id: String(req.headers['roost-delivery']), kind: String(req.headers['roost-event']), body, json: JSON.parse(body), at: Date.now() });
+        this.got.push({ id: String(req.headers['roost-delivery']), path: req.url ?? '', kind: String(req.headers['roost-event']), body, json: JSON.parse(body), at: Date.now() });
         res.writeHead(204).end();
       });
     });
