@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push,webhooks]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -424,6 +424,27 @@ async function main(): Promise<void> {
     const phone = 'phone: 390×844, touch, 4× CPU slowdown';
     add({ workload: label, metric: `click → decision interactive, app open, p50 (${phone})`, values: click, unit: 'ms', target: '< 1,500 ms', ok: (m) => m < 1500, note: `worst ${fmt(worst.click)} ms` });
     add({ workload: label, metric: `decision page loaded fresh → interactive, p50 (${phone}; the worker's openWindow)`, values: cold, unit: 'ms', target: '< 1,500 ms', ok: (m) => m < 1500, note: `worst ${fmt(worst.cold)} ms` });
+  }
+
+  if (want('webhooks') && NODES === 1) {
+    // Outbound webhooks (issue 31): 1,000 deliveries once and in order per target; a 30 s outage, then every one arrives, none twice.
+    // One run (the outage alone takes 30 s); ROOST_BENCH_WEBHOOK_OUTAGE_S shortens it.
+    const r = await child<{ deliveries: number; firstMs: number; perSecond: number; firstOnce: boolean; firstOrdered: boolean; outageS: number; failedAttempts: number; recoverMs: number; secondOnce: boolean; secondOrdered: boolean; twice: number; badSignatures: number }>('webhooks.js', [
+      process.env.ROOST_BENCH_WEBHOOK_OUTAGE_S ?? '30',
+    ]);
+    const label = 'webhooks: 4 targets × 250 events to a local receiver (signatures checked), SQLite';
+    const good1 = r.firstOnce && r.firstOrdered && r.badSignatures === 0;
+    add({ workload: label, metric: `${r.deliveries} deliveries, all delivered once, in order per target`, values: [r.firstMs], unit: 'ms', target: 'all once, in order', ok: () => good1, note: `${fmt(r.perSecond)}/s; once ${r.firstOnce}, in order ${r.firstOrdered}` });
+    const good2 = r.secondOnce && r.secondOrdered && r.twice === 0;
+    add({
+      workload: label,
+      metric: `receiver down ${r.outageS} s while ${r.deliveries} more wait, then back: all arrive, none twice (time after it is back)`,
+      values: [r.recoverMs],
+      unit: 'ms',
+      target: 'all arrive, none twice',
+      ok: () => good2,
+      note: `${r.failedAttempts} failed attempts during the outage (backoff base 100 ms); once ${r.secondOnce}, in order ${r.secondOrdered}`,
+    });
   }
 
   if (want('idle') && NODES === 1) {

@@ -10,6 +10,7 @@ import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
 import { hooksCommand } from './hooks.js';
 import { mcpCommand } from './mcp.js';
+import { doctorCommand } from './doctor.js';
 import { bridgeCommand } from '../bridge/index.js';
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
@@ -28,6 +29,7 @@ usage:
               [--contribute] [--agents 0] [--hooks-port N]   (this machine as your Space: board and Work sessions)
   roost hooks install|uninstall|status [--tool claude-code|codex|gemini-cli|cursor]
               [--user | --project DIR] [--server URL] [--approvals all|RULES] [--window 10m] [--team T]
+  roost doctor [--server URL] [--project DIR] [--json]   (what is wrong: server, hooks, telemetry, Spaces, budgets; exit 1 to fix)
 
 environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_TOKEN (emit), ROOST_SHARED=1, ROOST_ORIGINS, ROOST_PUBLIC_URL,
              ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence and bridges are forgotten after it, default 30000),
@@ -233,6 +235,9 @@ export async function main(argv: string[]): Promise<void> {
       return;
     case 'admin':
       return adminCommand(rest);
+    case 'doctor':
+      process.exitCode = await doctorCommand(rest);
+      return;
     case 'bridge':
       return bridgeCommand(rest);
     case 'space':

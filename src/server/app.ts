@@ -31,6 +31,10 @@ import { Edge } from './edge.js';
 import { PUSH_DEFAULTS, PushService } from './push/service.js';
 import { Notices } from './push/notices.js';
 import { Router, sendJson } from './http.js';
+import { WEBHOOK_DEFAULTS, WebhookService, systemResolver } from './webhooks/service.js';
+import { WebhookTriggers } from './webhooks/triggers.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import type { Resolver } from './net-address.js';
 import { mountRoutes, route, type Route } from './route.js';
 
 export interface RoostConfig {
@@ -100,6 +104,16 @@ export interface RoostConfig {
   pushPrivateEndpoints: boolean;
   /** One push delivery's time limit, ms. */
   pushTimeoutMs: number;
+  /** Outbound webhooks (docs/webhooks.md): the first retry's delay, doubled per attempt. */
+  webhookBackoffMs: number;
+  /** How long a failing delivery is retried (24 h). */
+  webhookWindowMs: number;
+  /** One webhook attempt's time limit. */
+  webhookTimeoutMs: number;
+  /** The webhook sender's lease (several nodes: one sends). */
+  webhookLeaseMs: number;
+  /** Resolves a webhook target's host (tests inject one); null: the system's resolver. */
+  webhookResolve: Resolver | null;
 }
 
 export const DEFAULTS: RoostConfig = {
@@ -135,6 +149,11 @@ export const DEFAULTS: RoostConfig = {
   pushSubject: null,
   pushPrivateEndpoints: false,
   pushTimeoutMs: PUSH_DEFAULTS.timeoutMs,
+  webhookBackoffMs: WEBHOOK_DEFAULTS.backoffMs,
+  webhookWindowMs: WEBHOOK_DEFAULTS.windowMs,
+  webhookTimeoutMs: WEBHOOK_DEFAULTS.timeoutMs,
+  webhookLeaseMs: WEBHOOK_DEFAULTS.leaseMs,
+  webhookResolve: null,
 };
 
 /** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
@@ -163,6 +182,8 @@ export interface Roost {
   push: PushService;
   /** The one place notices are made from the folds (src/server/push/notices.ts). */
   notices: Notices;
+  /** Outbound webhooks: targets, deliveries, the sender (docs/webhooks.md). */
+  webhooks: WebhookService;
   identity: IdentityService;
   access: Access;
   /** Every live connection and the scopes the apps declare (src/server/live.ts). */
@@ -240,6 +261,19 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   await push.start();
   const notices = new Notices(push);
+  // Outbound webhooks: folded from their stream; the lease holder sends (docs/webhooks.md).
+  const webhooks = new WebhookService(store, {
+    backoffMs: cfg.webhookBackoffMs,
+    windowMs: cfg.webhookWindowMs,
+    timeoutMs: cfg.webhookTimeoutMs,
+    leaseMs: cfg.webhookLeaseMs,
+    resolve: cfg.webhookResolve ?? systemResolver,
+    localMode: () => access.mode === 'local',
+    version: VERSION,
+  });
+  await webhooks.start();
+  const triggers = new WebhookTriggers(webhooks);
+  triggers.work(store);
   // The one live mechanism: every stream of every app, single-scope or multiplexed, keeps its rules.
   const live = new Live(access, { epoch: store.epoch, heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, stallMs: cfg.stallMs, perCaller: cfg.streamsPerCaller });
   const channel = (ringSize: number) => ({ ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs });
@@ -261,6 +295,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       version: VERSION,
     });
     notices.floor(project, f);
+    triggers.floor(project, f);
     return f;
   });
   const floor = await floors.get('default');
@@ -281,6 +316,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     // The fleet board shows each outcome of its requests (kind fleet) as the server's echo.
     s.onClosed((a) => void fleet.echo(project, a).catch((e) => console.error('roost: echoing an approval on its board failed', e)));
     notices.approvals(project, s);
+    triggers.approvals(project, s);
     return s;
   });
   // The fleet boards: one stream per thread (docs/fleet.md); their requests are approvals of kind fleet.
@@ -328,6 +364,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
     });
     notices.flock(project, f);
+    triggers.flock(project, f);
     return f;
   });
   const flock = await flocks.get('default');
@@ -369,6 +406,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...ids.routes(),
     ...work.routes(),
     ...push.routes(),
+    ...webhookRoutes(webhooks, access),
   ];
   const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
 
@@ -421,6 +459,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     flocks,
     push,
     notices,
+    webhooks,
     identity,
     access,
     live,
@@ -439,6 +478,9 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       await fleet.stop();
       await work.stop();
       await notices.settled();
+      triggers.stop();
+      await triggers.settled();
+      await webhooks.stop();
       await push.stop();
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));

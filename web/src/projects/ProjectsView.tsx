@@ -12,6 +12,7 @@ import { useMembers, type Member } from '../live/members.js';
 import { followLink, navigate } from '../shared/navigate.js';
 import { reloadProjects, useWho, type Role } from '../shared/projects.js';
 import { inProject, pageProject } from '../shared/scope.js';
+import { Webhooks } from './Webhooks.js';
 import './projects.css';
 
 const ROLES: Role[] = ['owner', 'editor', 'viewer'];
@@ -233,6 +234,7 @@ export function ProjectsView() {
               Local mode: the person at this machine owns every project. Members, roles and invites come with shared mode (<code>roost serve --shared</code>, docs/security.md).
             </p>
           )}
+          {mine.role === 'owner' && <Webhooks project={current} local={who.mode === 'local'} />}
         </section>
       )}
     </div>
