@@ -313,6 +313,9 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
       await owner.getByTestId('transcript').getByText(words).waitFor();
     }
     await owner.getByTestId('start-work-2').click();
+    // Its only agent has ended: the page says no agent can take it; the request alone can still move.
+    await owner.getByTestId('start-none').waitFor();
+    await owner.getByTestId('start-copy').click();
     await owner.getByTestId('general-links').getByText('Please write a README').waitFor();
     const linked = editor.locator('[data-chat-title^="Please write a README"]');
     await linked.waitFor();

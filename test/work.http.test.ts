@@ -277,6 +277,61 @@ test('General Chat is private; linking moves only the request and a link, never 
   }
 });
 
+test('"Start in <project>" queues the request as a command to the agent picked, or says no agent is there and stores nothing', async () => {
+  const s = await workServer(people());
+  try {
+    const ann = client(s.url, 'ann');
+    const bob = client(s.url, 'bob');
+    await bob.post('/api/v2/conversations/general/messages', { text: 'a private thought' });
+    assert.equal((await bob.post('/api/v2/conversations/general/messages', { text: 'Please fix the flaky login test' })).json.seq, 2);
+    // No agent in the project yet: a clear refusal naming it, nothing stored on either side.
+    const head = await s.store.head('work:alpha');
+    const none = await bob.post('/api/v2/general/link', { project: 'alpha', message: 2, agent: 'nobody:here' });
+    assert.equal(none.status, 404, JSON.stringify(none.json));
+    assert.match(none.json.message, /no agent nobody:here in alpha/);
+    assert.equal(await s.store.head('work:alpha'), head);
+    assert.deepEqual((await bob.get('/api/v2/snapshot?scope=private')).json.conversations[0].links, []);
+
+    const { space, agent } = await setup(s);
+    const feed = await openSse(`${s.url}/api/v2/spaces/${space}/commands`, ann.auth);
+    await feed.waitFor((f) => f.event === 'commands');
+    const link = await bob.post('/api/v2/general/link', { project: 'alpha', message: 2, agent });
+    assert.equal(link.status, 200, JSON.stringify(link.json));
+    assert.equal(typeof link.json.command, 'string');
+    // The agent's Space is given it to run, as any command, and the agent's chat shows who asked.
+    const due = await feed.waitFor((f) => f.event === 'commands' && JSON.parse(f.data).commands.length === 1);
+    const c = JSON.parse(due.data).commands[0];
+    assert.deepEqual([c.id, c.text, c.by.name], [link.json.command, 'Please fix the flaky login test', 'Bob']);
+    feed.close();
+    const snap = (await ann.get('/api/v2/snapshot?project=alpha')).json;
+    const chat = snap.conversations.find((x: any) => x.agent === agent);
+    assert.deepEqual(chat.messages.filter((m: any) => m.kind === 'prompt').map((m: any) => [m.text, m.by.name, m.command]), [['Please fix the flaky login test', 'Bob', link.json.command]]);
+    // The project's copy of the request points at its command; nothing else of the private chat moved.
+    const conv = snap.conversations.find((x: any) => x.id === link.json.conversation);
+    assert.deepEqual(conv.messages.map((m: any) => [m.text, m.command]), [['Please fix the flaky login test', link.json.command]]);
+    assert.ok(!JSON.stringify(snap).includes('private thought'));
+    // General Chat's link says where it went.
+    const general = (await bob.get('/api/v2/snapshot?scope=private')).json.conversations[0];
+    assert.deepEqual(general.links.map((l: any) => [l.project, l.conversation, l.command, l.agent]), [['alpha', link.json.conversation, link.json.command, 'fix-tests']]);
+    // A retry under the same key queues nothing more.
+    const key = 'k-start-twice';
+    await bob.post('/api/v2/conversations/general/messages', { text: 'and the other one' });
+    const a1 = await bob.post('/api/v2/general/link', { project: 'alpha', message: 3, agent }, key);
+    const a2 = await bob.post('/api/v2/general/link', { project: 'alpha', message: 3, agent }, key);
+    assert.equal(a1.status, 200);
+    assert.deepEqual(a2.json, a1.json);
+    assert.equal((await ann.get(`/api/v2/agents/${encodeURIComponent(agent)}?project=alpha`)).json.item.queue.length, 2);
+    // An agent that cannot take it (ended) is refused with the reason, and nothing moves.
+    await ann.post(`/api/v2/spaces/${space}/agents`, { agents: [{ session: 'sess-1', ended: true }] });
+    const ended = await bob.post('/api/v2/general/link', { project: 'alpha', message: 1, agent });
+    assert.equal(ended.status, 409, JSON.stringify(ended.json));
+    assert.match(ended.json.message, /ended/);
+    assert.equal((await bob.get('/api/v2/snapshot?scope=private')).json.conversations[0].links.length, 2);
+  } finally {
+    await s.close();
+  }
+});
+
 test('Space reconnect reconciles: a full snapshot ends missing agents (kept, not deleted) and stores nothing when unchanged', async () => {
   const s = await workServer(people());
   try {

@@ -76,6 +76,9 @@ export interface Link {
   conversation: string;
   title: string;
   at: number;
+  /** The command it was queued as ("Start in <project>" with an agent picked), and that agent's label. */
+  command?: string;
+  agent?: string;
 }
 
 export interface Conversation {
@@ -518,13 +521,17 @@ function step(d: Draft, e: Rec): void {
         const g = s.conversations.get(GENERAL);
         if (g && g.links.some((l) => l.project === project && l.conversation === target)) return;
         const chat = g ?? newConversation(d, general(by, at));
-        append(d, chat.links, { project, conversation: target, title, at });
+        const command = id(e.command);
+        const agent = str(e.agent, WORK_LIMITS.label);
+        append(d, chat.links, command && agent !== null ? { project, conversation: target, title, at, command, agent } : { project, conversation: target, title, at });
         touchConversation(d, chat);
         return;
       }
       const request = str(e.request, WORK_LIMITS.text);
       if (e.side !== 'project' || !request || s.conversations.has(target)) return;
-      newConversation(d, { id: target, kind: 'human', title, createdBy: by, createdAt: at, linkedFrom: { uid: by.uid } }, [{ seq: 1, kind: 'human', text: request, by, at }]);
+      // Queued to an agent as well (a `command.queued` in the same append): the request points at its command.
+      const command = id(e.command);
+      newConversation(d, { id: target, kind: 'human', title, createdBy: by, createdAt: at, linkedFrom: { uid: by.uid } }, [command ? { seq: 1, kind: 'human', text: request, by, at, command } : { seq: 1, kind: 'human', text: request, by, at }]);
       return;
     }
     case 'space.contributed': {

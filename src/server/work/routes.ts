@@ -54,7 +54,13 @@ const readAuth = (a: Asking): Auth => (a.url.searchParams.get('scope') === 'priv
 const Project = Type.Optional(Type.String({ hint: 'a project id' }));
 const NewConversation = Type.Object({ title: TEXT(WORK_LIMITS.title), project: Project });
 const NewMessage = Type.Object({ text: TEXT(WORK_LIMITS.text), project: Project });
-const Link = Type.Object({ message: Type.Integer({ hint: 'the seq of one of your General Chat messages' }), title: Type.Optional(Type.String({ maxLength: 10_000 })), project: Project });
+const Link = Type.Object({
+  message: Type.Integer({ hint: 'the seq of one of your General Chat messages' }),
+  title: Type.Optional(Type.String({ maxLength: 10_000 })),
+  /** The agent to queue the request to, as a command (else only the request moves). */
+  agent: Type.Optional(TEXT(WORK_LIMITS.id)),
+  project: Project,
+});
 const NewCommand = Type.Object({ agent: TEXT(WORK_LIMITS.id), text: TEXT(WORK_LIMITS.text), project: Project });
 const Cancel = Type.Object({ project: Project });
 const Callable = Type.Object({ callable: Type.Boolean(), project: Project });
@@ -277,13 +283,41 @@ export class WorkRoutes {
     const title = body.title?.trim() ? body.title.trim().slice(0, WORK_LIMITS.title) : (msg?.text.split('\n')[0].slice(0, 80) ?? '');
     const at = Date.now();
     const target = rid('c-');
-    const c = await this.w.commit(book, [{ type: 'conversation.linked', side: 'project', project, target, title, request: msg?.text ?? '', by: this.w.who(g), at }], rawKey, refusal);
+    const events: Record<string, unknown>[] = [{ type: 'conversation.linked', side: 'project', project, target, title, request: msg?.text ?? '', by: this.w.who(g), at }];
+    // Started with an agent picked: the request is also queued to it as a command, in the same append,
+    // refused as a command would be (no such agent, ended, revoked, trusted local, queue full).
+    let agentRefusal: HttpError | null = null;
+    if (body.agent !== undefined) {
+      await book.fresh();
+      const why = this.commandRefusal(book, body.agent, g.uid, project);
+      if (why) agentRefusal = why.status === 404 ? new HttpError(404, 'not_found', `no agent ${body.agent} in ${project} to start it with`) : new HttpError(409, 'conflict', `cannot queue it to ${body.agent}: ${why.text}`);
+      events[0].command = rid('k-');
+      events.push({ type: 'command.queued', id: events[0].command, agent: body.agent, text: msg?.text ?? '', by: this.w.who(g), at });
+    }
+    const c = await this.w.commit(book, events, rawKey, refusal ?? agentRefusal);
     // Its answer is kept only once both halves are stored.
     if (c.answer !== undefined) return this.w.reply(res, c, () => null);
     const ev = c.stored[0];
-    await this.w.commit(priv, [{ type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.w.who(g), at: ev.at }], `${priv.stream}|${g.uid}|link:${rawKey}`, null);
-    await this.w.reply(res, c, () => ({ project, conversation: ev.target, position: book.pos }));
+    const queued = c.stored.find((e) => e.type === 'command.queued');
+    const label = queued ? book.state.agents.get(String(queued.agent))?.label || String(queued.agent) : undefined;
+    const link: Record<string, unknown> = { type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.w.who(g), at: ev.at };
+    if (queued) Object.assign(link, { command: queued.id, agent: label });
+    await this.w.commit(priv, [link], `${priv.stream}|${g.uid}|link:${rawKey}`, null);
+    await this.w.reply(res, c, () => (queued ? { project, conversation: ev.target, command: queued.id, position: book.pos } : { project, conversation: ev.target, position: book.pos }));
   };
+
+  /** Why `agent` cannot take a command from `uid` in the project now (404: no such agent), or null. */
+  private commandRefusal(book: Book, agent: string, uid: string, project: string): { status: 404 | 409; text: string } | null {
+    // An id the project has no agent by (Object.prototype's keys included) is a 404 before the fold is asked.
+    const found = book.state.agents.get(agent);
+    if (!found) return { status: 404, text: 'no such agent' };
+    const why = mayCommand(book.state, agent, uid);
+    if (why) return { status: 409, text: why };
+    // Its owner removed a moment ago: the revocation that follows is on its way (syncMembers).
+    const owner = book.state.spaces.get(found.space)?.owner;
+    if (owner && !this.w.isMember(owner.uid, project)) return { status: 409, text: `its Space's owner ${owner.name} is no longer a member of this project` };
+    return null;
+  }
 
   // ------------------------------------------------------------ commands
 
@@ -292,13 +326,8 @@ export class WorkRoutes {
     const { agent, text } = body;
     const book = await this.w.projectBook(g.project);
     await book.fresh();
-    // An id the project has no agent by (Object.prototype's keys included) is a 404 before the fold is asked.
-    const found = book.state.agents.get(agent);
-    let why = found ? mayCommand(book.state, agent, g.uid) : 'no such agent';
-    // Its owner removed a moment ago: the revocation that follows is on its way (syncMembers).
-    const owner = found ? book.state.spaces.get(found.space)?.owner : undefined;
-    if (!why && owner && !this.w.isMember(owner.uid, g.project)) why = `its Space's owner ${owner.name} is no longer a member of this project`;
-    const refusal = why ? new HttpError(why === 'no such agent' ? 404 : 409, why === 'no such agent' ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why}`) : null;
+    const why = this.commandRefusal(book, agent, g.uid, g.project);
+    const refusal = why ? new HttpError(why.status, why.status === 404 ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why.text}`) : null;
     const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
     const id = String(done.stored[0].id);
     // As it is now, kept with the key: a retry gets this, not the queue of its own time.

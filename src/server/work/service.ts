@@ -331,9 +331,11 @@ export class WorkService {
   syncMembers(project: string, by: Who, only?: string): Promise<void> {
     if (!this.access.members) return Promise.resolve();
     const run = async () => {
-      const book = this.loaded.get(WORK_PREFIX + project);
       const listed = this.access.members?.(project);
-      if (!book || !listed || !this.projectList().some((x) => x.id === project)) return;
+      if (!listed || !this.projectList().some((x) => x.id === project)) return;
+      // A project made since the start has no book until someone opens its Work: load it now, so its
+      // members are recorded when they change (not at the next start, which would move its position).
+      const book = await this.book(project);
       await book.fresh();
       const now = new Map(listed.map((m) => [m.uid, m]));
       const uids = only !== undefined ? [only] : [...new Set([...now.keys(), ...book.state.members.keys()])];

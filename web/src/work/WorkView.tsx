@@ -83,6 +83,7 @@ export function WorkView() {
             <Transcript
               conv={selConv}
               model={sel?.kind === 'general' ? priv.model : proj.model}
+              projectModel={proj.model}
               general={sel?.kind === 'general'}
               me={me.uid}
               project={project}
