@@ -106,6 +106,11 @@ export interface NewApproval {
   window?: number;
   /** What holds the asker's wait (see holders.ts); none: only the window closes it. */
   holder?: string;
+  /** A tool call's action class and why it may never run on trust (src/core/action-class.ts). */
+  actionClass?: string;
+  barred?: string;
+  /** The token that asked (it may never decide this request). */
+  via?: string;
 }
 
 /**
@@ -358,6 +363,9 @@ export class ApprovalService {
       phrase: n.phrase,
       holder: n.holder,
       window: clampWindow(n.window),
+      action_class: n.actionClass,
+      barred: n.barred || undefined,
+      via: n.via,
       ts: Date.now(),
     };
     return { type: body.type, body: JSON.stringify(body) };
@@ -440,6 +448,31 @@ export class ApprovalService {
     return this.state.byId.get(n.id) ?? null;
   }
 
+  /**
+   * A call whose holder (team, action class) is trusted: requested and
+   * allowed by `trust` in one append, with the level and the decisions that
+   * earned it (docs/approvals.md "Earned trust"). The fold checks the ledger
+   * again; null when it refused (the ledger changed meanwhile: the caller
+   * holds the call for a person as usual).
+   */
+  async allowByTrust(n: NewApproval & { id: string }, trust: { level: number }): Promise<Approval | null> {
+    if (this.state.byId.has(n.id) || this.state.forgotten.has(n.id)) return null;
+    const decided = { type: 'approval.decided', id: n.id, decision: 'allow', by: 'trust', trust, reason: `the team "${n.team}" earned trust at "${n.actionClass}"`, ts: Date.now() };
+    const r = await this.store.append(this.stream, [this.requestEvent(n.id, { ...n, holder: undefined }), { type: decided.type, body: JSON.stringify(decided) }], {
+      idempotencyKey: `trusted:${n.id}`,
+    });
+    await this.folded(r.last);
+    const a = this.state.byId.get(n.id);
+    return a && a.status === 'allowed' && a.trust ? a : null;
+  }
+
+  /** Appends one `trust.*` event of the agents' ledger (an owner's switch or never-classes, a person's revocation). */
+  async appendTrust(body: Record<string, unknown>): Promise<void> {
+    const e: Record<string, unknown> = { ...body, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: String(e.type), body: JSON.stringify(e) }]);
+    await this.folded(r.last);
+  }
+
   /** A session ended: its "allow for this session" rules end with it (logged only when it had some). */
   async endSessionRules(asker: string, session: string): Promise<void> {
     if (!hasSessionRules(this.state, asker, session)) return;
@@ -514,6 +547,10 @@ export class ApprovalService {
   postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
     const key = idempotencyKeyOf(req);
     const by = await decider(this.opts.access ?? LOCAL_ACCESS, req, b.by);
+    // An agent's token never decides its own requests (nor so earns its own trust).
+    const asked = this.state.byId.get(id);
+    const token = (this.opts.access ?? LOCAL_ACCESS).principal(req)?.token;
+    if (asked?.via && token && asked.via === token) throw new HttpError(403, 'forbidden', 'the token that asked for this approval cannot decide it: a person decides');
     const r = await this.decide(id, b.decision, by, {
       reason: b.reason,
       phrase: b.phrase,
