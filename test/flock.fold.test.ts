@@ -329,7 +329,7 @@ describe('the trust ledger', () => {
         from: 0,
         to: 1,
         list_id: 'l-3',
-        because: ['l-1', 'l-2', 'l-3'].map((l) => ({ list_id: l, item_id: `${l}-1`, target: 'output', verdict: 'approved' })),
+        because: ['l-1', 'l-2', 'l-3'].map((l) => ({ list_id: l, item_id: `${l}-1`, target: 'output', verdict: 'approved', by: 'owner' })),
       },
     ]);
     const fx = f.apply(v);
@@ -458,7 +458,7 @@ describe('the trust ledger', () => {
     f.apply(f.ev('crow.spun', { name: 'Nova', persona: 'Inky', trust: 'trusted', by: 'Boss' }));
     const l = flockLedger(f.s);
     assert.deepEqual(l.levels, ['stranger', 'regular', 'trusted']);
-    assert.deepEqual(l.rules, { promote_after: 3, max_level: 2, demote_on: ['rejected', 'timeout'], auto_counts: false });
+    assert.deepEqual(l.rules, { promote_after: 3, max_level: 2, demote_on: ['rejected', 'timeout'], auto_counts: false, self_counts: false });
     assert.deepEqual(l.holders.map((h) => `${h.holder}/${h.task_type}`), ['Hugin/research', 'Sable/review', 'flock/research', 'flock/review']);
     assert.deepEqual(l.starting, [{ holder: 'Nova', level: 1 }], 'a spun crow starts at regular at most');
     assert.equal(trustLevel(f.s, 'Nova', 'writing'), 1);
@@ -947,5 +947,26 @@ describe('personas', () => {
     assert.match(relationOf('Corvin', 'Sable'), /Sable reviews/);
     assert.equal(relationOf('Sable', 'Corvin'), relationOf('Corvin', 'Sable'));
     assert.ok(relationOf('Hugin', 'Boss').length > 0);
+  });
+});
+
+describe('the trust ledger: who may earn it', () => {
+  test("an approval by the list's requester earns nothing (no level, no run); another member's does", () => {
+    const f = flockLog();
+    for (const l of ['l-1', 'l-2', 'l-3', 'l-4']) {
+      assert.ok(f.apply(f.started(l, ['a'], { requester: 'bob' })).length);
+      assert.ok(f.apply(f.flying(l, 1, 'Sentry')).length);
+      assert.ok(f.apply(f.triaged(l, 1, { needs_approval: true, task_type: 'code' })).length);
+      assert.ok(f.apply(f.landed(l, 1, 'Sentry')).length);
+    }
+    for (const l of ['l-1', 'l-2', 'l-3']) assert.ok(f.apply(f.verdict(l, 1, 'triage', 'approved', 'bob')).length, 'the verdict itself is taken');
+    const l = flockLedger(f.s);
+    const flock = l.holders.find((h) => h.holder === 'flock' && h.task_type === 'code')!;
+    assert.equal(trustLevel(f.s, 'flock', 'code'), 0);
+    assert.deepEqual([flock.run, flock.approved], [0, 0]);
+    assert.deepEqual(l.history, []);
+    // Somebody else's approval starts a run.
+    assert.ok(f.apply(f.verdict('l-4', 1, 'triage', 'approved', 'carl')).length);
+    assert.equal(flockLedger(f.s).holders.find((h) => h.holder === 'flock')!.run, 1);
   });
 });

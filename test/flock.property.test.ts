@@ -157,7 +157,7 @@ function options(s: FlockState, d: Dice, ts: () => string): { progress: Option[]
           progress.push(() => [ev('crow.landed', { ...base, crow: 'Sentry', ok: false, tokens: 0, error: 'timeout' })]);
           break;
         case 'triage_verdict':
-          progress.push(() => verdictWith(ev('verdict', { ...base, target: 'triage', verdict: it.triage!.needs_approval ? d.pick(['approved', 'approved', 'rejected', 'timeout']) : 'auto', by: 'owner' })));
+          progress.push(() => verdictWith(ev('verdict', { ...base, target: 'triage', verdict: it.triage!.needs_approval ? d.pick(['approved', 'approved', 'rejected', 'timeout']) : 'auto', by: d.chance(25) ? list.requester : 'owner' })));
           break;
         case 'rejected':
         case 'failed':
@@ -190,7 +190,7 @@ function options(s: FlockState, d: Dice, ts: () => string): { progress: Option[]
           });
           break;
         case 'output_verdict':
-          progress.push(() => verdictWith(ev('verdict', { ...base, target: 'output', verdict: it.answer!.needs_approval ? d.pick(['approved', 'approved', 'approved', 'rejected', 'timeout']) : 'auto', by: 'owner' })));
+          progress.push(() => verdictWith(ev('verdict', { ...base, target: 'output', verdict: it.answer!.needs_approval ? d.pick(['approved', 'approved', 'approved', 'rejected', 'timeout']) : 'auto', by: d.chance(25) ? list.requester : 'owner' })));
           break;
       }
     }
@@ -390,6 +390,7 @@ function modelTrust(events: Ev[]): Map<string, number> {
   const spunBase = new Map<string, number>();
   const task = new Map<string, string>();
   const crows = new Map<string, string[]>();
+  const requesters = new Map<string, string>();
   const s = emptyFlock();
   for (const [i, e] of events.entries()) {
     const fx = applyFlock(s, e, i + 1);
@@ -397,6 +398,7 @@ function modelTrust(events: Ev[]): Map<string, number> {
     if (e.type === 'crow.spun') spunBase.set(e.name as string, e.trust === 'stranger' ? 0 : 1);
     if (e.type === 'item.triaged') task.set(e.item_id as string, e.task_type as string);
     if (e.type === 'item.answered') crows.set(e.item_id as string, e.crows as string[]);
+    if (e.type === 'list.started') requesters.set(e.list_id as string, e.requester as string);
     const k = (h: string, t: string) => `${h}/${t}`;
     const lv = (h: string, t: string) => level.get(k(h, t)) ?? spunBase.get(h) ?? 0;
     if (e.type === 'trust.changed' && e.by) {
@@ -408,6 +410,8 @@ function modelTrust(events: Ev[]): Map<string, number> {
     const holders = e.target === 'triage' ? ['flock'] : crows.get(e.item_id as string)!;
     for (const h of holders) {
       const key = k(h, t);
+      // A yes from the one who handed the list over earns nothing.
+      if (e.verdict === 'approved' && e.by === requesters.get(e.list_id as string)) continue;
       if (e.verdict === 'approved') {
         const r = (run.get(key) ?? 0) + 1;
         if (r >= PROMOTE_AFTER && lv(h, t) < MAX_TRUST) {

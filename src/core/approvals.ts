@@ -38,6 +38,8 @@
 
 import { formatWindow } from './window.js';
 import { trimOldest } from './bounded.js';
+import { CLASS_MAX } from './action-class.js';
+import { agentTrustFromJSON, agentTrustToJSON, applyAgentTrust, emptyAgentTrust, judgeAgent, trustedFor, type AgentRef, type AgentTrustState } from './agent-trust.js';
 
 /** History: 1 — hook approvals; 2 — one model: kind, asker, scope, phrase, holder (old events fold as kind tool). */
 export const APPROVALS_PROTOCOL_VERSION = 2;
@@ -158,6 +160,12 @@ export interface Approval {
   rule: string;
   /** Log position of the event that closed it (lets a decider learn whether it won). */
   closedAt: number | null;
+  /** A tool call's action class (src/core/action-class.ts): what earned trust is judged by; '' or absent when none. */
+  actionClass?: string;
+  /** Why this call may never be allowed by trust ('' when it may). */
+  barred?: string;
+  /** Allowed by trust (decidedBy `trust`): the holder's level and the decisions that earned it. */
+  trust?: { level: number; because: AgentRef[] };
 }
 
 export interface ApprovalsState {
@@ -172,6 +180,8 @@ export interface ApprovalsState {
    * (`approval.rules.ended`); the oldest sessions go past RULE_LIMITS.
    */
   sessionRules: Map<string, Map<string, { by: string; from: string; at: number }>>;
+  /** Earned trust for the project's coding agents (src/core/agent-trust.ts): the one ledger's teams per action class. */
+  agentTrust: AgentTrustState;
   rev: number;
 }
 
@@ -180,7 +190,7 @@ export type ApprovalEffect =
   | { kind: 'closed'; id: string; status: Exclude<ApprovalStatus, 'pending'> };
 
 export function emptyApprovals(): ApprovalsState {
-  return { byId: new Map(), closed: [], forgotten: new Set(), sessionRules: new Map(), rev: 0 };
+  return { byId: new Map(), closed: [], forgotten: new Set(), sessionRules: new Map(), agentTrust: emptyAgentTrust(), rev: 0 };
 }
 
 function str(v: unknown, cap: number): string | undefined {
@@ -239,6 +249,7 @@ function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, '
   a.status = status;
   a.decidedAt = ts;
   a.closedAt = position;
+  judgeClosed(s, a, ts, position);
   s.closed.push(a.id);
   while (s.closed.length > KEEP_CLOSED) {
     const old = s.closed.shift()!;
@@ -247,6 +258,31 @@ function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, '
   }
   s.rev++;
   return [{ kind: 'closed', id: a.id, status }];
+}
+
+/**
+ * The one trust ledger judges a tool call's outcome (docs/approvals.md
+ * "Earned trust"): a person's allow is an approval, a deny a rejection, an
+ * expiry a timeout; an allow by a session rule or by trust is `auto`; a
+ * withdrawal (the agent went away) is nobody's decision.
+ */
+function judgeClosed(s: ApprovalsState, a: Approval, ts: number, position: number | null): void {
+  if (a.kind !== 'tool' || !a.actionClass || !a.team || status(a) === null) return;
+  const ref: AgentRef = { verdict: status(a)!, approval: a.id, ...(a.status === 'allowed' || a.status === 'denied' ? { by: a.decidedBy } : {}) };
+  judgeAgent(s.agentTrust, a.team, a.actionClass, ref, ts, position);
+}
+
+function status(a: Approval): AgentRef['verdict'] | null {
+  switch (a.status) {
+    case 'allowed':
+      return a.trust || a.rule ? 'auto' : 'approved';
+    case 'denied':
+      return 'rejected';
+    case 'expired':
+      return 'timeout';
+    default:
+      return null;
+  }
 }
 
 /** Builds a pending approval from a request event, or null when it is not acceptable. */
@@ -289,6 +325,9 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
     reason: '',
     rule: '',
     closedAt: null,
+    ...(kind === 'tool' && typeof o.action_class === 'string' && o.action_class
+      ? { actionClass: o.action_class.slice(0, CLASS_MAX), barred: str(o.barred, APPROVAL_LIMITS.reason) ?? '' }
+      : {}),
   };
 }
 
@@ -299,6 +338,10 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
 export function applyApproval(s: ApprovalsState, e: unknown, position: number | null = null): ApprovalEffect[] {
   if (!e || typeof e !== 'object' || Array.isArray(e)) return [];
   const o = e as Record<string, unknown>;
+  if (o.type === 'trust.enabled' || o.type === 'trust.never' || o.type === 'trust.changed') {
+    if (applyAgentTrust(s.agentTrust, o, num(o.ts) ?? 0, position)) s.rev++;
+    return [];
+  }
   if (o.type === 'approval.rules.ended') {
     const asker = str(o.asker, APPROVAL_LIMITS.asker);
     const session = str(o.session, APPROVAL_LIMITS.scopeValue);
@@ -325,7 +368,13 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
       if (a.kind === 'ask' && o.decision === 'allow' && normalizePhrase(o.phrase) !== a.phrase) return [];
       // Whoever asked never answers: not a yes, not a no.
       if (a.askedBy && str(o.principal, APPROVAL_LIMITS.principal) === a.askedBy) return [];
-      a.decidedBy = str(o.by, APPROVAL_LIMITS.by) ?? 'unknown';
+      // Allowed by trust: only a call the ledger trusts now, of a class no owner barred (the fold checks; the server asks it first).
+      if (o.trust !== undefined) {
+        const t = o.decision === 'allow' && a.kind === 'tool' && a.actionClass && !a.barred ? trustedFor(s.agentTrust, a.team, a.actionClass) : null;
+        if (!t || s.agentTrust.never.some((n) => a.actionClass === n || a.actionClass!.startsWith(n + ' '))) return [];
+        a.trust = t;
+        a.decidedBy = 'trust';
+      } else a.decidedBy = str(o.by, APPROVAL_LIMITS.by) ?? 'unknown';
       a.reason = str(o.reason, APPROVAL_LIMITS.reason) ?? '';
       if (o.decision === 'allow') {
         const key = ruleKeyOf(a);
@@ -416,7 +465,7 @@ export function outcomeLine(a: Approval): string {
   const why = a.reason ? `: ${a.reason}` : '';
   switch (a.status) {
     case 'allowed':
-      return `Allowed in Roost by ${a.decidedBy}${why}`;
+      return a.trust ? `Allowed by trust in Roost${why}` : `Allowed in Roost by ${a.decidedBy}${why}`;
     case 'denied':
       return `Denied in Roost by ${a.decidedBy}${why}`;
     case 'expired':
@@ -565,6 +614,8 @@ export interface ApprovalsJSON {
   forgotten: string[];
   /** [sessionKey, [ruleKey, {by, from, at}][]][] (absent in snapshots from before session rules). */
   sessionRules?: [string, [string, { by: string; from: string; at: number }][]][];
+  /** Earned trust (absent in snapshots from before it). */
+  agentTrust?: unknown;
   rev: number;
 }
 
@@ -574,6 +625,7 @@ export function approvalsToJSON(s: ApprovalsState): ApprovalsJSON {
     closed: [...s.closed],
     forgotten: [...s.forgotten],
     sessionRules: [...s.sessionRules].map(([k, m]) => [k, [...m]]),
+    agentTrust: agentTrustToJSON(s.agentTrust),
     rev: s.rev,
   };
 }
@@ -585,6 +637,7 @@ export function approvalsFromJSON(j: ApprovalsJSON): ApprovalsState {
   s.closed = [...(j.closed ?? [])];
   for (const id of j.forgotten ?? []) remember(s.forgotten, id);
   for (const [k, rules] of j.sessionRules ?? []) s.sessionRules.set(k, new Map(rules.map(([rk, r]) => [rk, { ...r }])));
+  s.agentTrust = agentTrustFromJSON(j.agentTrust);
   s.rev = j.rev ?? 0;
   return s;
 }

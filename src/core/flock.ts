@@ -57,6 +57,23 @@
 import { WORKER_NAMES, isServiceRole, isTakenPersonaName, isWorkerPersona } from './personas.js';
 import { SESSION_ID_PATTERN } from './fleet.js';
 import { trimOldest } from './bounded.js';
+import {
+  MAX_TRUST,
+  PROMOTE_AFTER,
+  TRUST_LEVELS,
+  announce,
+  copyChange,
+  entryOf as ledgerEntry,
+  judge,
+  levelOf,
+  ownerLowers,
+  recordChange as ledgerRecord,
+  trustKey,
+  trustRules,
+  type LedgerChange,
+  type LedgerEntry,
+  type TrustName,
+} from './trust.js';
 
 export const FLOCK_PROTOCOL_VERSION = 1;
 
@@ -75,9 +92,8 @@ export const SKIP_REASONS = ['rejected', 'budget', 'failure'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 export const STRIKE_REASONS = ['rate', 'empty', 'garbage'] as const;
 export type StrikeReason = (typeof STRIKE_REASONS)[number];
-/** Trust levels by number: 0 stranger, 1 regular, 2 trusted. */
-export const TRUST_LEVELS = ['stranger', 'regular', 'trusted'] as const;
-export type TrustName = (typeof TRUST_LEVELS)[number];
+/** Trust levels by number (0 stranger, 1 regular, 2 trusted) and the rules' numbers: the one ledger's (src/core/trust.ts). */
+export { TRUST_LEVELS, PROMOTE_AFTER, MAX_TRUST, type TrustName };
 
 export const NEST_KINDS = ['say', 'request', 'claim', 'deliver', 'refer', 'decline', 'ask_owner', 'nudge', 'flag'] as const;
 export type NestKind = (typeof NEST_KINDS)[number];
@@ -160,10 +176,6 @@ export const FLOCK_LIMITS = {
   node: 120,
 } as const;
 
-/** Trust rules (docs/flock.md): approvals in a row that move a holder up one level. */
-export const PROMOTE_AFTER = 3;
-export const MAX_TRUST = 2;
-
 // ---------------------------------------------------------------- state
 
 export interface VerdictRef {
@@ -171,6 +183,8 @@ export interface VerdictRef {
   item_id: string;
   target: VerdictTarget;
   verdict: VerdictValue;
+  /** The person who decided (approved/rejected): who earned the level (owners see it in the history). */
+  by?: string;
 }
 
 export interface Flight {
@@ -311,38 +325,11 @@ export interface Nest {
   tokens: number;
 }
 
-export interface TrustEntry {
-  holder: string;
-  task_type: TaskType;
-  level: number;
-  /** Approvals in a row since the last change (the last PROMOTE_AFTER are in `recent`). */
-  run: number;
-  recent: VerdictRef[];
-  approved: number;
-  rejected: number;
-  timeout: number;
-  auto: number;
-}
+/** A holder's entry in the one ledger (src/core/trust.ts), per task type, judged by verdicts. */
+export type TrustEntry = LedgerEntry<TaskType, VerdictRef>;
 
-export interface TrustChange {
-  /** 1-based number of the change in the project's history. */
-  id: number;
-  holder: string;
-  task_type: TaskType;
-  from: number;
-  to: number;
-  /** The verdicts that caused it (empty for an owner's action). */
-  because: VerdictRef[];
-  /** The list of the last verdict in `because` ('' for an owner's action). */
-  list_id: string;
-  by: string;
-  reason: string;
-  ts: string;
-  at: number;
-  position: number | null;
-  /** A `trust.changed` event carrying it is in the log (owner actions are their own event). */
-  announced: boolean;
-}
+/** A change in the ledger, plus the list of the last verdict in `because` ('' for an owner's action). */
+export type TrustChange = LedgerChange<TaskType, VerdictRef> & { list_id: string };
 
 export interface SpunCrow {
   name: string;
@@ -651,15 +638,13 @@ function isBorrowed(nest: Nest | undefined, crow: string): boolean {
 
 // ---------------------------------------------------------------- trust
 
-const trustKey = (holder: string, task: string) => `${holder}\u0000${task}`;
-
 function baseLevel(s: FlockState, holder: string): number {
   return s.spun.get(holder)?.trust ?? 0;
 }
 
 /** The level of `holder` at `task_type` (0 stranger, 1 regular, 2 trusted). */
 export function trustLevel(s: FlockState, holder: string, task_type: string): number {
-  return s.trust.get(trustKey(holder, task_type))?.level ?? baseLevel(s, holder);
+  return levelOf(s, holder, task_type, baseLevel(s, holder));
 }
 
 /** Triage needs a person's approval unless the flock is trusted at that task type. */
@@ -673,76 +658,26 @@ export function outputNeedsApproval(s: FlockState, task_type: string, crows: rea
 }
 
 function entryOf(s: FlockState, holder: string, task_type: TaskType): TrustEntry {
-  return (
-    s.trust.get(trustKey(holder, task_type)) ?? {
-      holder,
-      task_type,
-      level: baseLevel(s, holder),
-      run: 0,
-      recent: [],
-      approved: 0,
-      rejected: 0,
-      timeout: 0,
-      auto: 0,
-    }
-  );
-}
-
-/**
- * The trust rule, for one holder and one verdict (docs/flock.md):
- * - `approved` adds to the run; the PROMOTE_AFTER-th approval in a row moves
- *   the holder up one level (at most trusted) and starts a new run;
- * - `rejected` and `timeout` move it down one level (at least stranger) and
- *   end the run;
- * - `auto` (no person asked) changes nothing, neither level nor run.
- * Returns the next entry and the change it makes, if any; never mutates.
- */
-function judge(entry: TrustEntry, ref: VerdictRef): { next: TrustEntry; from: number; to: number; because: VerdictRef[] } {
-  const next: TrustEntry = { ...entry, recent: entry.recent.slice() };
-  const from = entry.level;
-  switch (ref.verdict) {
-    case 'auto':
-      next.auto++;
-      return { next, from, to: from, because: [] };
-    case 'approved': {
-      next.approved++;
-      next.run++;
-      next.recent.push(ref);
-      if (next.recent.length > PROMOTE_AFTER) next.recent.shift();
-      if (next.run >= PROMOTE_AFTER && from < MAX_TRUST) {
-        const because = next.recent.slice();
-        next.level = from + 1;
-        next.run = 0;
-        next.recent = [];
-        return { next, from, to: next.level, because };
-      }
-      return { next, from, to: from, because: [] };
-    }
-    default: {
-      if (ref.verdict === 'rejected') next.rejected++;
-      else next.timeout++;
-      next.run = 0;
-      next.recent = [];
-      if (from > 0) {
-        next.level = from - 1;
-        return { next, from, to: next.level, because: [ref] };
-      }
-      return { next, from, to: from, because: [] };
-    }
-  }
+  return ledgerEntry(s, holder, task_type, baseLevel(s, holder));
 }
 
 function recordChange(s: FlockState, c: Omit<TrustChange, 'id'>): TrustChange {
-  const change: TrustChange = { id: ++s.changes, ...c };
-  s.history.push(change);
-  // Drop the oldest tenth at once, so trimming stays amortised O(1).
-  if (s.history.length > FLOCK_LIMITS.keepHistory) s.history.splice(0, Math.ceil(FLOCK_LIMITS.keepHistory / 10));
-  return change;
+  return ledgerRecord(s, c, FLOCK_LIMITS.keepHistory);
 }
 
-/** Effects carry copies: a change in the state is marked announced later, and an effect must not change after the fact. */
-function copyChange(c: TrustChange): TrustChange {
-  return { ...c, because: c.because.slice() };
+/**
+ * The verdict's reference as the ledger keeps it, and whether it earns
+ * nothing: an approval by the list's requester (the principal who handed the
+ * list over) is a yes to one's own work (docs/flock.md "Trust", rule 8).
+ */
+function verdictRef(ctx: VerdictContext, by: string): { ref: VerdictRef; self: boolean } {
+  const ref: VerdictRef = { list_id: ctx.list.list_id, item_id: ctx.item.item_id, target: ctx.target, verdict: ctx.verdict, ...(by ? { by } : {}) };
+  return { ref, self: ctx.verdict === 'approved' && by !== '' && by === ctx.list.requester };
+}
+
+/** The decider a verdict event names (approved/rejected only). */
+function verdictBy(o: Obj, verdict: VerdictValue): string {
+  return verdict === 'approved' || verdict === 'rejected' ? (line(get(o, 'by'), FLOCK_LIMITS.requester) ?? '') : '';
 }
 
 interface VerdictContext {
@@ -784,9 +719,9 @@ export function previewTrust(s: FlockState, e: unknown): { holder: string; task_
   const ctx = verdictContext(s, e);
   if (!ctx) return [];
   const out: { holder: string; task_type: TaskType; from: number; to: number; because: VerdictRef[]; list_id: string }[] = [];
-  const ref: VerdictRef = { list_id: ctx.list.list_id, item_id: ctx.item.item_id, target: ctx.target, verdict: ctx.verdict };
+  const { ref, self } = verdictRef(ctx, verdictBy(e, ctx.verdict));
   for (const holder of ctx.holders) {
-    const j = judge(entryOf(s, holder, ctx.task_type), ref);
+    const j = judge(entryOf(s, holder, ctx.task_type), ref, self);
     if (j.to !== j.from) out.push({ holder, task_type: ctx.task_type, from: j.from, to: j.to, because: j.because, list_id: ctx.list.list_id });
   }
   return out;
@@ -1112,14 +1047,14 @@ function verdictEvent(s: FlockState, o: Obj, at: number, ts: string, position: n
   const ctx = verdictContext(s, o);
   if (!ctx) return [];
   const { list, item, target, verdict } = ctx;
-  const by = verdict === 'approved' || verdict === 'rejected' ? (line(get(o, 'by'), FLOCK_LIMITS.requester) ?? '') : '';
+  const by = verdictBy(o, verdict);
   const record: VerdictRecord = { verdict, by, at };
   if (target === 'triage') item.triageVerdict = record;
   else item.outputVerdict = record;
   const fx: FlockEffect[] = [{ kind: 'list', list_id: list.list_id }];
-  const ref: VerdictRef = { list_id: list.list_id, item_id: item.item_id, target, verdict };
+  const { ref, self } = verdictRef(ctx, by);
   for (const holder of ctx.holders) {
-    const j = judge(entryOf(s, holder, ctx.task_type), ref);
+    const j = judge(entryOf(s, holder, ctx.task_type), ref, self);
     s.trust.set(trustKey(holder, ctx.task_type), j.next);
     if (j.to !== j.from) {
       const change = recordChange(s, {
@@ -1152,21 +1087,14 @@ function trustChanged(s: FlockState, o: Obj, at: number, ts: string, position: n
   if (rawBy === undefined) {
     // An announcement: it marks the earliest matching change the fold computed
     // from verdicts as announced. It never moves a level by itself.
-    for (const c of s.history) {
-      if (!c.announced && c.by === '' && c.holder === holder && c.task_type === task_type && c.from === from && c.to === to) {
-        c.announced = true;
-        return [{ kind: 'trust', change: copyChange(c) }];
-      }
-    }
-    return [];
+    const c = announce(s, (c) => c.holder === holder && c.task_type === task_type && c.from === from && c.to === to);
+    return c ? [{ kind: 'trust', change: copyChange(c) }] : [];
   }
   // An owner's action: demote or reset, with a reason. Trust is earned, so
   // nobody raises a level by hand.
   const by = line(rawBy, FLOCK_LIMITS.requester);
   const reason = line(get(o, 'reason'), FLOCK_LIMITS.reason);
-  if (!by || !reason || to > from || trustLevel(s, holder, task_type) !== from) return [];
-  const entry = entryOf(s, holder, task_type);
-  s.trust.set(trustKey(holder, task_type), { ...entry, level: to, run: 0, recent: [] });
+  if (!by || !reason || !ownerLowers(s, holder, task_type, from, to, baseLevel(s, holder))) return [];
   const change = recordChange(s, { holder, task_type, from, to, because: [], list_id: '', by, reason, ts, at, position, announced: true });
   return [{ kind: 'trust', change: copyChange(change) }];
 }
@@ -1787,7 +1715,7 @@ export function strikesOf(s: FlockState, requester: string): { strikes: { at: nu
 export interface LedgerJSON {
   protocol: number;
   levels: readonly string[];
-  rules: { promote_after: number; max_level: number; demote_on: string[]; auto_counts: false };
+  rules: ReturnType<typeof trustRules>;
   holders: {
     holder: string;
     task_type: TaskType;
@@ -1844,7 +1772,7 @@ export function flockLedger(s: FlockState): LedgerJSON {
   return {
     protocol: FLOCK_PROTOCOL_VERSION,
     levels: TRUST_LEVELS,
-    rules: { promote_after: PROMOTE_AFTER, max_level: MAX_TRUST, demote_on: ['rejected', 'timeout'], auto_counts: false },
+    rules: trustRules(),
     holders,
     starting,
     history,

@@ -23,6 +23,7 @@ import { askRoutes } from './ask.js';
 import { FLOCK_DEFAULTS, FlockService } from './flock/service.js';
 import { BoardSessions } from './flock/agents.js';
 import { flockRoutes, flockScopes } from './flock/routes.js';
+import { trustRoutes } from './trust.js';
 import type { ModelRoster } from '../models/config.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
@@ -403,6 +404,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...usageRoutes(usageByProject, floors, live),
     ...askRoutes(store, floors, approvalsByProject),
     ...flockRoutes(flocks, approvalsByProject, live, access),
+    ...trustRoutes(flocks, approvalsByProject, access),
     ...ids.routes(),
     ...work.routes(),
     ...push.routes(),

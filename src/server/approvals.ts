@@ -108,8 +108,10 @@ export interface NewApproval {
   holder?: string;
   /** The principal that asked (`principalKey`), who may then not decide it. */
   askedBy?: string;
+  /** A tool call's action class and why it may never run on trust (src/core/action-class.ts). */
+  actionClass?: string;
+  barred?: string;
 }
-
 
 /**
  * The id of a request named by its asker: the asker's own key (a hook's
@@ -362,6 +364,8 @@ export class ApprovalService {
       holder: n.holder,
       askedBy: n.askedBy || undefined,
       window: clampWindow(n.window),
+      action_class: n.actionClass,
+      barred: n.barred || undefined,
       ts: Date.now(),
     };
     return { type: body.type, body: JSON.stringify(body) };
@@ -444,6 +448,31 @@ export class ApprovalService {
     return this.state.byId.get(n.id) ?? null;
   }
 
+  /**
+   * A call whose holder (team, action class) is trusted: requested and
+   * allowed by `trust` in one append, with the level and the decisions that
+   * earned it (docs/approvals.md "Earned trust"). The fold checks the ledger
+   * again; null when it refused (the ledger changed meanwhile: the caller
+   * holds the call for a person as usual).
+   */
+  async allowByTrust(n: NewApproval & { id: string }, trust: { level: number }): Promise<Approval | null> {
+    if (this.state.byId.has(n.id) || this.state.forgotten.has(n.id)) return null;
+    const decided = { type: 'approval.decided', id: n.id, decision: 'allow', by: 'trust', trust, reason: `the team "${n.team}" earned trust at "${n.actionClass}"`, ts: Date.now() };
+    const r = await this.store.append(this.stream, [this.requestEvent(n.id, { ...n, holder: undefined }), { type: decided.type, body: JSON.stringify(decided) }], {
+      idempotencyKey: `trusted:${n.id}`,
+    });
+    await this.folded(r.last);
+    const a = this.state.byId.get(n.id);
+    return a && a.status === 'allowed' && a.trust ? a : null;
+  }
+
+  /** Appends one `trust.*` event of the agents' ledger (an owner's switch or never-classes, a person's revocation). */
+  async appendTrust(body: Record<string, unknown>): Promise<void> {
+    const e: Record<string, unknown> = { ...body, ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: String(e.type), body: JSON.stringify(e) }]);
+    await this.folded(r.last);
+  }
+
   /** A session ended: its "allow for this session" rules end with it (logged only when it had some). */
   async endSessionRules(asker: string, session: string): Promise<void> {
     if (!hasSessionRules(this.state, asker, session)) return;
@@ -520,6 +549,7 @@ export class ApprovalService {
 
   postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
     const key = idempotencyKeyOf(req);
+    // Whoever asked (an agent's token) never decides its own request, nor so earns its own trust (the one check, in decide).
     const access = this.opts.access ?? LOCAL_ACCESS;
     const by = await decider(access, req, b.by);
     const r = await this.decide(id, b.decision, by, {

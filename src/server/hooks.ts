@@ -18,6 +18,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { APPROVAL_LIMITS, detailOf, digestInput, needsApproval, outcomeLine, sessionRuleFor, type Approval } from '../core/approvals.js';
 import { parseWindow } from '../core/window.js';
+import { actionClass, barredFromTrust } from '../core/action-class.js';
+import { trustedFor } from '../core/agent-trust.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
 import { normalizeFloorEvent } from '../core/floor-wire.js';
 import {
@@ -34,7 +36,7 @@ import {
 import type { FloorEvent } from '../core/floor.js';
 import type { EventStore } from '../storage/types.js';
 import { askedId, newApprovalId, type ApprovalService } from './approvals.js';
-import { grantOf } from './access.js';
+import { grantOf, principalKey } from './access.js';
 import type { FloorService } from './floor.js';
 import { Type } from '@sinclair/typebox';
 import { HttpError, MAX_BODY_BYTES, sendJson } from './http.js';
@@ -154,7 +156,18 @@ export class HookService {
     const key = requestKeyOf(url);
     // The hook's own key names the request, so its later report of a denial made on its own finds it.
     const id = key ? askedId('ap', callerOf(req), key) : newApprovalId();
-    const asked = newToolApproval(tool, payload, m, url);
+    const asked = { ...newToolApproval(tool, payload, m, url), ...classOf(req, payload, m, approvals) };
+    // The team is trusted at this action class (earned trust, on for this project): logged and answered at once.
+    const trusted = asked.actionClass && !asked.barred ? trustedFor(approvals.state.agentTrust, asked.team ?? '', asked.actionClass) : null;
+    if (trusted) {
+      const a = await approvals.allowByTrust({ ...asked, id }, { level: trusted.level });
+      if (a) {
+        const { reason } = explain(a);
+        await this.appendFloor(floor, [withIdentity(outcomeEvent(m, true, reason)), ...m.events.slice(1)]);
+        sendJson(res, 200, decisionAnswer(tool, payload, 'allow', reason));
+        return;
+      }
+    }
     // Allowed for this session already (a person's "allow for this session"): logged and answered at once.
     const rule = sessionRuleFor(approvals.state, { ...asked, detail: asked.detail ?? null });
     if (rule) {
@@ -265,6 +278,19 @@ function newToolApproval(tool: AgentTool, payload: object, m: ReturnType<typeof 
     input: m.input || digestInput(m.tool, (payload as Record<string, unknown>).tool_input, APPROVAL_LIMITS.input),
     detail: detailOf(m.tool, (payload as Record<string, unknown>).tool_input, (payload as Record<string, unknown>).cwd),
     window: parseWindow(url.searchParams.get('window')),
+  };
+}
+
+/** A tool call's action class, why it may never run on trust, and the token that asks (docs/approvals.md "Earned trust"). */
+function classOf(req: IncomingMessage, payload: object, m: ReturnType<typeof mapHook>, approvals: ApprovalService): { actionClass: string; barred: string; askedBy: string } {
+  const p = payload as Record<string, unknown>;
+  const cwd = typeof p.cwd === 'string' ? p.cwd : '';
+  const tool = m.tool || 'tool';
+  return {
+    actionClass: actionClass(tool, p.tool_input, cwd),
+    barred: barredFromTrust(tool, p.tool_input, cwd, approvals.state.agentTrust.never),
+    // The token that asks may never decide this call (approvals' one askedBy check).
+    askedBy: grantOf(req)?.kind === 'token' ? principalKey(grantOf(req) ?? null) : '',
   };
 }
 

@@ -25,6 +25,7 @@ import {
   type FlockState,
 } from '../../core/flock.js';
 import { LIST_BODY_MAX, parseListText } from '../../core/flock-wire.js';
+import { agentLedgerJSON } from '../../core/agent-trust.js';
 import { personaRecords } from '../../core/personas.js';
 import { NO_PROVIDER_MESSAGE } from '../../models/config.js';
 import type { Access } from '../access.js';
@@ -196,7 +197,13 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         res.end();
       },
     }),
-    route({ method: 'GET', path: '/api/trust', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, flockLedger((await flocks.of(req)).state)) }),
+    route({
+      method: 'GET',
+      path: '/api/trust',
+      auth: 'viewer',
+      doc: "the one ledger: the flock's holders (the contract's fields) and, under `agents`, the coding agents' teams per action class",
+      handler: async ({ req, res }) => sendJson(res, 200, { ...flockLedger((await flocks.of(req)).state), agents: agentLedgerJSON((await approvals.of(req)).state.agentTrust) }),
+    }),
     route({
       method: 'POST',
       path: '/api/trust',

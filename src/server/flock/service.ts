@@ -211,6 +211,8 @@ export class FlockService implements NestHost {
   /** The snapshot the start loaded (its frames before it are rebuilt from the log). */
   private loadedSnapshot: FlockSnapshot | null = null;
   private starting = false;
+  /** A verdict was folded in this batch: its trust changes may want announcing (announceTrust). */
+  private verdictFolded = false;
   /** The crows on the project's floor (none without a floor). */
   readonly crows: CrowsOnFloor | null;
   /** The Sentry's watchdog and the nest asks' approvals (watchdog.ts). */
@@ -262,7 +264,13 @@ export class FlockService implements NestHost {
           const o = out as Partial<FoldedFlock>;
           this.applied(entry, o.accepted === true, o.body);
         },
-        afterFold: () => this.crows?.flush(this.state, this.driving),
+        afterFold: () => {
+          this.crows?.flush(this.state, this.driving);
+          if (this.verdictFolded && !this.starting) {
+            this.verdictFolded = false;
+            this.announceTrust().catch((e) => console.error('roost: flock trust announcement', e));
+          }
+        },
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
     );
@@ -456,6 +464,7 @@ export class FlockService implements NestHost {
     }
     const type = entry.type;
     if (type === 'lease.claimed' || type === 'lease.released') return;
+    if (type === 'verdict') this.verdictFolded = true;
     const body = (parsed ?? JSON.parse(entry.body)) as Obj;
     this.crows?.seen(this.state, body);
     if (type === 'nest.message' && typeof body.nest_id === 'string' && typeof body.msg_id === 'string') {
@@ -804,6 +813,27 @@ export class FlockService implements NestHost {
     const ev: Obj = { type: 'verdict', list_id, item_id, target, verdict, ts, ...(by ? { by } : {}) };
     const ann = previewTrust(this.state, ev).map((c) => trustChangedEvent(c, ts));
     await this.append([ev, ...ann], `verdict:${item_id}:${target}`);
+  }
+
+  /**
+   * Every level change is announced on the stream of the list whose verdict
+   * caused it (spec: `trust.changed`). A verdict's own append carries the
+   * announcements its preview saw, but a preview made while another verdict
+   * was on its way (decisions at once: a burst in the inbox, two nodes) sees
+   * an older ledger and misses a change. So after a verdict is folded, the
+   * driver announces whatever the fold computed and no announcement names
+   * yet (keyed, so once; a second announcement of a change is refused by the
+   * fold and never reaches a stream).
+   */
+  private async announceTrust(): Promise<void> {
+    if (!this.driving) return;
+    const due = unannouncedTrust(this.state);
+    if (due.length === 0) return;
+    const ts = flockTs(Date.now());
+    await this.append(
+      due.map((c) => trustChangedEvent(c, ts)),
+      `trust.announce:${due[0].id}-${due[due.length - 1].id}`,
+    );
   }
 
   // ------------------------------------------------------------ the lease
