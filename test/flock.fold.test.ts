@@ -776,6 +776,29 @@ describe('nests', () => {
     assert.ok(!pickCrows(f.s, 'launch', 8).some((p) => p.crow === 'Inky'));
   });
 
+  test('picks not folded yet (pending) count as in the air and advance the rotation: picks from one state spread over the flock', () => {
+    const f = flockLog();
+    f.apply(f.ev('nest.created', { nest_id: 'launch', name: 'Launch', crows: ['Pepper', 'Inky'] }));
+    // todo: each pick after the last rotates on, as if the ones before had flown.
+    const pending: { crow: string; nest_id: string }[] = [];
+    for (let i = 0; i < 12; i++) pending.push({ crow: pickCrows(f.s, 'todo', 1, [], pending)[0].crow, nest_id: 'todo' });
+    assert.deepEqual(pending.map((p) => p.crow), [...WORKER_NAMES, ...WORKER_NAMES.slice(0, 4)]);
+    // A nest: the core rotates and fills to its cap (4 each) before anything is borrowed.
+    const inNest: { crow: string; nest_id: string }[] = [];
+    const got: { crow: string; borrowed: boolean }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const p = pickCrows(f.s, 'launch', 1, [], inNest)[0];
+      got.push(p);
+      inNest.push({ crow: p.crow, nest_id: 'launch' });
+    }
+    assert.deepEqual(got.slice(0, 8).map((p) => p.crow), ['Pepper', 'Inky', 'Pepper', 'Inky', 'Pepper', 'Inky', 'Pepper', 'Inky']);
+    assert.ok(got.slice(0, 8).every((p) => !p.borrowed));
+    assert.deepEqual(got.slice(8), [{ crow: 'Hugin', borrowed: true }, { crow: 'Munin', borrowed: true }]);
+    // Another nest's pending flights take places in the flock, not its rotation.
+    assert.equal(pickCrows(f.s, 'todo', 1, [], inNest)[0].crow, 'Hugin');
+    assert.equal(pickCrows(f.s, 'todo', 8, [], inNest).length, 6, 'Pepper and Inky are at their cap');
+  });
+
   test('nest flights: must-respond counts responders and crows in the air; borrowed crows become members', () => {
     const f = flockLog();
     f.apply(f.ev('nest.created', { nest_id: 'launch', name: 'Launch', crows: ['Pepper'] }));

@@ -2014,22 +2014,34 @@ function rotate(names: readonly string[], last: string): string[] {
  * rotating from after the one borrowed last. Quarantined crows, crows at their
  * flight cap and `exclude` are skipped; a saturated flock yields nothing. In
  * `todo` (empty core) every crow comes from the whole flock and none is
- * "borrowed". A pure function of the state: the same state picks the same crows.
+ * "borrowed". `pending` are flights already picked but not folded yet (a
+ * driver composes several steps from one state): each counts as in the air
+ * and advances its nest's rotation, so two picks from one state do not both
+ * take the same crow. A pure function of its arguments.
  */
-export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: readonly string[] = []): { crow: string; borrowed: boolean }[] {
+export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: readonly string[] = [], pending: readonly { crow: string; nest_id: string }[] = []): { crow: string; borrowed: boolean }[] {
   const nest = s.nests.get(nest_id) ?? s.nests.get(TODO_NEST)!;
   const out: { crow: string; borrowed: boolean }[] = [];
   if (n <= 0) return out;
-  const free = FLOCK_LIMITS.flockFlights - s.airborne.size;
+  const free = FLOCK_LIMITS.flockFlights - s.airborne.size - pending.length;
   const want = Math.min(n, free);
-  const ok = (c: string) => !exclude.includes(c) && crowAvailable(s, c);
-  for (const c of rotate(nest.core, nest.lastCore)) {
+  let lastCore = nest.lastCore;
+  let lastBorrowed = nest.lastBorrowed;
+  const planned = new Map<string, number>();
+  for (const p of pending) {
+    planned.set(p.crow, (planned.get(p.crow) ?? 0) + 1);
+    if (p.nest_id !== nest.nest_id) continue;
+    if (nest.core.includes(p.crow)) lastCore = p.crow;
+    else lastBorrowed = p.crow;
+  }
+  const ok = (c: string) => !exclude.includes(c) && crowAvailable(s, c) && (s.busy.get(c) ?? 0) + (planned.get(c) ?? 0) < flightCap(c);
+  for (const c of rotate(nest.core, lastCore)) {
     if (out.length >= want) return out;
     if (ok(c)) out.push({ crow: c, borrowed: false });
   }
   const spun = [...s.spun.keys()].sort();
   const outside = [...WORKER_NAMES, ...spun].filter((c) => !nest.core.includes(c));
-  for (const c of rotate(outside, nest.lastBorrowed)) {
+  for (const c of rotate(outside, lastBorrowed)) {
     if (out.length >= want) return out;
     if (ok(c)) out.push({ crow: c, borrowed: nest.core.length > 0 });
   }
