@@ -7,7 +7,7 @@
 // registry's cap; split and murder; the Boss in a saturated flock.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inProcess } from './support/server.js';
+import { child, inProcess } from './support/server.js';
 import { flockModel, type BrainOptions, type FlockModel } from './support/flock-model.js';
 import { flockClient, type FlockClient, type ListWatch } from './support/flock-client.js';
 import { openSse } from './support/sse.js';
@@ -216,10 +216,9 @@ describe('the contract, word for word (lists and crows)', () => {
       ['Gale', 'regular', 'regular'],
       ['Heath', 'stranger', 'stranger'],
     ];
-    for (const [name, trust, want] of asked) {
-      const says = await order(`Boss, please spin ${name} on Munin as ${trust}.`);
-      assert.match(says.text, new RegExp(`^${name} joined the flock: a ${want} crow`));
-    }
+    // Asked all at once: every one of them joins (the registry fills to its cap) at the level asked, clamped.
+    const says = await Promise.all(asked.map(([name, trust]) => order(`Boss, please spin ${name} on Munin as ${trust}.`)));
+    for (const [i, [name, , want]] of asked.entries()) assert.match(says[i].text, new RegExp(`^${name} joined the flock: a ${want} crow`));
     const crows = (await c.get('/api/crows')).body.crows as Rec[];
     assert.equal(crows.length, 8, 'the registry filled to its cap');
     for (const [name, , want] of asked) assert.equal(crows.find((x) => x.name === name)?.trust, want, name);
@@ -229,5 +228,37 @@ describe('the contract, word for word (lists and crows)', () => {
     assert.match((await order('Boss, please spin Ivy on Munin as regular.')).text, /cap reached/);
     assert.equal((await c.get('/api/crows')).body.crows.length, 8);
     sse.close();
+  });
+});
+
+describe('settings by the contract\'s names (the built CLI)', () => {
+  let model: FlockModel;
+  before(async () => {
+    model = await flockModel('openai');
+  });
+  after(() => model.close());
+
+  test('CROWS_JEV_THRESHOLD is an alias of ROOST_JEV_BAND; ROOST_MAX_SPUN_CROWS sets MaxSpunCrows', async () => {
+    const srv = await child({ env: { ROOST_MODEL: model.spec, CROWS_JEV_THRESHOLD: '0.9', ROOST_MAX_SPUN_CROWS: '2' } });
+    try {
+      const c = flockClient(srv.url);
+      assert.equal((await c.get('/api/nests')).body.watchdog.band, 0.9, "the watchdog's band is the threshold");
+      const sse = await openSse(`${srv.url}/api/events?nest_id=todo`);
+      const order = async (text: string): Promise<string> => {
+        const p = await c.post('/api/nests/todo/messages', { author: 'owner', kind: 'request', to: 'Boss', text });
+        assert.equal(p.status, 201, JSON.stringify(p.body));
+        const f = await sse.waitFor((x) => x.event === 'nest.message' && JSON.parse(x.data).refers_to === p.body.msg_id, 15_000);
+        return JSON.parse(f.data).text as string;
+      };
+      assert.match(await order('Boss, please spin Ash on Munin as regular.'), /^Ash joined/);
+      assert.match(await order('Boss, please spin Birch on Munin as regular.'), /^Birch joined/);
+      assert.match(await order('Boss, please spin Cedar on Munin as regular.'), /^No new crow: cap reached\. The flock has 2 spun crows/);
+      assert.equal((await c.get('/api/crows')).body.crows.length, 2);
+      sse.close();
+    } finally {
+      await srv.stop();
+    }
+    // Both names set and disagreeing: the start refuses, naming both.
+    await assert.rejects(child({ env: { ROOST_MODEL: model.spec, CROWS_JEV_THRESHOLD: '0.9', ROOST_JEV_BAND: '0.85' } }), /ROOST_JEV_BAND \(0\.85\) and its alias CROWS_JEV_THRESHOLD \(0\.9\) disagree/);
   });
 });

@@ -841,6 +841,40 @@ describe('nests', () => {
     // a spun crow is an ordinary crow: it flies, and comes last in rotation from outside the core
     assert.equal(pickCrows(f.s, 'todo', 16).at(-1)!.crow, 'Nova');
   });
+
+  test('MaxSpunCrows is the cap the spin-up carries (a setting): a lower one refuses sooner, a higher one admits more, up to maxSpunCap', () => {
+    const f = flockLog();
+    const spin = (name: string, cap?: number) => f.apply(f.ev('crow.spun', { name, persona: 'Inky', trust: 'regular', by: 'Boss', ...(cap === undefined ? {} : { cap }) }));
+    assert.ok(spin('Ash', 2).length);
+    assert.ok(spin('Birch', 2).length);
+    assert.equal(spinRefusal(f.s, 'Cedar', 'Inky', 2), 'cap reached');
+    assert.deepEqual(spin('Cedar', 2), []);
+    for (const n of ['Cedar', 'Dune', 'Elm', 'Fern', 'Gale', 'Hazel', 'Iris', 'Juniper']) assert.ok(spin(n, 10).length, n);
+    assert.equal(f.s.spun.size, 10);
+    assert.deepEqual(spin('Kale', 10), []);
+    assert.deepEqual(spin('Kale'), [], 'no cap on the event: the default (8)');
+    assert.equal(spinRefusal(f.s, 'Kale', 'Inky', 1000), '', 'above maxSpunCap counts as maxSpunCap');
+    assert.equal(spunCrows(f.s).find((c) => c.name === 'Ash')!.trust, 'regular');
+  });
+
+  test('nest.dropped: a request to the Boss is dropped only while the flock is saturated, and then wants no crow', () => {
+    const f = flockLog();
+    f.apply(f.message('todo', 1, { kind: 'request', to: 'Boss', text: 'Boss, spin Nova on Inky.', tagged_by: 'jev' }));
+    f.apply(f.message('todo', 2, { kind: 'request', to: 'Quill', text: 'Quill, a summary', tagged_by: 'jev' }));
+    const drop = (msg_id: string, crow = 'Boss') => f.apply(f.ev('nest.dropped', { nest_id: 'todo', msg_id, crow, reason: 'saturated' }));
+    assert.deepEqual(drop('todo-1'), [], 'the flock has room: refused');
+    // 64 flights in the air (nest flights: 4 per worker, 16 per service role).
+    for (let i = 0; i < 64; i++) {
+      f.apply(f.message('todo', 3 + i, { kind: 'request', text: `job ${i}`, tagged_by: 'jev' }));
+      f.apply(f.ev('nest.flying', { nest_id: 'todo', msg_id: `todo-${3 + i}`, crow: i < 32 ? WORKER_NAMES[i % 8] : ['Quill', 'Elder', 'Sentry', 'Boss'][i % 4] }));
+    }
+    assert.equal(f.s.airborne.size, 64);
+    assert.deepEqual(drop('todo-2', 'Quill'), [], 'only the Boss');
+    assert.deepEqual(drop('todo-2'), [], 'only a request to the Boss');
+    assert.ok(drop('todo-1').length);
+    assert.ok(!pendingResponses(f.s, 'todo').some((p) => p.msg_id === 'todo-1'), 'it wants no crow, ever');
+    assert.deepEqual(drop('todo-1'), [], 'once');
+  });
 });
 
 describe('a list\'s stream alone (the browser)', () => {

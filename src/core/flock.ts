@@ -30,9 +30,10 @@
 //   internal (never sent on a list or nest stream):
 //     nest.created { nest_id, name, crows[], by }     nest.flying { nest_id, msg_id, crow }
 //     nest.landed { nest_id, msg_id, crow, ok, tokens, error? }
+//     nest.dropped { nest_id, msg_id, crow: 'Boss', reason: 'saturated' }
 //     jev.tag { nest_id, msg_id, question, probs, band, source, tokens? }
 //     watch { nest_id, msg_id, crow, scores, band, tokens? }
-//     quarantine.lifted { crow, by, ask? }            crow.spun { name, persona, trust, by, nest_id?, msg_id? }
+//     quarantine.lifted { crow, by, ask? }            crow.spun { name, persona, trust, by, nest_id?, msg_id?, cap? }
 //     requester.strike { requester, reason }          budget.set { token_budget, by }
 //     list.budget { list_id, token_budget, by }       banter.started { list_id, item_id, crow, to }
 //     banter.dropped { list_id, item_id, crow, tokens?, reason }
@@ -125,7 +126,9 @@ export const FLOCK_LIMITS = {
   /** Nests besides `todo`. */
   maxNests: 20,
   nestCrows: 8,
+  /** MaxSpunCrows: the registry's default cap (a server's setting may lower or raise it, up to maxSpunCap; `crow.spun` carries it). */
   maxSpun: 8,
+  maxSpunCap: 64,
   messageText: 2000,
   phrase: 200,
   to: 40,
@@ -926,6 +929,8 @@ function step(s: FlockState, type: string, o: Obj, at: number, ts: string, posit
       return nestMessage(s, o, at, ts);
     case 'nest.flying':
       return nestFlying(s, o, at);
+    case 'nest.dropped':
+      return nestDropped(s, o);
     case 'nest.landed':
       return nestLanded(s, o);
     case 'jev.tag':
@@ -1435,6 +1440,21 @@ function nestFlying(s: FlockState, o: Obj, at: number): FlockEffect[] {
   return [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
 }
 
+/**
+ * The Boss works through the flock like any crow: a request to it found while
+ * the flock is saturated is dropped (no reply, no registry write, ever). The
+ * fold checks the saturation at the event's place in the log.
+ */
+function nestDropped(s: FlockState, o: Obj): FlockEffect[] {
+  const nest = s.nests.get(slugId(get(o, 'nest_id')) ?? '');
+  const msg_id = get(o, 'msg_id');
+  if (!nest || typeof msg_id !== 'string' || !nest.open.has(msg_id) || get(o, 'crow') !== 'Boss' || get(o, 'reason') !== 'saturated') return [];
+  const rec = nest.messages.get(msg_id);
+  if (!rec || rec.kind !== 'request' || rec.to !== 'Boss' || rec.sent.includes('Boss') || !flockSaturated(s)) return [];
+  nest.open.delete(msg_id);
+  return [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
+}
+
 function nestLanded(s: FlockState, o: Obj): FlockEffect[] {
   const nest = s.nests.get(slugId(get(o, 'nest_id')) ?? '');
   const msg_id = get(o, 'msg_id');
@@ -1504,9 +1524,9 @@ function watch(s: FlockState, o: Obj): FlockEffect[] {
 
 const SPUN_NAME = /^[A-Za-z][A-Za-z0-9' -]*$/;
 
-/** Why a spin-up would be refused, or '' when it may go ahead (the Boss's reply names the reason). */
-export function spinRefusal(s: FlockState, name: unknown, persona: unknown): '' | 'cap reached' | 'name taken' | 'persona unknown' | 'bad name' {
-  if (s.spun.size >= FLOCK_LIMITS.maxSpun) return 'cap reached';
+/** Why a spin-up would be refused under a registry cap of `cap` (MaxSpunCrows), or '' when it may go ahead (the Boss's reply names the reason). */
+export function spinRefusal(s: FlockState, name: unknown, persona: unknown, cap: number = FLOCK_LIMITS.maxSpun): '' | 'cap reached' | 'name taken' | 'persona unknown' | 'bad name' {
+  if (s.spun.size >= Math.min(cap, FLOCK_LIMITS.maxSpunCap)) return 'cap reached';
   const n = line(name, FLOCK_LIMITS.crowName);
   if (!n || n !== name || !SPUN_NAME.test(n)) return 'bad name';
   if (isTakenPersonaName(n)) return 'name taken';
@@ -1519,7 +1539,9 @@ export function spinRefusal(s: FlockState, name: unknown, persona: unknown): '' 
 function crowSpun(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const name = get(o, 'name');
   const persona = get(o, 'persona');
-  if (spinRefusal(s, name, persona) !== '') return [];
+  // The cap is the server's setting when the Boss spun it (on the event), so every node folds the same registry.
+  const cap = int(get(o, 'cap'), 0, FLOCK_LIMITS.maxSpunCap) ?? FLOCK_LIMITS.maxSpun;
+  if (spinRefusal(s, name, persona, cap) !== '') return [];
   // Earned trust cannot be minted: a spun crow starts at stranger or regular.
   const t = get(o, 'trust');
   const trust = t === 'regular' || t === 'trusted' || t === 1 || t === 2 ? 1 : 0;
@@ -2078,8 +2100,8 @@ export function seedFlock(s: FlockState, ctx: { nests?: unknown; crows?: unknown
       added++;
     }
   if (Array.isArray(ctx.crows))
-    for (const c of ctx.crows.slice(0, FLOCK_LIMITS.maxSpun)) {
-      if (!isObj(c) || spinRefusal(s, get(c, 'name'), get(c, 'persona')) !== '') continue;
+    for (const c of ctx.crows.slice(0, FLOCK_LIMITS.maxSpunCap)) {
+      if (!isObj(c) || spinRefusal(s, get(c, 'name'), get(c, 'persona'), FLOCK_LIMITS.maxSpunCap) !== '') continue;
       const name = get(c, 'name') as string;
       s.spun.set(name, { name, persona: get(c, 'persona') as string, trust: get(c, 'trust') === 'regular' ? 1 : 0, by: '', nest_id: '', at: 0 });
       added++;

@@ -96,6 +96,8 @@ export interface FlockSettings {
   node: string;
   /** Jev's high band: its tag stands at or above it (docs/flock.md, "Jev"). */
   jevBand: number;
+  /** MaxSpunCrows: how many crows the Boss may spin up (default 8, at most FLOCK_LIMITS.maxSpunCap). */
+  maxSpunCrows?: number;
 }
 
 /** The `cooldown_s` of a refused rate's 429: the cooldown it started, else a minute (the rate's window). */
@@ -111,6 +113,7 @@ export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTim
   leaseMs: 30_000,
   callTimeoutMs: 60_000,
   banterWaitMs: 20_000,
+  maxSpunCrows: 8,
 };
 
 export interface FlockOptions {
@@ -320,6 +323,10 @@ export class FlockService implements NestHost {
 
   get jevBand(): number {
     return this.settings.jevBand;
+  }
+
+  get maxSpunCrows(): number {
+    return Math.min(this.settings.maxSpunCrows ?? FLOCK_LIMITS.maxSpun, FLOCK_LIMITS.maxSpunCap);
   }
 
   get models(): ModelRoster | null {
