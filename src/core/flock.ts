@@ -235,7 +235,11 @@ export interface FlockList {
   token_budget: number;
   tokens_used: number;
   banter: { started: number; lines: number; open: { item_id: string; crow: string; to: string; at: number }[] };
+  /** The banter lines spoken (at most banterPerList), for the view; absent in states folded before they were kept. */
+  said?: { item_id: string; crow: string; to: string; text: string; at: number }[];
   pranks: number;
+  /** The latest `requester.pranked` on this list, for the view. */
+  prank?: { message: string; cooldown_s: number; at: number };
   finished: { at: number; tokens_used: number; token_budget: number } | null;
 }
 
@@ -896,14 +900,16 @@ function step(s: FlockState, type: string, o: Obj, at: number, ts: string, posit
       return itemSkipped(s, o, at);
     case 'requester.pranked': {
       const list = s.lists.get(id(get(o, 'list_id')) ?? '');
-      if (!list || list.finished || int(get(o, 'cooldown_s'), 0, 1e9) === undefined) return [];
+      const cooldown_s = int(get(o, 'cooldown_s'), 0, 1e9);
+      if (!list || list.finished || cooldown_s === undefined) return [];
       list.pranks++;
+      list.prank = { message: text(get(o, 'message'), FLOCK_LIMITS.reason) ?? '', cooldown_s, at };
       return [{ kind: 'list', list_id: list.list_id }];
     }
     case 'list.finished':
       return listFinished(s, o, at);
     case 'crow.banter':
-      return banter(s, o);
+      return banter(s, o, at);
     case 'banter.started':
       return banterStarted(s, o, at);
     case 'banter.dropped':
@@ -1229,7 +1235,7 @@ function openBanter(list: FlockList, item_id: string, crow: string): number {
   return list.banter.open.findIndex((b) => b.item_id === item_id && b.crow === crow);
 }
 
-function banter(s: FlockState, o: Obj): FlockEffect[] {
+function banter(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const list = liveList(s, get(o, 'list_id'));
   const item = list && itemOf(list, get(o, 'item_id'));
   const crow = get(o, 'crow');
@@ -1241,6 +1247,7 @@ function banter(s: FlockState, o: Obj): FlockEffect[] {
   else if (list.banter.started >= FLOCK_LIMITS.banterPerList) return [];
   else list.banter.started++; // a line whose start was not logged (a client folding the list stream alone)
   list.banter.lines++;
+  (list.said ??= []).push({ item_id: item.item_id, crow, to, text: t, at });
   list.tokens_used += tokens(get(o, 'tokens'));
   return [{ kind: 'list', list_id: list.list_id }];
 }
