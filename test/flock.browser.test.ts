@@ -259,3 +259,69 @@ test('an owner demotes and resets a trust holder with a reason, and sets the pro
     await model.close();
   }
 });
+
+test('the nest chosen when handing over; banter under its item; the prank on the flying list; the cooldown and its time left before trying (issue 36, point 10)', async (t) => {
+  if (!ready(t)) return;
+  const model = await flockModel('openai');
+  const roost = await inProcess({ models: model.roster(), flockBanterWaitMs: 5000 });
+  const browser = await launch({ viewport: { width: 1280, height: 900 }, reducedMotion: true });
+  try {
+    const c = flockClient(roost.url);
+    assert.equal((await c.post('/api/nests', { name: 'Desk', crows: ['Pepper', 'Inky'] })).status, 201);
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(roost.url + '/flock');
+    await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
+
+    // The nest is chosen in the form: the list flies in Desk, its crow from Desk's core.
+    await page.getByTestId('flock-nest').locator('option[value=desk]').waitFor({ state: 'attached', timeout: 10_000 });
+    await page.getByTestId('flock-text').fill('write the desk notes');
+    await page.getByTestId('flock-requester').fill('ann');
+    await page.getByTestId('flock-nest').selectOption('desk');
+    await page.getByTestId('flock-submit').click();
+    const card = page.locator('[data-testid^=flock-list-]');
+    await card.waitFor({ timeout: 10_000 });
+    const list_id = ((await card.getAttribute('data-testid')) ?? '').slice('flock-list-'.length);
+    assert.match(await page.getByTestId(`flock-from-${list_id}`).innerText(), /from ann · in desk/);
+    const item = `${list_id}-1`;
+    await page.getByTestId(`flock-verdict-${item}-triage`).getByRole('button', { name: 'Approve triage' }).click({ timeout: 10_000 });
+    await page.getByTestId(`flock-verdict-${item}-output`).getByRole('button', { name: 'Approve output' }).click({ timeout: 15_000 });
+    // Banter: the line shows under the item it was spoken about.
+    const banter = page.getByTestId(`flock-banter-${item}`);
+    await banter.waitFor({ timeout: 15_000 });
+    assert.match(await banter.innerText(), /^(Pepper|Inky) to \S+: .*not bad, for a crow\./);
+    await page.locator(`[data-testid="flock-list-${list_id}"][data-finished=yes]`).waitFor({ timeout: 15_000 });
+
+    // A list of ann's still flying (its triage waits), then three bad lists: the third strike starts a cooldown and pranks it.
+    const flying = await c.start('write the second note', 'ann');
+    await page.getByTestId(`flock-list-${flying}`).waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByTestId(`flock-prank-${flying}`).count(), 0);
+    assert.equal((await c.list('!!! ???', 'ann')).status, 400);
+    assert.equal((await c.list('- \n* \n', 'ann')).status, 400);
+    assert.equal((await c.list('???', 'ann')).status, 429);
+    const prank = page.getByTestId(`flock-prank-${flying}`);
+    await prank.waitFor({ timeout: 10_000 });
+    assert.match(await prank.innerText(), /^Pranked\. ann sent too many lists .*\(cooldown 60 s\)$/);
+    assert.equal(await page.getByTestId(`flock-prank-${list_id}`).count(), 0, 'the finished list is not pranked');
+
+    // Before trying again, the form says ann is cooling down and for how long; the time left counts down.
+    const cool = page.getByTestId('flock-cooldown');
+    await cool.waitFor({ timeout: 10_000 });
+    assert.match(await cool.innerText(), /^ann is cooling down after too many strikes: new lists are refused for \d+ s more\.$/);
+    const left = Number(await cool.getAttribute('data-left'));
+    assert.ok(left > 0 && left <= 60, `time left: ${left}`);
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid=flock-cooldown]')?.getAttribute('data-left')) < n, left, { timeout: 5000 });
+    // Another requester has no cooldown.
+    await page.getByTestId('flock-requester').fill('bea');
+    await cool.waitFor({ state: 'detached', timeout: 5000 });
+    await page.getByTestId('flock-requester').fill('ann');
+    await cool.waitFor({ timeout: 5000 });
+    await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'flock-pranked.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await roost.close();
+    await model.close();
+  }
+});

@@ -776,6 +776,29 @@ describe('nests', () => {
     assert.ok(!pickCrows(f.s, 'launch', 8).some((p) => p.crow === 'Inky'));
   });
 
+  test('picks not folded yet (pending) count as in the air and advance the rotation: picks from one state spread over the flock', () => {
+    const f = flockLog();
+    f.apply(f.ev('nest.created', { nest_id: 'launch', name: 'Launch', crows: ['Pepper', 'Inky'] }));
+    // todo: each pick after the last rotates on, as if the ones before had flown.
+    const pending: { crow: string; nest_id: string }[] = [];
+    for (let i = 0; i < 12; i++) pending.push({ crow: pickCrows(f.s, 'todo', 1, [], pending)[0].crow, nest_id: 'todo' });
+    assert.deepEqual(pending.map((p) => p.crow), [...WORKER_NAMES, ...WORKER_NAMES.slice(0, 4)]);
+    // A nest: the core rotates and fills to its cap (4 each) before anything is borrowed.
+    const inNest: { crow: string; nest_id: string }[] = [];
+    const got: { crow: string; borrowed: boolean }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const p = pickCrows(f.s, 'launch', 1, [], inNest)[0];
+      got.push(p);
+      inNest.push({ crow: p.crow, nest_id: 'launch' });
+    }
+    assert.deepEqual(got.slice(0, 8).map((p) => p.crow), ['Pepper', 'Inky', 'Pepper', 'Inky', 'Pepper', 'Inky', 'Pepper', 'Inky']);
+    assert.ok(got.slice(0, 8).every((p) => !p.borrowed));
+    assert.deepEqual(got.slice(8), [{ crow: 'Hugin', borrowed: true }, { crow: 'Munin', borrowed: true }]);
+    // Another nest's pending flights take places in the flock, not its rotation.
+    assert.equal(pickCrows(f.s, 'todo', 1, [], inNest)[0].crow, 'Hugin');
+    assert.equal(pickCrows(f.s, 'todo', 8, [], inNest).length, 6, 'Pepper and Inky are at their cap');
+  });
+
   test('nest flights: must-respond counts responders and crows in the air; borrowed crows become members', () => {
     const f = flockLog();
     f.apply(f.ev('nest.created', { nest_id: 'launch', name: 'Launch', crows: ['Pepper'] }));
@@ -817,6 +840,40 @@ describe('nests', () => {
     assert.deepEqual(reg.at(-1), { name: 'Nova', persona: 'Pepper', trust: 'regular' });
     // a spun crow is an ordinary crow: it flies, and comes last in rotation from outside the core
     assert.equal(pickCrows(f.s, 'todo', 16).at(-1)!.crow, 'Nova');
+  });
+
+  test('MaxSpunCrows is the cap the spin-up carries (a setting): a lower one refuses sooner, a higher one admits more, up to maxSpunCap', () => {
+    const f = flockLog();
+    const spin = (name: string, cap?: number) => f.apply(f.ev('crow.spun', { name, persona: 'Inky', trust: 'regular', by: 'Boss', ...(cap === undefined ? {} : { cap }) }));
+    assert.ok(spin('Ash', 2).length);
+    assert.ok(spin('Birch', 2).length);
+    assert.equal(spinRefusal(f.s, 'Cedar', 'Inky', 2), 'cap reached');
+    assert.deepEqual(spin('Cedar', 2), []);
+    for (const n of ['Cedar', 'Dune', 'Elm', 'Fern', 'Gale', 'Hazel', 'Iris', 'Juniper']) assert.ok(spin(n, 10).length, n);
+    assert.equal(f.s.spun.size, 10);
+    assert.deepEqual(spin('Kale', 10), []);
+    assert.deepEqual(spin('Kale'), [], 'no cap on the event: the default (8)');
+    assert.equal(spinRefusal(f.s, 'Kale', 'Inky', 1000), '', 'above maxSpunCap counts as maxSpunCap');
+    assert.equal(spunCrows(f.s).find((c) => c.name === 'Ash')!.trust, 'regular');
+  });
+
+  test('nest.dropped: a request to the Boss is dropped only while the flock is saturated, and then wants no crow', () => {
+    const f = flockLog();
+    f.apply(f.message('todo', 1, { kind: 'request', to: 'Boss', text: 'Boss, spin Nova on Inky.', tagged_by: 'jev' }));
+    f.apply(f.message('todo', 2, { kind: 'request', to: 'Quill', text: 'Quill, a summary', tagged_by: 'jev' }));
+    const drop = (msg_id: string, crow = 'Boss') => f.apply(f.ev('nest.dropped', { nest_id: 'todo', msg_id, crow, reason: 'saturated' }));
+    assert.deepEqual(drop('todo-1'), [], 'the flock has room: refused');
+    // 64 flights in the air (nest flights: 4 per worker, 16 per service role).
+    for (let i = 0; i < 64; i++) {
+      f.apply(f.message('todo', 3 + i, { kind: 'request', text: `job ${i}`, tagged_by: 'jev' }));
+      f.apply(f.ev('nest.flying', { nest_id: 'todo', msg_id: `todo-${3 + i}`, crow: i < 32 ? WORKER_NAMES[i % 8] : ['Quill', 'Elder', 'Sentry', 'Boss'][i % 4] }));
+    }
+    assert.equal(f.s.airborne.size, 64);
+    assert.deepEqual(drop('todo-2', 'Quill'), [], 'only the Boss');
+    assert.deepEqual(drop('todo-2'), [], 'only a request to the Boss');
+    assert.ok(drop('todo-1').length);
+    assert.ok(!pendingResponses(f.s, 'todo').some((p) => p.msg_id === 'todo-1'), 'it wants no crow, ever');
+    assert.deepEqual(drop('todo-1'), [], 'once');
   });
 });
 

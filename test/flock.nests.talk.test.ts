@@ -12,6 +12,7 @@ import { inProcess } from './support/server.js';
 import { flockModel, type BrainOptions, type FlockModel } from './support/flock-model.js';
 import { flockClient, type FlockClient } from './support/flock-client.js';
 import { openSse, type SseReader } from './support/sse.js';
+import { until } from './support/until.js';
 import type { Roost } from '../src/server/index.js';
 
 type Rec = Record<string, any>;
@@ -352,7 +353,7 @@ describe('a saturated flock', () => {
     await model.close();
   });
 
-  test('the Boss neither replies nor writes the registry while 64 flights are in the air; the order waits for a free place', async () => {
+  test('the Boss neither replies nor writes the registry while 64 flights are in the air; nor later: the order is dropped (spec: "a saturated flock means no Boss reply, and no registry write")', async () => {
     const w = await room(roost.url, 'todo');
     const crows = ['Hugin', 'Munin', 'Pepper', 'Inky', 'Corvin', 'Sable', 'Tansy', 'Rook'];
     const post = async (author: string, to: string, text: string) => {
@@ -380,13 +381,21 @@ describe('a saturated flock', () => {
     assert.equal(w.records().filter((r) => r.author === 'Boss').length, 0, 'no reply');
     assert.deepEqual((await c.get('/api/crows')).body, { crows: [] }, 'no registry write');
     assert.equal(airborne(), 64);
-    // The flights come back: the Boss's order is taken up then (it waited, like any request for a busy crow).
+    // The flights come back: a request for a busy crow is taken up then, the Boss's order never.
     hold.open();
-    const says = await w.next((r) => r.refers_to === spin.body.msg_id, 20_000);
+    await w.next((r) => r.refers_to === extra.body.msg_id, 20_000);
+    await until('every flight landed', () => airborne() === 0, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(model.asks().filter((a) => a.tool === 'order').length, 0, 'the Boss was never called');
+    assert.equal(w.records().filter((r) => r.author === 'Boss' || r.refers_to === spin.body.msg_id).length, 0, 'no reply, ever');
+    assert.deepEqual((await c.get('/api/crows')).body, { crows: [] }, 'no registry write, ever');
+    // The same order in a flock with room: the Boss answers and spins.
+    const again = await c.post('/api/nests/todo/messages', { author: 'owner', kind: 'request', to: 'Boss', text: 'Boss, please spin Nova on Hugin.' });
+    assert.equal(again.status, 201);
+    const says = await w.next((r) => r.refers_to === again.body.msg_id, 20_000);
     assert.deepEqual([says.author, says.kind], ['Boss', 'say']);
     assert.match(says.text, /^Nova joined the flock/);
     assert.deepEqual((await c.get('/api/crows')).body, { crows: [{ name: 'Nova', persona: 'Hugin', trust: 'stranger' }] });
-    await w.next((r) => r.refers_to === extra.body.msg_id, 20_000);
     w.close();
   });
 });

@@ -35,7 +35,8 @@ environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_T
              ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence and bridges are forgotten after it, default 30000),
              ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's and a nest ask's window, default 600000),
              ROOST_FLOCK_LEASE_MS, ROOST_FLOCK_CALL_TIMEOUT_MS, ROOST_FLOCK_BANTER_WAIT_MS,
-             ROOST_FLOCK_AGENT_TIMEOUT_MS (a code item's Claude Code session, default 1800000) (docs/flock.md)
+             ROOST_FLOCK_AGENT_TIMEOUT_MS (a code item's Claude Code session, default 1800000),
+             ROOST_JEV_BAND (alias CROWS_JEV_THRESHOLD, default 0.8), ROOST_MAX_SPUN_CROWS (MaxSpunCrows, default 8) (docs/flock.md)
 `;
 
 function isLoopback(host: string): boolean {
@@ -88,6 +89,19 @@ async function serve(argv: string[]): Promise<void> {
     if (!(n > 0.5 && n <= 1)) throw new Error(`${name} must be a number above 0.5 and at most 1, got "${v.slice(0, 40)}"`);
     return n;
   };
+  // The contract's name for the band, CROWS_JEV_THRESHOLD, is an alias of ROOST_JEV_BAND; both set must agree.
+  const jevBand = (): number | undefined => {
+    const ours = band('ROOST_JEV_BAND');
+    const theirs = band('CROWS_JEV_THRESHOLD');
+    if (ours !== undefined && theirs !== undefined && ours !== theirs) throw new Error(`ROOST_JEV_BAND (${ours}) and its alias CROWS_JEV_THRESHOLD (${theirs}) disagree; set one`);
+    return ours ?? theirs;
+  };
+  // MaxSpunCrows: the Boss's registry cap, 0 (no spin-ups) to 64.
+  const spunCap = (): number | undefined => {
+    const n = setting('ROOST_MAX_SPUN_CROWS', 0);
+    if (n !== undefined && n > 64) throw new Error(`ROOST_MAX_SPUN_CROWS must be at most 64, got ${n}`);
+    return n;
+  };
   const tuning = {
     heartbeatMs: setting('ROOST_HEARTBEAT_MS', 100),
     sweepEveryMs: setting('ROOST_SWEEP_MS', 10),
@@ -98,7 +112,8 @@ async function serve(argv: string[]): Promise<void> {
     flockCallTimeoutMs: setting('ROOST_FLOCK_CALL_TIMEOUT_MS', 100),
     flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
     flockAgentTimeoutMs: setting('ROOST_FLOCK_AGENT_TIMEOUT_MS', 1000),
-    flockJevBand: band('ROOST_JEV_BAND'),
+    flockJevBand: jevBand(),
+    flockMaxSpunCrows: spunCap(),
     pushTimeoutMs: setting('ROOST_PUSH_TIMEOUT_MS', 100),
   };
   // Web Push (docs/web.md, "Notifications"): the VAPID contact, and whether a shared server may push to private addresses.

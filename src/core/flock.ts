@@ -30,9 +30,10 @@
 //   internal (never sent on a list or nest stream):
 //     nest.created { nest_id, name, crows[], by }     nest.flying { nest_id, msg_id, crow }
 //     nest.landed { nest_id, msg_id, crow, ok, tokens, error? }
+//     nest.dropped { nest_id, msg_id, crow: 'Boss', reason: 'saturated' }
 //     jev.tag { nest_id, msg_id, question, probs, band, source, tokens? }
 //     watch { nest_id, msg_id, crow, scores, band, tokens? }
-//     quarantine.lifted { crow, by, ask? }            crow.spun { name, persona, trust, by, nest_id?, msg_id? }
+//     quarantine.lifted { crow, by, ask? }            crow.spun { name, persona, trust, by, nest_id?, msg_id?, cap? }
 //     requester.strike { requester, reason }          budget.set { token_budget, by }
 //     list.budget { list_id, token_budget, by }       banter.started { list_id, item_id, crow, to }
 //     banter.dropped { list_id, item_id, crow, tokens?, reason }
@@ -141,7 +142,9 @@ export const FLOCK_LIMITS = {
   /** Nests besides `todo`. */
   maxNests: 20,
   nestCrows: 8,
+  /** MaxSpunCrows: the registry's default cap (a server's setting may lower or raise it, up to maxSpunCap; `crow.spun` carries it). */
   maxSpun: 8,
+  maxSpunCap: 64,
   messageText: 2000,
   phrase: 200,
   to: 40,
@@ -246,7 +249,11 @@ export interface FlockList {
   token_budget: number;
   tokens_used: number;
   banter: { started: number; lines: number; open: { item_id: string; crow: string; to: string; at: number }[] };
+  /** The banter lines spoken (at most banterPerList), for the view; absent in states folded before they were kept. */
+  said?: { item_id: string; crow: string; to: string; text: string; at: number }[];
   pranks: number;
+  /** The latest `requester.pranked` on this list, for the view. */
+  prank?: { message: string; cooldown_s: number; at: number };
   finished: { at: number; tokens_used: number; token_budget: number } | null;
 }
 
@@ -828,14 +835,16 @@ function step(s: FlockState, type: string, o: Obj, at: number, ts: string, posit
       return itemSkipped(s, o, at);
     case 'requester.pranked': {
       const list = s.lists.get(id(get(o, 'list_id')) ?? '');
-      if (!list || list.finished || int(get(o, 'cooldown_s'), 0, 1e9) === undefined) return [];
+      const cooldown_s = int(get(o, 'cooldown_s'), 0, 1e9);
+      if (!list || list.finished || cooldown_s === undefined) return [];
       list.pranks++;
+      list.prank = { message: text(get(o, 'message'), FLOCK_LIMITS.reason) ?? '', cooldown_s, at };
       return [{ kind: 'list', list_id: list.list_id }];
     }
     case 'list.finished':
       return listFinished(s, o, at);
     case 'crow.banter':
-      return banter(s, o);
+      return banter(s, o, at);
     case 'banter.started':
       return banterStarted(s, o, at);
     case 'banter.dropped':
@@ -861,6 +870,8 @@ function step(s: FlockState, type: string, o: Obj, at: number, ts: string, posit
       return nestMessage(s, o, at, ts);
     case 'nest.flying':
       return nestFlying(s, o, at);
+    case 'nest.dropped':
+      return nestDropped(s, o);
     case 'nest.landed':
       return nestLanded(s, o);
     case 'jev.tag':
@@ -1152,7 +1163,7 @@ function openBanter(list: FlockList, item_id: string, crow: string): number {
   return list.banter.open.findIndex((b) => b.item_id === item_id && b.crow === crow);
 }
 
-function banter(s: FlockState, o: Obj): FlockEffect[] {
+function banter(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const list = liveList(s, get(o, 'list_id'));
   const item = list && itemOf(list, get(o, 'item_id'));
   const crow = get(o, 'crow');
@@ -1164,6 +1175,7 @@ function banter(s: FlockState, o: Obj): FlockEffect[] {
   else if (list.banter.started >= FLOCK_LIMITS.banterPerList) return [];
   else list.banter.started++; // a line whose start was not logged (a client folding the list stream alone)
   list.banter.lines++;
+  (list.said ??= []).push({ item_id: item.item_id, crow, to, text: t, at });
   list.tokens_used += tokens(get(o, 'tokens'));
   return [{ kind: 'list', list_id: list.list_id }];
 }
@@ -1363,6 +1375,21 @@ function nestFlying(s: FlockState, o: Obj, at: number): FlockEffect[] {
   return [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
 }
 
+/**
+ * The Boss works through the flock like any crow: a request to it found while
+ * the flock is saturated is dropped (no reply, no registry write, ever). The
+ * fold checks the saturation at the event's place in the log.
+ */
+function nestDropped(s: FlockState, o: Obj): FlockEffect[] {
+  const nest = s.nests.get(slugId(get(o, 'nest_id')) ?? '');
+  const msg_id = get(o, 'msg_id');
+  if (!nest || typeof msg_id !== 'string' || !nest.open.has(msg_id) || get(o, 'crow') !== 'Boss' || get(o, 'reason') !== 'saturated') return [];
+  const rec = nest.messages.get(msg_id);
+  if (!rec || rec.kind !== 'request' || rec.to !== 'Boss' || rec.sent.includes('Boss') || !flockSaturated(s)) return [];
+  nest.open.delete(msg_id);
+  return [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
+}
+
 function nestLanded(s: FlockState, o: Obj): FlockEffect[] {
   const nest = s.nests.get(slugId(get(o, 'nest_id')) ?? '');
   const msg_id = get(o, 'msg_id');
@@ -1432,9 +1459,9 @@ function watch(s: FlockState, o: Obj): FlockEffect[] {
 
 const SPUN_NAME = /^[A-Za-z][A-Za-z0-9' -]*$/;
 
-/** Why a spin-up would be refused, or '' when it may go ahead (the Boss's reply names the reason). */
-export function spinRefusal(s: FlockState, name: unknown, persona: unknown): '' | 'cap reached' | 'name taken' | 'persona unknown' | 'bad name' {
-  if (s.spun.size >= FLOCK_LIMITS.maxSpun) return 'cap reached';
+/** Why a spin-up would be refused under a registry cap of `cap` (MaxSpunCrows), or '' when it may go ahead (the Boss's reply names the reason). */
+export function spinRefusal(s: FlockState, name: unknown, persona: unknown, cap: number = FLOCK_LIMITS.maxSpun): '' | 'cap reached' | 'name taken' | 'persona unknown' | 'bad name' {
+  if (s.spun.size >= Math.min(cap, FLOCK_LIMITS.maxSpunCap)) return 'cap reached';
   const n = line(name, FLOCK_LIMITS.crowName);
   if (!n || n !== name || !SPUN_NAME.test(n)) return 'bad name';
   if (isTakenPersonaName(n)) return 'name taken';
@@ -1447,7 +1474,9 @@ export function spinRefusal(s: FlockState, name: unknown, persona: unknown): '' 
 function crowSpun(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const name = get(o, 'name');
   const persona = get(o, 'persona');
-  if (spinRefusal(s, name, persona) !== '') return [];
+  // The cap is the server's setting when the Boss spun it (on the event), so every node folds the same registry.
+  const cap = int(get(o, 'cap'), 0, FLOCK_LIMITS.maxSpunCap) ?? FLOCK_LIMITS.maxSpun;
+  if (spinRefusal(s, name, persona, cap) !== '') return [];
   // Earned trust cannot be minted: a spun crow starts at stranger or regular.
   const t = get(o, 'trust');
   const trust = t === 'regular' || t === 'trusted' || t === 1 || t === 2 ? 1 : 0;
@@ -1942,22 +1971,34 @@ function rotate(names: readonly string[], last: string): string[] {
  * rotating from after the one borrowed last. Quarantined crows, crows at their
  * flight cap and `exclude` are skipped; a saturated flock yields nothing. In
  * `todo` (empty core) every crow comes from the whole flock and none is
- * "borrowed". A pure function of the state: the same state picks the same crows.
+ * "borrowed". `pending` are flights already picked but not folded yet (a
+ * driver composes several steps from one state): each counts as in the air
+ * and advances its nest's rotation, so two picks from one state do not both
+ * take the same crow. A pure function of its arguments.
  */
-export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: readonly string[] = []): { crow: string; borrowed: boolean }[] {
+export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: readonly string[] = [], pending: readonly { crow: string; nest_id: string }[] = []): { crow: string; borrowed: boolean }[] {
   const nest = s.nests.get(nest_id) ?? s.nests.get(TODO_NEST)!;
   const out: { crow: string; borrowed: boolean }[] = [];
   if (n <= 0) return out;
-  const free = FLOCK_LIMITS.flockFlights - s.airborne.size;
+  const free = FLOCK_LIMITS.flockFlights - s.airborne.size - pending.length;
   const want = Math.min(n, free);
-  const ok = (c: string) => !exclude.includes(c) && crowAvailable(s, c);
-  for (const c of rotate(nest.core, nest.lastCore)) {
+  let lastCore = nest.lastCore;
+  let lastBorrowed = nest.lastBorrowed;
+  const planned = new Map<string, number>();
+  for (const p of pending) {
+    planned.set(p.crow, (planned.get(p.crow) ?? 0) + 1);
+    if (p.nest_id !== nest.nest_id) continue;
+    if (nest.core.includes(p.crow)) lastCore = p.crow;
+    else lastBorrowed = p.crow;
+  }
+  const ok = (c: string) => !exclude.includes(c) && crowAvailable(s, c) && (s.busy.get(c) ?? 0) + (planned.get(c) ?? 0) < flightCap(c);
+  for (const c of rotate(nest.core, lastCore)) {
     if (out.length >= want) return out;
     if (ok(c)) out.push({ crow: c, borrowed: false });
   }
   const spun = [...s.spun.keys()].sort();
   const outside = [...WORKER_NAMES, ...spun].filter((c) => !nest.core.includes(c));
-  for (const c of rotate(outside, nest.lastBorrowed)) {
+  for (const c of rotate(outside, lastBorrowed)) {
     if (out.length >= want) return out;
     if (ok(c)) out.push({ crow: c, borrowed: nest.core.length > 0 });
   }
@@ -1994,8 +2035,8 @@ export function seedFlock(s: FlockState, ctx: { nests?: unknown; crows?: unknown
       added++;
     }
   if (Array.isArray(ctx.crows))
-    for (const c of ctx.crows.slice(0, FLOCK_LIMITS.maxSpun)) {
-      if (!isObj(c) || spinRefusal(s, get(c, 'name'), get(c, 'persona')) !== '') continue;
+    for (const c of ctx.crows.slice(0, FLOCK_LIMITS.maxSpunCap)) {
+      if (!isObj(c) || spinRefusal(s, get(c, 'name'), get(c, 'persona'), FLOCK_LIMITS.maxSpunCap) !== '') continue;
       const name = get(c, 'name') as string;
       s.spun.set(name, { name, persona: get(c, 'persona') as string, trust: get(c, 'trust') === 'regular' ? 1 : 0, by: '', nest_id: '', at: 0 });
       added++;

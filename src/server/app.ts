@@ -94,8 +94,10 @@ export interface RoostConfig {
   flockBanterWaitMs: number;
   /** How long a code item's Claude Code session may fly before it lands ok:false (docs/flock.md, "Code items"). */
   flockAgentTimeoutMs: number;
-  /** Jev's high band (ROOST_JEV_BAND). */
+  /** Jev's high band (ROOST_JEV_BAND, or its alias CROWS_JEV_THRESHOLD). */
   flockJevBand: number;
+  /** MaxSpunCrows: how many crows the Boss may spin up (ROOST_MAX_SPUN_CROWS, default 8). */
+  flockMaxSpunCrows: number;
   /** Web Push's VAPID contact (mailto: or https:); default: the public URL when https, else a mailto: placeholder. */
   pushSubject: string | null;
   /**
@@ -147,6 +149,7 @@ export const DEFAULTS: RoostConfig = {
   flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
   flockAgentTimeoutMs: FLOCK_DEFAULTS.agentTimeoutMs,
   flockJevBand: FLOCK_DEFAULTS.jevBand,
+  flockMaxSpunCrows: FLOCK_DEFAULTS.maxSpunCrows!,
   pushSubject: null,
   pushPrivateEndpoints: false,
   pushTimeoutMs: PUSH_DEFAULTS.timeoutMs,
@@ -362,7 +365,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       usage: () => usageByProject.get(project),
       // Code items: Claude Code sessions on the project's boards, through a member's bridge.
       agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
-      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
+      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand, maxSpunCrows: cfg.flockMaxSpunCrows },
     });
     notices.flock(project, f);
     triggers.flock(project, f);

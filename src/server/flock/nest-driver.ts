@@ -26,6 +26,7 @@
 import {
   crowAvailable,
   FLOCK_LIMITS,
+  flockSaturated,
   flockTs,
   isWorkerCrow,
   pendingResponses,
@@ -55,6 +56,8 @@ export interface NestHost {
   readonly driving: boolean;
   readonly jev: Jev;
   readonly jevBand: number;
+  /** MaxSpunCrows, the registry's cap (a setting). */
+  readonly maxSpunCrows: number;
   append(events: Obj[], key?: string): Promise<void>;
   postMessage(nest_id: string, build: () => Obj): Promise<string>;
   logJev(nest_id: string, msg_id: string, request: boolean, a: JevAnswer, header?: { kind?: string; mode?: string }): Promise<void>;
@@ -156,7 +159,13 @@ export class NestDriver {
       const rec = w.rec;
       const picks: string[] = [];
       if (isServiceRole(rec.to)) {
-        // Quill, the Boss, the Sentry, the Elder: the addressed role or nobody. A saturated flock: it waits.
+        // The Boss works through the flock like any crow: found in a saturated flock, its order is dropped
+        // (no reply, no registry write, ever; the fold checks the saturation).
+        if (rec.to === 'Boss' && flockSaturated(host.state)) {
+          await host.append([{ type: 'nest.dropped', nest_id, msg_id: rec.msg_id, crow: 'Boss', reason: 'saturated', ts: flockTs(Date.now()) }]);
+          continue;
+        }
+        // Quill, the Sentry, the Elder: the addressed role or nobody. Busy: it waits.
         if (crowAvailable(host.state, rec.to)) picks.push(rec.to);
       } else {
         const addressed = isWorkerCrow(host.state, rec.to) && !w.sent.includes(rec.to) && !w.responders.includes(rec.to) ? rec.to : '';
@@ -225,7 +234,7 @@ export class NestDriver {
 
   private request(nest_id: string, rec: NestRecord, crow: string): ModelRequest {
     const s = this.host.state;
-    if (crow === 'Boss') return bossRequest(s, nest_id, rec);
+    if (crow === 'Boss') return bossRequest(s, nest_id, rec, this.host.maxSpunCrows);
     if (crow === 'Quill' && rec.author === 'owner' && rec.kind === 'request') return quillRequest(s, nest_id, rec);
     if (isServiceRole(crow)) return serviceRequest(s, nest_id, rec, crow);
     const reading = rec.mode === 'conspiracy' ? rec.sent.indexOf(crow) + 1 : 0;
@@ -314,11 +323,12 @@ export class NestDriver {
     const persona = (o.persona ?? '').trim();
     const trust = o.trust === 'regular' || o.trust === 'trusted' ? 'regular' : 'stranger';
     const s = this.host.state;
-    let why = spinRefusal(s, name, persona);
+    const cap = this.host.maxSpunCrows;
+    let why = spinRefusal(s, name, persona, cap);
     if (why === '') {
-      await this.host.append([{ type: 'crow.spun', name, persona, trust, by: 'Boss', nest_id, msg_id: rec.msg_id, ts: flockTs(Date.now()) }]);
+      await this.host.append([{ type: 'crow.spun', name, persona, trust, by: 'Boss', nest_id, msg_id: rec.msg_id, cap, ts: flockTs(Date.now()) }]);
       // Another order may have taken the name or the last place meanwhile.
-      if (s.spun.get(name)?.persona !== persona) why = spinRefusal(s, name, persona) || 'name taken';
+      if (s.spun.get(name)?.persona !== persona) why = spinRefusal(s, name, persona, cap) || 'name taken';
     }
     const shown = name.slice(0, FLOCK_LIMITS.crowName) || 'a crow with no name';
     let text: string;
@@ -327,7 +337,7 @@ export class NestDriver {
         text = `${name} joined the flock: a ${trust} crow on ${persona}'s habits${o.trust === 'trusted' ? ' (trust is earned, not minted: it starts as a regular)' : ''}.`;
         break;
       case 'cap reached':
-        text = `No new crow: cap reached. The flock has ${FLOCK_LIMITS.maxSpun} spun crows, the most it may have, so ${shown} was not spun up.`;
+        text = `No new crow: cap reached. The flock has ${cap} spun crow${cap === 1 ? '' : 's'}, the most it may have, so ${shown} was not spun up.`;
         break;
       case 'name taken':
         text = `No new crow: name taken. ${shown} is already a crow of this flock; pick another name.`;

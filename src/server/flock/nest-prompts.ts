@@ -139,13 +139,13 @@ export function serviceRequest(s: FlockState, nest_id: string, rec: NestRecord, 
 }
 
 /** The Boss: a spin-up is a structured order the harness executes; anything else a plain reply. */
-export function bossRequest(s: FlockState, nest_id: string, rec: NestRecord): ModelRequest {
+export function bossRequest(s: FlockState, nest_id: string, rec: NestRecord, cap: number = FLOCK_LIMITS.maxSpun): ModelRequest {
   const spun = [...s.spun.keys()].sort();
   return {
     system:
       `${who(s, 'Boss')}\nYou are the flock's chief of staff. Asked to spin up a new crow, call the tool with order "SPIN", the new crow's name, ` +
       `the persona it runs on (one of ${WORKER_NAMES.join(', ')}) and its starting trust ("stranger" or "regular"). Anything else: order "REPLY" with your answer in text. ` +
-      `The flock has ${spun.length} spun crow${spun.length === 1 ? '' : 's'} (${spun.join(', ') || 'none'}) of at most ${FLOCK_LIMITS.maxSpun}.`,
+      `The flock has ${spun.length} spun crow${spun.length === 1 ? '' : 's'} (${spun.join(', ') || 'none'}) of at most ${cap}.`,
     messages: [{ role: 'user', content: conversation(s, nest_id, rec) }],
     maxTokens: NEST_MAX_TOKENS.boss,
     tool: { name: 'order', description: 'Your order: SPIN a new crow, or REPLY.', schema: OrderSchema },

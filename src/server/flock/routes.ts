@@ -35,7 +35,7 @@ import { HttpError, sendJson } from '../http.js';
 import type { Live, ScopeSpec } from '../live.js';
 import { route, type Route } from '../route.js';
 import type { PerProject } from '../scoped.js';
-import { verdictApprovalId, type FlockService } from './service.js';
+import { rateRefusalS, verdictApprovalId, type FlockService } from './service.js';
 import { ASKERS, checkPost, MessageBody } from './post.js';
 
 const ListBody = Type.Object({
@@ -134,8 +134,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         const nest_id = body.nest_id ?? TODO_NEST;
         if (!svc.state.nests.has(nest_id)) throw new HttpError(404, 'not_found', `no nest "${nest_id.slice(0, 80)}"`);
         if (overRate(svc.state, requester, now, 'list')) {
-          const c = await svc.strike(requester, 'rate');
-          const wait = c || 60;
+          const wait = rateRefusalS(await svc.strike(requester, 'rate'));
           return void sendJson(res, 429, { message: `${requester} may start ${FLOCK_LIMITS.listsPerMinute} lists a minute; try again in ${wait} s.`, cooldown_s: wait });
         }
         const parsed = parseListText(body.text);

@@ -96,6 +96,13 @@ export interface FlockSettings {
   node: string;
   /** Jev's high band: its tag stands at or above it (docs/flock.md, "Jev"). */
   jevBand: number;
+  /** MaxSpunCrows: how many crows the Boss may spin up (default 8, at most FLOCK_LIMITS.maxSpunCap). */
+  maxSpunCrows?: number;
+}
+
+/** The `cooldown_s` of a refused rate's 429: the cooldown it started, else a minute (the rate's window). */
+export function rateRefusalS(cooldown: number): number {
+  return cooldown || 60;
 }
 
 export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTimeoutMs: number } = {
@@ -106,6 +113,7 @@ export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTim
   leaseMs: 30_000,
   callTimeoutMs: 60_000,
   banterWaitMs: 20_000,
+  maxSpunCrows: 8,
 };
 
 export interface FlockOptions {
@@ -177,6 +185,8 @@ export class FlockService implements NestHost {
   private calls = new Map<string, Running>();
   /** Tokens reserved by calls in the air, per list (the budget check counts them). */
   private reserved = new Map<string, number>();
+  /** Worker flights picked but not folded yet (pickCrows counts them: two steps composed from one state do not take the same crow). */
+  private planned: { crow: string; nest_id: string }[] = [];
   /** Passes in progress (a stop waits for them, so nothing is appended to a closed store). */
   private passes = new Set<Promise<void>>();
   /** One pass at a time per list (passes.ts). */
@@ -321,6 +331,10 @@ export class FlockService implements NestHost {
 
   get jevBand(): number {
     return this.settings.jevBand;
+  }
+
+  get maxSpunCrows(): number {
+    return Math.min(this.settings.maxSpunCrows ?? FLOCK_LIMITS.maxSpun, FLOCK_LIMITS.maxSpunCap);
   }
 
   get models(): ModelRoster | null {
@@ -726,18 +740,24 @@ export class FlockService implements NestHost {
   }
 
   /**
-   * A strike against a requester; when it starts a cooldown, `requester.pranked`
-   * goes to each of their lists still flying. Resolves with the cooldown (s) now running.
+   * A strike against a requester. When it is answered 429 (it starts a
+   * cooldown, or it is a refused rate), that is a prank: `requester.pranked`
+   * goes to each of their lists still flying, with the 429's `cooldown_s`.
+   * Resolves with the cooldown (s) now running.
    */
   async strike(requester: string, reason: 'rate' | 'empty' | 'garbage'): Promise<number> {
     const now = Date.now();
     const before = cooldownS(this.state, requester, now);
     await this.append([{ type: 'requester.strike', requester, reason, ts: flockTs(now) }]);
     const after = cooldownS(this.state, requester, now);
-    if (after > before) {
-      const message = `${requester} sent too many lists or lists without work in them; new lists are refused for ${after} s.`;
+    const cooldown_s = after > before ? after : reason === 'rate' ? rateRefusalS(after) : 0;
+    if (cooldown_s > 0) {
+      const message =
+        after > before
+          ? `${requester} sent too many lists or lists without work in them; new lists are refused for ${after} s.`
+          : `${requester} may start ${FLOCK_LIMITS.listsPerMinute} lists a minute; new lists are refused for ${cooldown_s} s.`;
       const ts = flockTs(Date.now());
-      await this.append(flyingListsOf(this.state, requester).map((list_id) => ({ type: 'requester.pranked', list_id, message, cooldown_s: after, ts })));
+      await this.append(flyingListsOf(this.state, requester).map((list_id) => ({ type: 'requester.pranked', list_id, message, cooldown_s, ts })));
     }
     return after;
   }
@@ -1032,7 +1052,7 @@ export class FlockService implements NestHost {
   private planWork(list: FlockList, item: FlockItem, t: Triage, ts: string): { events: Obj[]; launch: () => void } | 'budget' | 'starved' {
     const want = item.triage ? toFly(item) : t.mode === 'split' ? { subtasks: t.subtasks.map((_, i) => i + 1), crows: t.subtasks.length } : { subtasks: [], crows: t.mode === 'solo' ? 1 : FLOCK_LIMITS.murderSize };
     const view: FlockItem = item.triage ? item : { ...item, triage: { ...t } };
-    const picked = pickCrows(this.state, list.nest_id, want.crows, [...item.flights.keys()]);
+    const picked = pickCrows(this.state, list.nest_id, want.crows, [...item.flights.keys()], this.planned);
     if (picked.length === 0) return 'starved';
     const flights = t.mode === 'split' ? picked.slice(0, want.subtasks.length).map((p, i) => ({ ...p, subtask: want.subtasks[i] })) : picked.map((p) => ({ ...p, subtask: 0 }));
     const reqs = flights.map((f) => workRequest(this.state, view, f.crow, f.subtask));
@@ -1042,13 +1062,18 @@ export class FlockService implements NestHost {
     const worst = (i: number) => (boards[i] ? CODE_RESERVE : worstCase(reqs[i]));
     if (!this.fits(list, flights.reduce((n, _, i) => n + worst(i), 0))) return 'budget';
     flights.forEach((f, i) => this.reserve(list.list_id, item.item_id, f.crow, worst(i)));
+    const mine = flights.map((f) => ({ crow: f.crow, nest_id: list.nest_id }));
+    this.planned.push(...mine);
     return {
       events: flights.map((f, i) => ({ type: 'crow.flying', list_id: list.list_id, item_id: item.item_id, crow: f.crow, borrowed: f.borrowed, ...(f.subtask ? { subtask: f.subtask } : {}), ...(boards[i] ? { board: boards[i] } : {}), ts })),
-      launch: () =>
+      // Run once the step is folded (or failed): the picks are in the state now, or gone.
+      launch: () => {
+        this.planned = this.planned.filter((p) => !mine.includes(p));
         flights.forEach((f, i) => {
           if (item.flights.get(f.crow)?.state === 'flying' && this.driving) this.fly(list.list_id, item.item_id, f.crow, 'crow', reqs[i], this.agentRun(view, f.crow, f.subtask, boards[i]));
           else this.release(`${item.item_id}\u0000${f.crow}`);
-        }),
+        });
+      },
     };
   }
 

@@ -108,7 +108,7 @@ function Lists(props: { client: FlockClient; me: Me }) {
   return (
     <div class="fl-cols">
       <div class="fl-main">
-        <HandOver me={props.me} onStarted={() => undefined} />
+        <HandOver me={props.me} state={client.state} onStarted={() => undefined} />
         <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
           {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
           {lists.map((l) => (

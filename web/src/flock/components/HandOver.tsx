@@ -1,20 +1,37 @@
 // Handing a list over to the flock: `POST /api/lists`. Local mode: the
 // requester is typed (remembered as this browser's name); shared mode: the
-// server takes the signed-in member and the field is not shown. Refusals are
-// shown as the server words them; a 503 (no model) also says how to connect one.
-import { useState } from 'preact/hooks';
+// server takes the signed-in member and the field is not shown. The nest is
+// chosen here (`nest_id`; `todo` by default). A requester's running cooldown
+// is shown with its time left before they try (the fold's strikes, the same
+// rule the server answers 429 by: `cooldownS`). Refusals are shown as the
+// server words them; a 503 (no model) also says how to connect one.
+import { useEffect, useState } from 'preact/hooks';
+import { cooldownS, TODO_NEST, type FlockState } from '../../../../src/core/flock.js';
 import { postJson } from '../../shared/api.js';
 import { myName, nameHeaders, setMyName, type Me } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
 
 export type Refusal = { status: number; message: string; cooldown_s?: number } | null;
 
-export function HandOver(props: { me: Me; onStarted: (list_id: string) => void }) {
+/** `state`: the flock's fold (its nests, and requesters' strikes for the cooldown). */
+export function HandOver(props: { me: Me; state: FlockState; onStarted: (list_id: string) => void }) {
   const [text, setText] = useState('');
   const [requester, setRequester] = useState(myName());
+  const [nest, setNest] = useState(TODO_NEST);
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<Refusal>(null);
   const shared = props.me.mode === 'shared';
+  const who = (shared ? props.me.name : requester).replace(/\s+/g, ' ').trim();
+  const [now, setNow] = useState(Date.now());
+  const left = who ? cooldownS(props.state, who, now) : 0;
+  // The time left counts down while a cooldown runs (a tick a second, only then).
+  useEffect(() => {
+    if (left <= 0) return;
+    const t = setTimeout(() => setNow(Date.now()), 1000);
+    return () => clearTimeout(t);
+  }, [left, now]);
+  useEffect(() => setNow(Date.now()), [props.state.rev, who]);
+  const nests = [...props.state.nests.values()];
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -24,6 +41,7 @@ export function HandOver(props: { me: Me; onStarted: (list_id: string) => void }
     if (!shared && requester.trim()) setMyName(requester);
     const body: Record<string, unknown> = { text };
     if (!shared) body.requester = requester;
+    if (nest !== TODO_NEST) body.nest_id = nest;
     const r = await postJson<{ list_id: string }>(inProject('/api/lists'), body, nameHeaders());
     setBusy(false);
     if (r.ok) {
@@ -32,6 +50,7 @@ export function HandOver(props: { me: Me; onStarted: (list_id: string) => void }
       return;
     }
     setRefusal({ status: r.status, message: r.message });
+    setNow(Date.now());
   };
 
   return (
@@ -56,10 +75,25 @@ export function HandOver(props: { me: Me; onStarted: (list_id: string) => void }
             <input data-testid="flock-requester" value={requester} placeholder="your name" onInput={(e) => setRequester((e.target as HTMLInputElement).value)} />
           </label>
         )}
+        <label class="fl-field fl-inline">
+          <span>Nest</span>
+          <select data-testid="flock-nest" value={nest} onChange={(e) => setNest((e.target as HTMLSelectElement).value)}>
+            {nests.map((n) => (
+              <option key={n.nest_id} value={n.nest_id}>
+                {n.nest_id === TODO_NEST ? 'todo (the whole flock)' : `${n.name} (${n.core.join(', ')})`}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit" data-testid="flock-submit" disabled={busy || !text.trim()}>
           {busy ? 'Handing over…' : 'Hand over'}
         </button>
       </div>
+      {left > 0 && (
+        <p class="fl-cooldown" role="status" data-testid="flock-cooldown" data-left={left}>
+          <strong>{who} is cooling down</strong> after too many strikes: new lists are refused for {left} s more.
+        </p>
+      )}
       {refusal && <RefusalNote r={refusal} />}
     </form>
   );

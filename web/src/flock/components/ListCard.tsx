@@ -1,5 +1,7 @@
 // One list moving through the flock: its budget, and each item's phase,
-// triage, crows, answer and the verdict that waits for a person.
+// triage, crows, answer and the verdict that waits for a person; the banter
+// lines under the item they were spoken about (`crow.banter`), and the prank
+// on the list it reached (`requester.pranked`).
 // A verdict goes through `POST /api/verdicts` (the shared path: the same
 // decision as the inbox's, first decision wins); a 404 or 409 means somebody
 // (or the window) decided first, shown as "already decided".
@@ -37,7 +39,10 @@ export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
     <article class="fl-list" data-testid={`flock-list-${l.list_id}`} data-finished={l.finished ? 'yes' : 'no'}>
       <header class="fl-list-head">
         <h3>
-          {l.list_id} <span class="fl-muted">from {l.requester}</span>
+          {l.list_id}{' '}
+          <span class="fl-muted" data-testid={`flock-from-${l.list_id}`}>
+            from {l.requester} · in {l.nest_id}
+          </span>
         </h3>
         <span class="fl-muted">
           {done}/{l.items.length} closed{l.finished ? ' · finished' : ''}
@@ -50,9 +55,14 @@ export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
           {k(l.tokens_used)} / {k(l.token_budget)} tokens
         </div>
       </header>
+      {props.raw?.prank && (
+        <p class="fl-prank" role="status" data-testid={`flock-prank-${l.list_id}`}>
+          <strong>Pranked.</strong> {props.raw.prank.message} <span class="fl-muted">(cooldown {props.raw.prank.cooldown_s} s)</span>
+        </p>
+      )}
       <ol class="fl-items">
         {l.items.map((it, i) => (
-          <Item key={it.item_id} item={it} raw={props.raw?.items[i]} />
+          <Item key={it.item_id} item={it} raw={props.raw?.items[i]} banter={(props.raw?.said ?? []).filter((b) => b.item_id === it.item_id)} />
         ))}
       </ol>
     </article>
@@ -61,7 +71,7 @@ export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
 
 const byOf = (v: FlockItem['triageVerdict'] | undefined) => (v?.by ? ` by ${v.by}` : '');
 
-function Item(props: { item: ItemStatus; raw?: FlockItem }) {
+function Item(props: { item: ItemStatus; raw?: FlockItem; banter: NonNullable<FlockList['said']> }) {
   const it = props.item;
   // Kept here, not in the verdict box: the box goes when the verdict arrives, the note stays.
   const [note, setNote] = useState('');
@@ -94,6 +104,14 @@ function Item(props: { item: ItemStatus; raw?: FlockItem }) {
           <pre>{it.answer}</pre>
         </div>
       )}
+      {props.banter.map((b, i) => (
+        <p key={i} class="fl-banter" data-testid={`flock-banter-${it.item_id}`}>
+          <span class="fl-muted">
+            {b.crow} to {b.to}:
+          </span>{' '}
+          <q>{b.text}</q>
+        </p>
+      ))}
       {waits && <Verdict item={it} target={waits} onNote={setNote} />}
       {note && (
         <p class="fl-note" role="status" data-testid={`flock-verdict-note-${it.item_id}`}>
