@@ -62,6 +62,7 @@ import { JEV_BAND, ModelJev, embeddedJev, type Jev, type JevAnswer } from './jev
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
+import { nestHistory } from './history.js';
 import { LIST_EVENTS, ListFrames, type ListFrame } from './list-frames.js';
 import type { ApprovalService } from '../approvals.js';
 import { providerUsage, type DirectUsage, type UsageService } from '../usage.js';
@@ -542,6 +543,8 @@ export class FlockService implements NestHost {
         replay: async (after, upTo) => {
           return (this.listFrames.get(list_id)?.between(after, upTo) ?? []).map((f): Frame => ch!.frame(f.position, [f.ev]));
         },
+        // What a new reader gets: each event at its own position (a resume from any of them is exact).
+        history: (upTo) => (this.listFrames.get(list_id)?.between(-Infinity, upTo) ?? []).map((f): Frame => ch!.frame(f.position, [f.ev])),
       },
       // No ring: the list's frames are kept above, in position order.
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
@@ -575,6 +578,7 @@ export class FlockService implements NestHost {
         // A new reader gets the nest's messages so far, in msg_id order.
         snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
         replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
+        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
       },
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
     );
