@@ -684,8 +684,14 @@ export interface LiveConfig {
   paceBytes: number;
   /** A catch-up whose reader takes nothing for this long is cut (default 60 s). */
   stallMs: number;
-  /** Open connections per caller (shared mode); a mux connection counts once. */
+  /** Open connections per person, across all of their sign-ins and tokens (shared mode); a mux connection counts once. */
   perCaller: number;
+  /**
+   * Open connections in this process, everyone together: one more is a 503
+   * with `Retry-After`, so the process keeps file descriptors for everything
+   * else (a request, the log) instead of hanging when they run out.
+   */
+  maxConnections: number;
 }
 
 /**
@@ -721,7 +727,7 @@ export class Live {
   private perCaller = new Map<string, number>();
   private timer: NodeJS.Timeout;
   private unaccess: () => void;
-  readonly stats = { slowDisconnects: 0 };
+  readonly stats = { slowDisconnects: 0, refusedFull: 0 };
   readonly opts: LiveConfig;
 
   constructor(
@@ -730,7 +736,7 @@ export class Live {
   ) {
     const max = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
     // A catch-up keeps well under the slow-consumer limit, so the connection's other frames still fit.
-    this.opts = { heartbeatMs: 15_000, maxBufferedBytes: max, paceBytes: Math.min(256 * 1024, Math.floor(max / 4)), stallMs: 60_000, perCaller: 32, ...opts };
+    this.opts = { heartbeatMs: 15_000, maxBufferedBytes: max, paceBytes: Math.min(256 * 1024, Math.floor(max / 4)), stallMs: 60_000, perCaller: 32, maxConnections: 10_000, ...opts };
     // One heartbeat for every connection; a sign-in that expired ends its connections at the next one.
     this.timer = setInterval(() => this.tick(), this.opts.heartbeatMs);
     this.timer.unref();
@@ -830,18 +836,24 @@ export class Live {
     await t.channel.start(sub, cursor);
   }
 
-  /** The caller a connection counts against: a token, or a person; local mode's owner is not limited. */
+  /** The caller a connection counts against: the person (all of their sign-ins and tokens); local mode's owner is not limited. */
   private callerOf(who: Principal): string | null {
     if (who.kind === 'local') return null;
-    return who.token ? 'token:' + who.token : 'user:' + who.uid;
+    return 'user:' + who.uid;
   }
 
   /** Opens a connection: 429 when its caller holds too many already; then the headers. */
   private connect(req: IncomingMessage, res: ServerResponse, form: Form, who: Principal): Connection {
+    if (this.conns.size >= this.opts.maxConnections) {
+      this.stats.refusedFull++;
+      // The refused socket is let go at once, not kept alive: descriptors are what is short.
+      res.setHeader('connection', 'close');
+      throw new HttpError(503, 'unavailable', `this server holds ${this.conns.size} live connections, its most (${this.opts.maxConnections}); try again shortly`, { retryAfterS: 5 });
+    }
     const caller = this.callerOf(who);
     if (caller) {
       const n = this.perCaller.get(caller) ?? 0;
-      if (n >= this.opts.perCaller) throw new HttpError(429, 'too_many', `too many open streams: at most ${this.opts.perCaller} per caller; close one first`);
+      if (n >= this.opts.perCaller) throw new HttpError(429, 'too_many', `too many open streams: at most ${this.opts.perCaller} per person (all of your sign-ins and tokens); close one first`);
       this.perCaller.set(caller, n + 1);
     }
     const conn = new Connection(this, form, who, req.socket, caller);

@@ -14,7 +14,12 @@ import type { Frame } from '../live.js';
 export const NEST_HISTORY_TTL_MS = 1000;
 
 /** The `history` of a nest's channel: `frames()` are its kept records in msg_id (= position) order; `make` builds one's frame. */
-export function nestHistory<F extends { position: number }>(frames: () => readonly F[], make: (f: F) => Frame, now: () => number = Date.now): (upTo: number) => Frame[] {
+export function nestHistory<F extends { position: number }>(
+  frames: () => readonly F[],
+  make: (f: F) => Frame,
+  stats: { nestHistoryBuilds: number },
+  now: () => number = Date.now,
+): (upTo: number) => Frame[] {
   let built: { at: number; last: number; count: number; frames: Frame[] } | null = null;
   return (upTo) => {
     const all = frames();
@@ -22,6 +27,7 @@ export function nestHistory<F extends { position: number }>(frames: () => readon
     const t = now();
     if (!built || built.last !== last || built.count !== all.length || t - built.at > NEST_HISTORY_TTL_MS) {
       built = { at: t, last, count: all.length, frames: all.map(make) };
+      stats.nestHistoryBuilds++;
     }
     return built.frames.filter((f) => f.position <= upTo);
   };

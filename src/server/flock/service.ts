@@ -206,7 +206,7 @@ export class FlockService implements NestHost {
   private finishedListeners = new Set<(list_id: string, at: number) => void>();
   readonly settings: FlockSettings;
   /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
-  readonly stats = { appends: 0, calls: 0, failedCalls: 0, foldedAtStart: 0, framesRebuilt: 0 };
+  readonly stats = { appends: 0, calls: 0, failedCalls: 0, foldedAtStart: 0, framesRebuilt: 0, nestHistoryBuilds: 0 };
   /** Positions of list and nest events the fold refused (kept while a kept frame is older: a snapshot names them). */
   private rejected: number[] = [];
   /** The snapshot the start loaded (its frames before it are rebuilt from the log). */
@@ -578,7 +578,7 @@ export class FlockService implements NestHost {
         // A new reader gets the nest's messages so far, in msg_id order.
         snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
         replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
-        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
+        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)]), this.stats),
       },
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
     );
