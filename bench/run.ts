@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -517,6 +517,14 @@ async function main(): Promise<void> {
     const label = '100 concurrent streams of a 5,000-record nest (GET /api/events?nest_id=)';
     add({ workload: label, metric: 'GET /health latency p50', values: p50, unit: 'ms' });
     add({ workload: label, metric: 'GET /health latency p99', values: p99, unit: 'ms', note, target: '< 100 ms', ok: (m) => m < 100 });
+  }
+
+  if (want('lease') && DB) {
+    // Two nodes on PostgreSQL: the one driving a list is SIGKILLed with a crow in the air (issue 37, point 10; bench/lease.ts).
+    const r = await child<{ runs: { driverMs: number; resumeMs: number }[] }>('lease.js', [DB, String(RUNS)]);
+    const label = 'a list after its driving node is SIGKILLed (2 nodes, PostgreSQL, default lease)';
+    add({ workload: label, metric: 'the other node drives', values: r.runs.map((x) => x.driverMs), unit: 'ms' });
+    add({ workload: label, metric: 'the list resumes (the crow in the air asked again)', values: r.runs.map((x) => x.resumeMs), unit: 'ms', target: '< 5,000 ms', ok: (m) => m < 5000 });
   }
 
   if (want('hooks') && NODES === 1) {

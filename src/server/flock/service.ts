@@ -87,7 +87,7 @@ export interface FlockSettings {
   models: ModelRoster | null;
   /** An approval's window: unanswered past it, the verdict is `timeout` (default 10 minutes). */
   verdictWindowMs: number;
-  /** The driver's lease, renewed every third of it. */
+  /** The driver's lease, renewed every quarter of it; another node takes over the moment it runs out. */
   leaseMs: number;
   /** One try of one model call (the provider's retry policy wraps it). */
   callTimeoutMs: number;
@@ -104,7 +104,8 @@ export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTim
   agentTimeoutMs: 30 * 60 * 1000,
   jevBand: JEV_BAND,
   verdictWindowMs: 10 * 60 * 1000,
-  leaseMs: 30_000,
+  // Short, so a dead driver's lists resume within 5 s (docs/flock.md, "The lease"); renewed every second while there is work.
+  leaseMs: 4_000,
   callTimeoutMs: 60_000,
   banterWaitMs: 20_000,
 };
@@ -335,7 +336,7 @@ export class FlockService implements NestHost {
     await this.watch.start();
     if (this.settings.models) {
       await this.tickLease();
-      this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+      this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 4)));
       this.leaseTimer.unref();
     }
   }
@@ -345,6 +346,7 @@ export class FlockService implements NestHost {
     this.pace.stop();
     this.opts.agents?.stop();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
     await Promise.race([Promise.allSettled([...this.passes, this.watch.stop(), this.nests.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
@@ -825,9 +827,27 @@ export class FlockService implements NestHost {
   private async tickLease(): Promise<void> {
     if (this.stopped) return;
     const holder = leaseHolder(this.state, Date.now());
-    if (holder !== '' && holder !== this.node) return;
+    if (holder !== '' && holder !== this.node) return this.watchExpiry();
     if (unfinishedLists(this.state).length === 0 && !this.nests.hasWork()) return;
     await this.claimLease();
+  }
+
+  private expiryTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * Another node holds the lease: look again the moment it runs out, not a
+   * tick later, so a dead holder is replaced within its lease (each renewal
+   * folded moves the moment on).
+   */
+  private watchExpiry(): void {
+    const until = this.state.lease?.until;
+    if (until === undefined || this.stopped) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      void this.tickLease().catch((e) => console.error('roost: flock lease failed', e));
+    }, Math.max(0, until - Date.now()) + 20);
+    this.expiryTimer.unref();
   }
 
   /** Nest work arrived while nobody drives: take the lease (taking it resumes every list and nest). */
