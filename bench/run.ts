@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push,webhooks]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -522,6 +522,30 @@ async function main(): Promise<void> {
     const label = 'hostile batch: 200 messages to 50 new recipients each (125 KB)';
     add({ workload: label, metric: 'event loop held (longest gap of a 1 ms timer)', values: held, unit: 'ms', note: `answered ${status}`, target: '< 50 ms', ok: (m) => m < 50 });
     add({ workload: label, metric: 'server CPU for the request (incl. the probe timer)', values: cpu, unit: 'ms' });
+  }
+
+  if (want('nests') && !DB) {
+    // 100 readers of a 5,000-record nest's stream at once, each reopening once it has the history (issue 37, point 6; bench/nests.ts).
+    const p99: number[] = [];
+    const p50: number[] = [];
+    let note = '';
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ p50: number; p99: number; max: number; histories: number; builds: number; serverCpuS: number }>('nests.js', [String(Math.max(SECONDS, 5)), '100', '5000']);
+      p99.push(r.p99);
+      p50.push(r.p50);
+      note = `${r.histories} histories read, ${r.builds} builds of it`;
+    }
+    const label = '100 concurrent streams of a 5,000-record nest (GET /api/events?nest_id=)';
+    add({ workload: label, metric: 'GET /health latency p50', values: p50, unit: 'ms' });
+    add({ workload: label, metric: 'GET /health latency p99', values: p99, unit: 'ms', note, target: '< 100 ms', ok: (m) => m < 100 });
+  }
+
+  if (want('lease') && DB) {
+    // Two nodes on PostgreSQL: the one driving a list is SIGKILLed with a crow in the air (issue 37, point 10; bench/lease.ts).
+    const r = await child<{ runs: { driverMs: number; resumeMs: number }[] }>('lease.js', [DB, String(RUNS)]);
+    const label = 'a list after its driving node is SIGKILLed (2 nodes, PostgreSQL, default lease)';
+    add({ workload: label, metric: 'the other node drives', values: r.runs.map((x) => x.driverMs), unit: 'ms' });
+    add({ workload: label, metric: 'the list resumes (the crow in the air asked again)', values: r.runs.map((x) => x.resumeMs), unit: 'ms', target: '< 5,000 ms', ok: (m) => m < 5000 });
   }
 
   if (want('hooks') && NODES === 1) {

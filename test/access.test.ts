@@ -451,8 +451,8 @@ describe('shared mode: every mutation is idempotent with its key', () => {
   });
 });
 
-describe('shared mode: limits per caller', () => {
-  test('requests per minute and open streams per caller answer 429 too_many', async () => {
+describe('shared mode: limits per person', () => {
+  test('requests per minute and open streams per person answer 429 too_many', async () => {
     const srv = await sharedServer({ requestsPerMinute: 8, streamsPerCaller: 2 });
     try {
       const tok = await mintToken(srv, srv.owner, 'default', 'viewer');
@@ -460,7 +460,7 @@ describe('shared mode: limits per caller', () => {
       const b = await stream(srv.url, tok, '/approvals/stream');
       const third = await fetch(srv.url + '/stream', { headers: { authorization: `Bearer ${tok.token}` } });
       assert.equal(third.status, 429);
-      assert.match(((await third.json())).message, /at most 2 per caller/);
+      assert.match(((await third.json())).message, /at most 2 per person/);
       a.close();
       await new Promise((r) => setTimeout(r, 100));
       const again = await stream(srv.url, tok, '/stream');
@@ -475,8 +475,9 @@ describe('shared mode: limits per caller', () => {
         }
       }
       assert.ok(seen429, 'the ninth request in a minute is refused');
+      // Limits are per person: the owner's browser has spent the same budget (another person's own: test/live.limits.test.ts).
       const other = await call(srv.url, srv.owner, 'GET', '/auth/me');
-      assert.equal(other.status, 200, 'another caller has its own budget');
+      assert.equal(other.status, 429, 'the owner’s browser shares the budget of the owner’s token: limits are per person');
     } finally {
       await srv.close();
     }

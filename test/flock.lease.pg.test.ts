@@ -4,7 +4,9 @@
 // once); the lease holder is killed with SIGKILL while crows are in the air,
 // and the other node takes the lease once it runs out, flies the open flights
 // again and finishes the list: every item answered once, every target judged
-// once, every verdict given before the kill kept.
+// once, every verdict given before the kill kept. With the default lease the
+// takeover comes within seconds, not after half a minute (issue 37, point 10:
+// 37.5 s with the old 30 s lease; the bench row `lease` measures it).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { child, type ChildServer } from './support/server.js';
@@ -29,7 +31,8 @@ async function driver(url: string): Promise<string> {
 test('two nodes on one PostgreSQL: one drives the list; SIGKILL it mid-list and the other finishes it, nothing answered twice, no verdict lost', { timeout: 180_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
   const model = await flockModel('anthropic', { slowMs: 12_000 });
-  const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_LEASE_MS: '6000', ROOST_FLOCK_BANTER_WAIT_MS: '1000' };
+  // The default lease (no ROOST_FLOCK_LEASE_MS): what a deployment gets.
+  const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_BANTER_WAIT_MS: '1000' };
   const args = ['--db', db.url, '--model', model.spec];
   const nodes: ChildServer[] = await Promise.all([child({ env, args }), child({ env, args })]);
   let w: ListWatch | null = null;
@@ -62,10 +65,14 @@ test('two nodes on one PostgreSQL: one drives the list; SIGKILL it mid-list and 
     for (const f of inAir) assert.ok(!w.events().some((e) => e.event === 'crow.landed' && e.data.item_id === f.data.item_id && e.data.crow === f.data.crow), `${f.data.item_id} still in the air`);
     assert.equal(model.asks().filter((x) => x.tool === 'triage').length, 3, 'one node drives: each triage asked once');
     await holder.stop('SIGKILL');
+    const killed = Date.now();
 
     // The other node takes the lease once it runs out, and flies the open flights again.
-    for (let i = 0; i < 400 && !(await driver(other.url)).includes(`-${other.proc.pid}-`); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 2400 && !(await driver(other.url)).includes(`-${other.proc.pid}-`); i++) await new Promise((r) => setTimeout(r, 25));
+    const took = Date.now() - killed;
     assert.ok((await driver(other.url)).includes(`-${other.proc.pid}-`), 'the surviving node took the lease');
+    // Generous for a loaded machine (the target, 5 s, is the bench's): the old 30 s lease took 30 to 40 s.
+    assert.ok(took < 15_000, `the surviving node drives ${took} ms after the kill`);
     for (const f of inAir) {
       const landed = await w.next('crow.landed', (d) => d.item_id === f.data.item_id && d.crow === f.data.crow, 30_000);
       assert.equal(landed.data.ok, true);

@@ -56,8 +56,13 @@ export interface ClosedData {
  */
 export const SCOPE_PATTERN = /^[a-z][a-z.]{0,31}(?::[A-Za-z0-9_.:/-]{1,300})?$/;
 
-/** A cursor: `<epoch>:<position>`, as a durable frame's `p` and a single-scope stream's `id:`. */
-export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,64}:\d{1,15}$/;
+/**
+ * A cursor: `<epoch>:<position>`, as a durable frame's `p` and a single-scope
+ * stream's `id:`; or `<epoch>:<position>.<k>` on a message before the last of
+ * a frame of several (its index k from 0), which resumes with the rest of that
+ * frame. Every message carries its own cursor: a resume from any is exact.
+ */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,64}:\d{1,15}(?:\.\d{1,6})?$/;
 
 /** The app and key of a well-formed scope (`work.private` → app `work.private`, key ""). */
 export function splitScope(scope: string): { app: string; key: string } {

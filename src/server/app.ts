@@ -37,6 +37,7 @@ import { WebhookTriggers } from './webhooks/triggers.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import type { Resolver } from './net-address.js';
 import { mountRoutes, route, type Route } from './route.js';
+import { liveConnectionCap } from './fd-limit.js';
 
 export interface RoostConfig {
   host: string;
@@ -68,6 +69,10 @@ export interface RoostConfig {
   /** The first wait after them, ms; each further failure doubles it, up to 15 minutes. */
   loginBackoffMs: number;
   streamsPerCaller: number;
+  /** Live (unrevoked) tokens one person may hold; minting one more is a 409 (docs/security.md, "Limits"). */
+  tokensPerPerson: number;
+  /** Open live connections per process, everyone together; one more is a 503 with Retry-After (docs/security.md, "Limits"). */
+  maxLiveConnections: number;
   /** Several nodes: another node's Work presence and bridges are forgotten after this long without a repeat. */
   presenceExpireMs: number;
   /**
@@ -137,6 +142,8 @@ export const DEFAULTS: RoostConfig = {
   loginFailuresFree: 5,
   loginBackoffMs: 1000,
   streamsPerCaller: 32,
+  tokensPerPerson: 50,
+  maxLiveConnections: 10_000,
   presenceExpireMs: PRESENCE_EXPIRE_MS,
   holderGraceMs: HOLDER_DEFAULTS.graceMs,
   headersTimeoutMs: 10_000,
@@ -279,7 +286,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const triggers = new WebhookTriggers(webhooks);
   triggers.work(store);
   // The one live mechanism: every stream of every app, single-scope or multiplexed, keeps its rules.
-  const live = new Live(access, { epoch: store.epoch, heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, stallMs: cfg.stallMs, perCaller: cfg.streamsPerCaller });
+  const live = new Live(access, { epoch: store.epoch, heartbeatMs: cfg.heartbeatMs, maxBufferedBytes: cfg.maxBufferedBytes, stallMs: cfg.stallMs, perCaller: cfg.streamsPerCaller, maxConnections: liveConnectionCap(cfg.maxLiveConnections) });
   const channel = (ringSize: number) => ({ ringSize, minFlushIntervalMs: cfg.minFlushIntervalMs });
   // The replay ring of a scope that many frames pass through quickly (the
   // flock's: about 8 per item; usage: one per model call). A reader further
@@ -374,7 +381,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const flock = await flocks.get('default');
   // Transcripts are read only in local mode: a hook on this machine names a file on this machine.
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject, () => access.mode === 'local');
-  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, secureCookies: publicOrigin?.startsWith('https:') ?? false });
+  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, tokensPerPerson: cfg.tokensPerPerson, secureCookies: publicOrigin?.startsWith('https:') ?? false });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
     live,

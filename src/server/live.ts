@@ -81,8 +81,16 @@ export class Frame {
     const evs = (form === 'mux' && this.muxEvs) || this.evs || [];
     const { epoch, scopeJson } = this.head;
     let text = '';
-    if (form === 'single') for (const e of evs) text += `id: ${epoch}:${this.position}\nevent: ${e.name}\ndata: ${e.data}\n\n`;
-    else for (const e of evs) text += `data: {"s":${scopeJson},"e":"${e.name}","p":"${epoch}:${this.position}","d":${e.data}}\n\n`;
+    // Every message carries its own id (a resume from any of them is exact): the
+    // frame's last one `<epoch>:<position>`, an earlier one `<epoch>:<position>.<k>`
+    // (its index in the frame), which resumes with the rest of the frame.
+    const last = evs.length - 1;
+    for (let k = 0; k <= last; k++) {
+      const e = evs[k];
+      const id = k === last ? `${epoch}:${this.position}` : `${epoch}:${this.position}.${k}`;
+      if (form === 'single') text += `id: ${id}\nevent: ${e.name}\ndata: ${e.data}\n\n`;
+      else text += `data: {"s":${scopeJson},"e":"${e.name}","p":"${id}","d":${e.data}}\n\n`;
+    }
     const b = Buffer.from(text);
     // Once both forms exist the events are not needed any more (a ring holds thousands of frames).
     if (this.single && form === 'mux') this.evs = this.muxEvs = null;
@@ -123,6 +131,8 @@ export class Subscription {
   overflow = false;
   /** The app's own memory of this subscription (a Space feed's last due set). */
   memo: string | undefined;
+  /** A resume from inside a frame (`<epoch>:<position>.<k>`): that frame's first `count` messages were received already. */
+  partial: { position: number; count: number } | null = null;
 
   constructor(
     readonly conn: Connection,
@@ -339,6 +349,13 @@ export interface LiveSource {
   /** A snapshot frame of the current state (at `position()`). */
   snapshot(reset: boolean): Frame;
   /**
+   * A scope whose new reader gets its history rather than a state (a list's
+   * events, a nest's records): the frames up to `upTo`, each at its own
+   * position, so every message carries its own id. Written at the reader's
+   * pace, like a replay; used instead of `snapshot`.
+   */
+  history?(upTo: number): Frame[];
+  /**
    * Frames after `after` up to `upTo`, rebuilt from the log, or null when the
    * position is too old to rebuild (the subscriber then gets a reset snapshot).
    */
@@ -463,12 +480,28 @@ export class LiveChannel extends Channel {
     }
   }
 
-  /** Parses `epoch:position`; null when absent. */
-  static parseId(raw: string | null | undefined): { epoch: string; position: number } | 'invalid' | null {
+  /** Parses `epoch:position` or `epoch:position.k` (the k+1 first messages of that frame); null when absent. */
+  static parseId(raw: string | null | undefined): { epoch: string; position: number; part?: number } | 'invalid' | null {
     if (raw === null || raw === undefined || raw === '') return null;
-    const m = /^([A-Za-z0-9_-]{1,64}):(\d{1,15})$/.exec(raw.trim());
+    const m = /^([A-Za-z0-9_-]{1,64}):(\d{1,15})(?:\.(\d{1,6}))?$/.exec(raw.trim());
     if (!m) return 'invalid';
-    return { epoch: m[1], position: Number(m[2]) };
+    return m[3] === undefined ? { epoch: m[1], position: Number(m[2]) } : { epoch: m[1], position: Number(m[2]), part: Number(m[3]) };
+  }
+
+  /** A frame's bytes for `sub`: without the messages it received already when it resumed from inside this frame. */
+  private bytesFor(sub: Subscription, f: Frame): Buffer {
+    const b = f.bytes(sub.conn.form);
+    const p = sub.partial;
+    if (!p) return b;
+    sub.partial = null;
+    if (f.position !== p.position) return b;
+    // Messages end with a blank line, and a message's data is one line of JSON: skip `count` of them.
+    let at = 0;
+    for (let i = 0; i < p.count && at >= 0; i++) {
+      const end = b.indexOf('\n\n', at);
+      at = end < 0 ? -1 : end + 2;
+    }
+    return at < 0 ? Buffer.alloc(0) : b.subarray(at);
   }
 
   async start(sub: Subscription, cursor: string | null): Promise<void> {
@@ -487,6 +520,11 @@ export class LiveChannel extends Channel {
     if (id === 'invalid' || id.epoch !== this.head.epoch || id.position > head) return this.startWithSnapshot(sub, true);
     this.stats.replays++;
     const ringFirst = this.ringLen ? this.ring[this.ringStart]!.position : head + 1;
+    if (id.part !== undefined) {
+      // From inside a frame: that frame again, less the messages received.
+      id.position--;
+      sub.partial = { position: id.position + 1, count: id.part + 1 };
+    }
     sub.lastSent = id.position;
     if (id.position >= ringFirst - 1) {
       const cap = this.opts.ringSize;
@@ -523,6 +561,16 @@ export class LiveChannel extends Channel {
 
   private startWithSnapshot(sub: Subscription, reset: boolean): void {
     if (reset) this.stats.resets++;
+    if (this.source.history) {
+      // The history, frame by frame, at the reader's pace; live frames queue meanwhile.
+      const frames = this.source.history(this.source.position());
+      sub.lastSent = -1;
+      sub.queue = [];
+      this.subs.add(sub);
+      this.opened?.(sub);
+      void this.paced(sub, frames);
+      return;
+    }
     const snap = this.source.snapshot(reset);
     sub.lastSent = snap.position;
     this.subs.add(sub);
@@ -538,6 +586,11 @@ export class LiveChannel extends Channel {
   /** Writes replayed frames: at once when they are small and the reader keeps up, else paced. */
   private catchUp(sub: Subscription, frames: Frame[]): void {
     const form = sub.conn.form;
+    if (sub.partial) {
+      sub.queue = [];
+      void this.paced(sub, frames);
+      return;
+    }
     let size = 0;
     for (const f of frames) {
       size += f.bytes(form).length;
@@ -559,7 +612,8 @@ export class LiveChannel extends Channel {
    * reader whenever more than `paceBytes` are unread; then the frames queued
    * meanwhile, the same way, until none is left and the subscription is live.
    * If the queue outgrew the buffer (or the replay could not be rebuilt), the
-   * scope restarts from a fresh snapshot marked reset.
+   * scope restarts from a fresh snapshot marked reset (a scope with a history
+   * goes on from its history instead: nothing is lost).
    */
   private async paced(sub: Subscription, frames: Frame[]): Promise<void> {
     const conn = sub.conn;
@@ -572,7 +626,7 @@ export class LiveChannel extends Channel {
       for (const f of list) {
         if (sub.overflow) break;
         if (f.position <= sub.lastSent) continue;
-        const b = f.bytes(form);
+        const b = this.bytesFor(sub, f);
         sub.lastSent = f.position;
         if (b.length === 0) continue;
         chunk.push(b);
@@ -581,11 +635,21 @@ export class LiveChannel extends Channel {
           conn.writePaced(chunk.length === 1 ? chunk[0] : Buffer.concat(chunk));
           chunk = [];
           size = 0;
+          // A reader that keeps up still lets the process answer others between pieces.
           if (conn.behind) await conn.drained();
+          else await new Promise<void>((ok) => setImmediate(ok));
           if (gone()) return;
         }
       }
       if (chunk.length) conn.writePaced(chunk.length === 1 ? chunk[0] : Buffer.concat(chunk));
+      if (sub.overflow && this.source.history) {
+        // A history holds every frame: go on from the last one written, no reset.
+        sub.overflow = false;
+        sub.queue = [];
+        sub.queuedBytes = 0;
+        list = this.source.history(this.source.position());
+        continue;
+      }
       if (sub.overflow) {
         sub.overflow = false;
         sub.queue = [];
@@ -620,8 +684,14 @@ export interface LiveConfig {
   paceBytes: number;
   /** A catch-up whose reader takes nothing for this long is cut (default 60 s). */
   stallMs: number;
-  /** Open connections per caller (shared mode); a mux connection counts once. */
+  /** Open connections per person, across all of their sign-ins and tokens (shared mode); a mux connection counts once. */
   perCaller: number;
+  /**
+   * Open connections in this process, everyone together: one more is a 503
+   * with `Retry-After`, so the process keeps file descriptors for everything
+   * else (a request, the log) instead of hanging when they run out.
+   */
+  maxConnections: number;
 }
 
 /**
@@ -657,7 +727,7 @@ export class Live {
   private perCaller = new Map<string, number>();
   private timer: NodeJS.Timeout;
   private unaccess: () => void;
-  readonly stats = { slowDisconnects: 0 };
+  readonly stats = { slowDisconnects: 0, refusedFull: 0 };
   readonly opts: LiveConfig;
 
   constructor(
@@ -666,7 +736,7 @@ export class Live {
   ) {
     const max = opts.maxBufferedBytes ?? 4 * 1024 * 1024;
     // A catch-up keeps well under the slow-consumer limit, so the connection's other frames still fit.
-    this.opts = { heartbeatMs: 15_000, maxBufferedBytes: max, paceBytes: Math.min(256 * 1024, Math.floor(max / 4)), stallMs: 60_000, perCaller: 32, ...opts };
+    this.opts = { heartbeatMs: 15_000, maxBufferedBytes: max, paceBytes: Math.min(256 * 1024, Math.floor(max / 4)), stallMs: 60_000, perCaller: 32, maxConnections: 10_000, ...opts };
     // One heartbeat for every connection; a sign-in that expired ends its connections at the next one.
     this.timer = setInterval(() => this.tick(), this.opts.heartbeatMs);
     this.timer.unref();
@@ -766,18 +836,24 @@ export class Live {
     await t.channel.start(sub, cursor);
   }
 
-  /** The caller a connection counts against: a token, or a person; local mode's owner is not limited. */
+  /** The caller a connection counts against: the person (all of their sign-ins and tokens); local mode's owner is not limited. */
   private callerOf(who: Principal): string | null {
     if (who.kind === 'local') return null;
-    return who.token ? 'token:' + who.token : 'user:' + who.uid;
+    return 'user:' + who.uid;
   }
 
   /** Opens a connection: 429 when its caller holds too many already; then the headers. */
   private connect(req: IncomingMessage, res: ServerResponse, form: Form, who: Principal): Connection {
+    if (this.conns.size >= this.opts.maxConnections) {
+      this.stats.refusedFull++;
+      // The refused socket is let go at once, not kept alive: descriptors are what is short.
+      res.setHeader('connection', 'close');
+      throw new HttpError(503, 'unavailable', `this server holds ${this.conns.size} live connections, its most (${this.opts.maxConnections}); try again shortly`, { retryAfterS: 5 });
+    }
     const caller = this.callerOf(who);
     if (caller) {
       const n = this.perCaller.get(caller) ?? 0;
-      if (n >= this.opts.perCaller) throw new HttpError(429, 'too_many', `too many open streams: at most ${this.opts.perCaller} per caller; close one first`);
+      if (n >= this.opts.perCaller) throw new HttpError(429, 'too_many', `too many open streams: at most ${this.opts.perCaller} per person (all of your sign-ins and tokens); close one first`);
       this.perCaller.set(caller, n + 1);
     }
     const conn = new Connection(this, form, who, req.socket, caller);

@@ -62,6 +62,7 @@ import { JEV_BAND, ModelJev, embeddedJev, type Jev, type JevAnswer } from './jev
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { FoldedStream, type Folded } from '../folded.js';
 import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from '../live.js';
+import { nestHistory } from './history.js';
 import { LIST_EVENTS, ListFrames, type ListFrame } from './list-frames.js';
 import type { ApprovalService } from '../approvals.js';
 import { providerUsage, type DirectUsage, type UsageService } from '../usage.js';
@@ -86,7 +87,7 @@ export interface FlockSettings {
   models: ModelRoster | null;
   /** An approval's window: unanswered past it, the verdict is `timeout` (default 10 minutes). */
   verdictWindowMs: number;
-  /** The driver's lease, renewed every third of it. */
+  /** The driver's lease, renewed every quarter of it; another node takes over the moment it runs out. */
   leaseMs: number;
   /** One try of one model call (the provider's retry policy wraps it). */
   callTimeoutMs: number;
@@ -110,7 +111,8 @@ export const FLOCK_DEFAULTS: Omit<FlockSettings, 'models' | 'node'> & { agentTim
   agentTimeoutMs: 30 * 60 * 1000,
   jevBand: JEV_BAND,
   verdictWindowMs: 10 * 60 * 1000,
-  leaseMs: 30_000,
+  // Short, so a dead driver's lists resume within 5 s (docs/flock.md, "The lease"); renewed every second while there is work.
+  leaseMs: 4_000,
   callTimeoutMs: 60_000,
   banterWaitMs: 20_000,
   maxSpunCrows: 8,
@@ -215,7 +217,7 @@ export class FlockService implements NestHost {
   private finishedListeners = new Set<(list_id: string, at: number) => void>();
   readonly settings: FlockSettings;
   /** Per-item overhead samples (ms of this node's own work between a landing and the next append), for the bench. */
-  readonly stats = { appends: 0, calls: 0, failedCalls: 0, foldedAtStart: 0, framesRebuilt: 0 };
+  readonly stats = { appends: 0, calls: 0, failedCalls: 0, foldedAtStart: 0, framesRebuilt: 0, nestHistoryBuilds: 0 };
   /** Positions of list and nest events the fold refused (kept while a kept frame is older: a snapshot names them). */
   private rejected: number[] = [];
   /** The snapshot the start loaded (its frames before it are rebuilt from the log). */
@@ -356,7 +358,7 @@ export class FlockService implements NestHost {
     await this.watch.start();
     if (this.settings.models) {
       await this.tickLease();
-      this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+      this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 4)));
       this.leaseTimer.unref();
     }
   }
@@ -366,6 +368,7 @@ export class FlockService implements NestHost {
     this.pace.stop();
     this.opts.agents?.stop();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
     await Promise.race([Promise.allSettled([...this.passes, this.watch.stop(), this.nests.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
@@ -565,6 +568,8 @@ export class FlockService implements NestHost {
         replay: async (after, upTo) => {
           return (this.listFrames.get(list_id)?.between(after, upTo) ?? []).map((f): Frame => ch!.frame(f.position, [f.ev]));
         },
+        // What a new reader gets: each event at its own position (a resume from any of them is exact).
+        history: (upTo) => (this.listFrames.get(list_id)?.between(-Infinity, upTo) ?? []).map((f): Frame => ch!.frame(f.position, [f.ev])),
       },
       // No ring: the list's frames are kept above, in position order.
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
@@ -598,6 +603,7 @@ export class FlockService implements NestHost {
         // A new reader gets the nest's messages so far, in msg_id order.
         snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
         replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
+        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)]), this.stats),
       },
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
     );
@@ -871,9 +877,27 @@ export class FlockService implements NestHost {
   private async tickLease(): Promise<void> {
     if (this.stopped) return;
     const holder = leaseHolder(this.state, Date.now());
-    if (holder !== '' && holder !== this.node) return;
+    if (holder !== '' && holder !== this.node) return this.watchExpiry();
     if (unfinishedLists(this.state).length === 0 && !this.nests.hasWork()) return;
     await this.claimLease();
+  }
+
+  private expiryTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * Another node holds the lease: look again the moment it runs out, not a
+   * tick later, so a dead holder is replaced within its lease (each renewal
+   * folded moves the moment on).
+   */
+  private watchExpiry(): void {
+    const until = this.state.lease?.until;
+    if (until === undefined || this.stopped) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      void this.tickLease().catch((e) => console.error('roost: flock lease failed', e));
+    }, Math.max(0, until - Date.now()) + 20);
+    this.expiryTimer.unref();
   }
 
   /** Nest work arrived while nobody drives: take the lease (taking it resumes every list and nest). */

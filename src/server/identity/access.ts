@@ -76,10 +76,14 @@ function bearer(req: IncomingMessage): string | null {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The caller key for limits: one per person, one per token, one per address for the anonymous. */
+/**
+ * The caller key for limits: one per person (all of their sign-ins and tokens
+ * together: a person who mints more tokens gets no more budget), one per
+ * address for the anonymous.
+ */
 function callerKey(p: Principal | null, req: IncomingMessage): string {
   if (!p) return 'ip:' + (req.socket.remoteAddress ?? '?');
-  return p.token ? 'token:' + p.token : 'user:' + p.uid;
+  return 'user:' + p.uid;
 }
 
 /**
@@ -109,7 +113,7 @@ export class SharedAccess implements Access {
   /** Spends one request of the caller's budget; 429 when it is empty. */
   spend(key: string): void {
     if (!this.limiter.take(key)) {
-      throw new HttpError(429, 'too_many', `too many requests: at most ${this.opts.requestsPerMinute} a minute per caller; slow down and retry`);
+      throw new HttpError(429, 'too_many', `too many requests: at most ${this.opts.requestsPerMinute} a minute per person (all of your sign-ins and tokens); slow down and retry`);
     }
   }
 

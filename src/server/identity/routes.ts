@@ -92,11 +92,15 @@ export class IdentityRoutes {
   constructor(
     private id: IdentityService,
     private access: SharedAccess,
-    opts: { loginFailuresFree: number; loginBackoffMs: number; secureCookies?: boolean } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
+    opts: { loginFailuresFree: number; loginBackoffMs: number; secureCookies?: boolean; tokensPerPerson?: number } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
   ) {
     this.backoff = new LoginBackoff(opts.loginFailuresFree, opts.loginBackoffMs);
     this.secureCookies = opts.secureCookies === true;
+    this.tokensPerPerson = opts.tokensPerPerson ?? 50;
   }
+
+  /** Live tokens one person may hold (each is a caller the limits count as that person; docs/security.md, "Limits"). */
+  private tokensPerPerson: number;
 
   private get s(): IdentityState {
     return this.id.state;
@@ -529,6 +533,9 @@ export class IdentityRoutes {
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
     if (again) return sendJson(res, 201, again.body);
+    let held = 0;
+    for (const t of this.s.tokens.values()) if (t.uid === p.uid && !t.revoked) held++;
+    if (held >= this.tokensPerPerson) throw new HttpError(409, 'conflict', `you hold ${held} live tokens, the most one person may (${this.tokensPerPerson}); revoke one first (DELETE /tokens/:id)`);
     const secret = 'rst_' + newSecret();
     const r = await this.id.append([{ type: 'token.created', id: newId('tk_'), hash: sha256(secret), uid: p.uid, project, role, label }], key);
     const id = String(r.events[0].id);

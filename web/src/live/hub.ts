@@ -79,8 +79,10 @@ const COLLECT_MS = 120;
 const REOPEN_DEBOUNCE_MS = 25;
 
 function parseCursor(c: string): { epoch: string; position: number } | null {
-  const m = /^(.+):(\d+)$/.exec(c);
-  return m ? { epoch: m[1], position: Number(m[2]) } : null;
+  // `<epoch>:<position>.<k>`: a message inside frame <position>, so below it (and above the frame before).
+  const m = /^(.+):(\d+)(?:\.(\d+))?$/.exec(c);
+  if (!m) return null;
+  return { epoch: m[1], position: m[3] === undefined ? Number(m[2]) : Number(m[2]) - 1 + (Number(m[3]) + 1) / 1e7 };
 }
 
 /** The lower of two cursors: null (a snapshot) is lowest; cursors of different epochs make null. */
