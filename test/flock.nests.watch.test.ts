@@ -19,7 +19,7 @@
 // - a restart: an ask with no approval gets one, an approved lift never
 //   carried out is, and both ways of deciding still work.
 // - calibration: the owner's correction and the author's header are the
-//   truth; `node dist/bench/jev.js calibration --data <dir>` recomputes it.
+//   truth; `npx tsx scripts/jev.ts calibration --data <dir>` recomputes it.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -308,7 +308,7 @@ describe('the watchdog and quarantine', () => {
     try {
       const post = (body: Rec) => c.post('/api/nests/todo/messages', body);
       const req = (await post({ author: 'owner', kind: 'request', to: 'Rook', text: 'check the launch date' })).body.msg_id;
-      const del = await post({ author: 'Rook', kind: 'deliver', text: 'it contradicts what Inky said: Monday', refers_to: req, to: 'owner' });
+      const del = await post({ author: 'Rook', kind: 'deliver', text: 'Done: the launch is on Monday, which contradicts what Inky said', refers_to: req, to: 'owner' });
       assert.equal(del.status, 201);
       const flag = await todo.next((r) => r.kind === 'flag' && r.to === 'Rook');
       assert.match(flag.text, /contradicts_earlier 0\.9/);
@@ -423,9 +423,9 @@ describe('without a model: the watchdog is off; asks still work; calibration fro
     for (const r of mine) assert.ok(Math.abs(Object.values(r.probs).reduce((a, b) => a + b, 0) - 1) < 0.01, 'the logged probabilities');
 
     // The one command, over the server's data dir.
-    const run = await promisify(execFile)(process.execPath, [join(PACKAGE_ROOT, 'dist', 'bench', 'jev.js'), 'calibration', '--data', roost.dataDir], { timeout: 60_000 });
+    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts', 'jev.ts'), 'calibration', '--data', roost.dataDir], { timeout: 60_000 });
     assert.match(run.stdout, new RegExp(`counted ${cal.byOwner + cal.byHeader} \\(${cal.byOwner} by the owner's correction, ${cal.byHeader} by the author's header\\)`));
-    assert.match(run.stdout, new RegExp(`kind \\(log\\): n ${cal.kind.n}, accuracy ${cal.kind.accuracy}, Brier ${cal.kind.brier}`));
+    assert.match(run.stdout, new RegExp(`kind \\(log\\): n ${cal.kind.n}, accuracy ${cal.kind.accuracy}, ECE ${cal.kind.ece}, Brier ${cal.kind.brier}`));
     assert.match(run.stdout, /\| predicted p \| n \| mean p \| observed \|/);
   });
 });
