@@ -69,7 +69,7 @@ interface Rec {
 describe('the nest view', () => {
   let roost: Roost;
   before(async () => {
-    // No model: Jev is the embedded classifier, and the watchdog is off (the view says so).
+    // No model: Jev is the embedded classifier, and so is the watchdog's scorer (the view says so).
     roost = await inProcess({ models: null });
   });
   after(async () => {
@@ -95,7 +95,7 @@ describe('the nest view', () => {
       assert.equal(await page.getByTestId('flock-tab-nests').getAttribute('aria-current'), 'page');
       await page.getByTestId('nest-core-empty').waitFor();
       assert.equal(await page.getByTestId('nest-chat').getAttribute('data-nest'), 'todo');
-      await page.locator('[data-testid=nest-watchdog][data-state=off]').getByText(/watchdog is off/).waitFor();
+      await page.locator('[data-testid=nest-watchdog][data-state=on][data-scorer=embedded]').getByText(/the embedded scorer: no model is configured/).waitFor();
 
       // A nest made in the page: "Todo" clashes with todo (409, in the server's words), then "Launch copy".
       await page.getByTestId('nest-new-open').click();
@@ -130,9 +130,9 @@ describe('the nest view', () => {
       };
       const ask = await post('Pepper, please write three taglines for the launch page', { to: 'Pepper' });
       await post('See launch-brief.md for the tone');
-      await post('I will take this one', { kind: 'claim' });
+      await post('I could look at it', { kind: 'claim' });
       await post('Sorry, I cannot do that: no access to the repo', { kind: 'say' });
-      await post('Morning all, coffee is ready');
+      await post('Maybe later');
 
       const recs = await messages('launch-copy');
       assert.deepEqual(
@@ -157,7 +157,8 @@ describe('the nest view', () => {
         const top = Object.entries(jev.probs).sort((a, b) => b[1] - a[1]);
         const probs = page.getByTestId(`nest-kind-probs-${r.msg_id}`);
         await probs.waitFor();
-        assert.match(await probs.innerText(), new RegExp(`^${top[0][0]} ${Math.round(top[0][1] * 100)}%\\s+${top[1][0]} `));
+        // (Then the next labels: labels tied at a near-zero probability may come in either order.)
+        assert.match(await probs.innerText(), new RegExp(`^${top[0][0]} ${Math.round(top[0][1] * 100)}%\\s+\\w+ `));
       }
       assert.match(await page.getByTestId(`nest-kind-tag-${recs[2].msg_id}`).innerText(), /header \(Jev unsure\)/);
       assert.match(await page.getByTestId(`nest-kind-tag-${recs[3].msg_id}`).innerText(), /Jev over the header/);
@@ -237,7 +238,7 @@ describe('the nest view', () => {
       await roost.flock.append([{ type: 'crow.spun', name: 'Wren', persona: 'Pepper', trust: 'trusted', by: 'Boss', nest_id: 'launch-copy', ts: flockTs(Date.now()) }]);
       await page.getByTestId('spun-Wren').waitFor({ timeout: 10_000 });
       assert.match(await page.getByTestId('spun-Wren').innerText(), /runs on Pepper, started regular, spun here/, 'spun trust is clamped to regular');
-      assert.equal(await page.getByTestId('quarantine-Inky').count(), 0, 'nobody is flagged: the watchdog is off');
+      assert.equal(await page.getByTestId('quarantine-Inky').count(), 0, 'nobody is flagged: the claim and the deliver fit the request');
 
       // The rail counts the messages; todo is one click away, with its own (empty) chat.
       const count = (await messages('launch-copy')).length;

@@ -15,11 +15,11 @@
 //   through the phrase (`quarantine.lifted`); a passing claim → no flag;
 //   owner messages never scored; one flag per crow per referent; a refused
 //   lift keeps the quarantine and a reply to the flag asks again; no model →
-//   the watchdog is off and GET /api/nests says so.
+//   the embedded scorer scores, and GET /api/nests says so.
 // - a restart: an ask with no approval gets one, an approved lift never
 //   carried out is, and both ways of deciding still work.
 // - calibration: the owner's correction and the author's header are the
-//   truth; `node dist/bench/jev.js calibration --data <dir>` recomputes it.
+//   truth; `npx tsx scripts/jev.ts calibration --data <dir>` recomputes it.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -308,7 +308,7 @@ describe('the watchdog and quarantine', () => {
     try {
       const post = (body: Rec) => c.post('/api/nests/todo/messages', body);
       const req = (await post({ author: 'owner', kind: 'request', to: 'Rook', text: 'check the launch date' })).body.msg_id;
-      const del = await post({ author: 'Rook', kind: 'deliver', text: 'it contradicts what Inky said: Monday', refers_to: req, to: 'owner' });
+      const del = await post({ author: 'Rook', kind: 'deliver', text: 'Done: the launch is on Monday, which contradicts what Inky said', refers_to: req, to: 'owner' });
       assert.equal(del.status, 201);
       const flag = await todo.next((r) => r.kind === 'flag' && r.to === 'Rook');
       assert.match(flag.text, /contradicts_earlier 0\.9/);
@@ -348,7 +348,7 @@ describe('the watchdog and quarantine', () => {
   });
 });
 
-describe('without a model: the watchdog is off; asks still work; calibration from the log', () => {
+describe('without a model: the watchdog runs on the embedded scorer; asks still work; calibration from the log', () => {
   let roost: Roost & { dataDir: string };
   let c: FlockClient;
   before(async () => {
@@ -360,19 +360,27 @@ describe('without a model: the watchdog is off; asks still work; calibration fro
   });
   const say = (body: Rec) => c.post('/api/nests/todo/messages', body);
 
-  test('GET /api/nests: watchdog off, and why; a crow\'s deliver is not scored', async () => {
+  test('GET /api/nests: the watchdog is on, scored by the embedded scorer; an off-topic deliver is flagged, a fitting claim is not', async () => {
     const r = (await c.get('/api/nests')).body;
-    assert.deepEqual({ on: r.watchdog.on, model: r.watchdog.model }, { on: false, model: null });
-    assert.match(r.watchdog.reason, /no model/);
+    assert.deepEqual({ on: r.watchdog.on, scorer: r.watchdog.scorer, model: r.watchdog.model }, { on: true, scorer: 'embedded', model: null });
     const log = await flockLog(roost.url);
     try {
-      const req = await say({ author: 'owner', kind: 'request', to: 'Hugin', text: 'look into it' });
-      const del = await say({ author: 'Hugin', kind: 'deliver', text: 'offtopic pigeons', refers_to: req.body.msg_id });
+      const req = await say({ author: 'owner', kind: 'request', to: 'Tansy', text: 'Please summarise the release notes.' });
+      const claim = await say({ author: 'Tansy', kind: 'claim', text: 'I will take the release notes.', refers_to: req.body.msg_id });
+      assert.equal(claim.status, 201);
+      const scored = await log.next((e) => e.type === 'watch' && e.msg_id === claim.body.msg_id);
+      assert.equal(scored.source, 'embedded');
+      assert.ok(scored.scores.answers_request > 0.8, JSON.stringify(scored.scores));
+      const off = await say({ author: 'owner', kind: 'request', to: 'Sable', text: 'look into the pricing page' });
+      const del = await say({ author: 'Sable', kind: 'deliver', text: 'Here is a limerick about pigeons.', refers_to: off.body.msg_id });
       assert.equal(del.status, 201);
-      const marker = await say({ author: 'owner', text: 'thanks' });
-      await log.next((e) => e.type === 'nest.message' && e.msg_id === marker.body.msg_id);
-      assert.ok(!log.events().some((e) => e.type === 'watch' || e.kind === 'flag'));
-      assert.equal((await say({ author: 'Hugin', text: 'free as a bird' })).status, 201);
+      const w = await log.next((e) => e.type === 'watch' && e.msg_id === del.body.msg_id);
+      assert.equal(w.source, 'embedded');
+      assert.ok(w.scores.answers_request <= 0.2, JSON.stringify(w.scores));
+      const flag = await log.next((e) => e.type === 'nest.message' && e.kind === 'flag' && e.to === 'Sable');
+      assert.equal(flag.refers_to, off.body.msg_id);
+      assert.equal((await say({ author: 'Sable', text: 'free as a bird' })).status, 403);
+      assert.ok(!log.events().some((e) => e.kind === 'flag' && e.to === 'Tansy'), 'the fitting claim is not flagged');
       // An ask needs no model: it is parked and listed.
       const ask = await say({ author: 'owner', kind: 'ask_owner', text: 'note to self: rotate keys?', approval_phrase: 'rotate' });
       const pending = (await c.get('/approvals')).body.pending as Rec[];
@@ -423,9 +431,9 @@ describe('without a model: the watchdog is off; asks still work; calibration fro
     for (const r of mine) assert.ok(Math.abs(Object.values(r.probs).reduce((a, b) => a + b, 0) - 1) < 0.01, 'the logged probabilities');
 
     // The one command, over the server's data dir.
-    const run = await promisify(execFile)(process.execPath, [join(PACKAGE_ROOT, 'dist', 'bench', 'jev.js'), 'calibration', '--data', roost.dataDir], { timeout: 60_000 });
+    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts', 'jev.ts'), 'calibration', '--data', roost.dataDir], { timeout: 60_000 });
     assert.match(run.stdout, new RegExp(`counted ${cal.byOwner + cal.byHeader} \\(${cal.byOwner} by the owner's correction, ${cal.byHeader} by the author's header\\)`));
-    assert.match(run.stdout, new RegExp(`kind \\(log\\): n ${cal.kind.n}, accuracy ${cal.kind.accuracy}, Brier ${cal.kind.brier}`));
+    assert.match(run.stdout, new RegExp(`kind \\(log\\): n ${cal.kind.n}, accuracy ${cal.kind.accuracy}, ECE ${cal.kind.ece}, Brier ${cal.kind.brier}`));
     assert.match(run.stdout, /\| predicted p \| n \| mean p \| observed \|/);
   });
 });

@@ -8,7 +8,7 @@
 //      is a label it never saw. The model-backed Jev is shown the header, so its
 //      tags are measured against owner corrections only.
 // A tag with neither is not counted. `npm run jev:calibration -- --data <dir>`
-// (or `--db <postgres url>`) runs this over a server's store (bench/jev.ts).
+// (or `--db <postgres url>`) runs this over a server's store (scripts/jev.ts).
 
 import { NEST_MODES, type JevQuestion } from '../../core/flock.js';
 import type { EventStore } from '../../storage/types.js';

@@ -1,22 +1,23 @@
 // Jev, the tagger (issue 14 part 3; the contract's "Tagging"): every nest
 // message gets a kind, every request a mode, each with probabilities. Two
 // implementations of one interface:
-// - EmbeddedJev: a logistic regression (ml-logistic-regression, one-vs-all,
-//   probabilities normalised over the labels) on word unigrams and bigrams,
-//   trained by `npm run jev:train` (bench/jev.ts) on data/jev/train.jsonl and kept in
-//   data/jev/model.json, loaded at start; works offline with no model;
+// - EmbeddedJev: a softmax logistic regression (text-model.ts) on words,
+//   bigrams and character trigrams, trained by `npm run jev:train`
+//   (scripts/jev.ts) on data/jev/train.jsonl, its temperature fitted on
+//   data/jev/calibration.jsonl, kept in data/jev/model.json and loaded at
+//   start; works offline with no model;
 // - ModelJev: one forced tool call through the provider interface, when a
 //   model serves the `jev` role.
 // `decideTag` is the contract's rule; docs/flock.md ("Jev") has the band,
 // the measured accuracy and calibration.
 
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import { CROW_KINDS, NEST_MODES, type NestMode, type TaggedBy } from '../../core/flock.js';
 import type { ModelProvider } from '../../models/index.js';
+import { SoftmaxModel, textFeatures, type ModelJSON, type TrainOptions } from './text-model.js';
 
 /** The kinds Jev chooses among (the crow-postable ones: ask_owner comes only by header, nudge and flag from the server). */
 export const JEV_KINDS = CROW_KINDS;
@@ -72,82 +73,40 @@ interface Row {
   mode?: string;
 }
 
-/** Words (letters, digits, apostrophes) lowercased, with bigrams and a start marker. */
+/** Jev's features of a message (text-model.ts: words, bigrams, the first word, character trigrams, shapes). */
 export function features(text: string): string[] {
-  const words = text.toLowerCase().match(/[a-z0-9']+|[@:?!]/g) ?? [];
-  const out = new Set<string>(['^' + (words[0] ?? '')]);
-  for (let i = 0; i < words.length; i++) {
-    out.add(words[i]);
-    if (i + 1 < words.length) out.add(words[i] + ' ' + words[i + 1]);
-  }
-  return [...out];
+  return textFeatures(text);
 }
 
-interface MatrixLike {
-  mmul(other: MatrixLike): MatrixLike;
-}
-interface MatrixCtor {
-  new (rows: number[][]): MatrixLike;
-  columnVector(v: number[]): MatrixLike;
-}
-interface LogReg {
-  train(X: MatrixLike, Y: MatrixLike): void;
-  classifiers: { testScores(X: MatrixLike): number[] }[];
-  toJSON(): unknown;
-}
-type LogRegCtor = (new (o: { numSteps: number; learningRate: number }) => LogReg) & { load(model: unknown): LogReg };
-
-const req = createRequire(import.meta.url);
-const LogisticRegression = req('ml-logistic-regression') as LogRegCtor;
-// The Matrix class the library itself uses (its own dependency).
-const Matrix = createRequire(req.resolve('ml-logistic-regression'))('ml-matrix') as { Matrix: MatrixCtor } & MatrixCtor;
-const M: MatrixCtor = Matrix.Matrix ?? Matrix;
-
-/** One text classifier: a vocabulary and a one-vs-all logistic regression. */
+/** One text classifier: a softmax over `features`, with its fitted temperature. */
 export class TextClassifier {
-  private constructor(
-    readonly labels: readonly string[],
-    private vocab: Map<string, number>,
-    private model: LogReg,
-  ) {}
+  private constructor(readonly model: SoftmaxModel) {}
 
-  /** Slow on a loaded machine (about a minute for the kinds): `npm run jev:train` runs it and keeps the result. */
-  static train(labels: readonly string[], rows: { text: string; label: string }[], opts = { numSteps: 400, learningRate: 0.05 }): TextClassifier {
-    if (rows.some((r) => !labels.includes(r.label)) || labels.some((l) => !rows.some((r) => r.label === l))) throw new Error('every row needs a known label, and every label a row');
-    const vocab = new Map<string, number>();
-    for (const r of rows) for (const f of features(r.text)) if (!vocab.has(f)) vocab.set(f, vocab.size);
-    const c = new TextClassifier(labels, vocab, new LogisticRegression(opts));
-    c.model.train(new M(rows.map((r) => c.vector(r.text))), M.columnVector(rows.map((r) => labels.indexOf(r.label))));
-    return c;
+  get labels(): readonly string[] {
+    return this.model.labels;
   }
 
-  toJSON(): { labels: readonly string[]; vocab: string[]; model: unknown } {
-    return { labels: this.labels, vocab: [...this.vocab.keys()], model: this.model.toJSON() };
+  /** Seconds, deterministic: `npm run jev:train` runs it and keeps the result. */
+  static train(labels: readonly string[], rows: { text: string; label: string }[], opts?: Partial<TrainOptions>): TextClassifier {
+    return new TextClassifier(SoftmaxModel.train(labels, rows.map((r) => ({ features: features(r.text), label: r.label })), opts));
   }
 
-  static fromJSON(o: { labels: string[]; vocab: string[]; model: unknown }): TextClassifier {
-    return new TextClassifier(o.labels, new Map(o.vocab.map((w, i) => [w, i])), LogisticRegression.load(o.model));
+  /** Temperature scaling on a calibration split (never the held-out set). */
+  calibrate(rows: { text: string; label: string }[]): number {
+    return this.model.fitTemperature(rows.map((r) => ({ features: features(r.text), label: r.label })));
   }
 
-  /** Binary features, L2-normalised, and a bias term. */
-  private vector(text: string): number[] {
-    const v = new Array<number>(this.vocab.size + 1).fill(0);
-    const fs = features(text).filter((f) => this.vocab.has(f));
-    const w = 1 / Math.sqrt(Math.max(1, fs.length));
-    for (const f of fs) v[this.vocab.get(f)!] = w;
-    v[this.vocab.size] = 1;
-    return v;
+  toJSON(): ModelJSON {
+    return this.model.toJSON();
   }
 
-  /** P(label | text), normalised over the labels. */
+  static fromJSON(o: ModelJSON): TextClassifier {
+    return new TextClassifier(SoftmaxModel.fromJSON(o));
+  }
+
+  /** P(label | text), calibrated. */
   probs(text: string): Record<string, number> {
-    const X = new M([this.vector(text)]);
-    // The library's one-vs-all scores say "not this class" (its class is the 0 side).
-    const raw = this.model.classifiers.map((c) => 1 - c.testScores(X)[0]);
-    const sum = raw.reduce((a, b) => a + b, 0) || 1;
-    const out: Record<string, number> = {};
-    this.labels.forEach((l, i) => (out[l] = Math.round((raw[i] / sum) * 1e4) / 1e4));
-    return out;
+    return this.model.probs(features(text));
   }
 }
 
@@ -162,7 +121,10 @@ export function argmax(p: Record<string, number>): string {
   return Object.entries(p).reduce((a, b) => (b[1] > a[1] ? b : a), ['', -1])[0];
 }
 
-export type JevModelFile = { kinds: Parameters<typeof TextClassifier.fromJSON>[0]; modes: Parameters<typeof TextClassifier.fromJSON>[0] };
+export type JevModelFile = { kinds: ModelJSON; modes: ModelJSON };
+
+const kindRows = (rows: Row[]) => rows.map((r) => ({ text: r.text, label: r.kind }));
+const modeRows = (rows: Row[]) => rows.filter((r) => r.mode).map((r) => ({ text: r.text, label: r.mode! }));
 
 export class EmbeddedJev implements Jev {
   readonly source = 'embedded' as const;
@@ -171,29 +133,29 @@ export class EmbeddedJev implements Jev {
     readonly modes: TextClassifier,
   ) {}
 
-  /** Trains on corpus rows (the kinds on every row, the modes on the requests that carry one). */
-  static train(rows: Row[]): EmbeddedJev {
-    return new EmbeddedJev(
-      TextClassifier.train(
-        JEV_KINDS,
-        rows.map((r) => ({ text: r.text, label: r.kind })),
-      ),
-      TextClassifier.train(
-        NEST_MODES,
-        rows.filter((r) => r.mode).map((r) => ({ text: r.text, label: r.mode! })),
-      ),
-    );
+  /**
+   * Trains on corpus rows (the kinds on every row, the modes on the requests
+   * that carry one), then fits each classifier's temperature on the
+   * calibration rows when given.
+   */
+  static train(rows: Row[], calibration: Row[] = []): EmbeddedJev {
+    const jev = new EmbeddedJev(TextClassifier.train(JEV_KINDS, kindRows(rows)), TextClassifier.train(NEST_MODES, modeRows(rows)));
+    if (calibration.length) {
+      jev.kinds.calibrate(kindRows(calibration));
+      jev.modes.calibrate(modeRows(calibration));
+    }
+    return jev;
   }
 
   toJSON(): JevModelFile {
-    return { kinds: this.kinds.toJSON() as JevModelFile['kinds'], modes: this.modes.toJSON() as JevModelFile['modes'] };
+    return { kinds: this.kinds.toJSON(), modes: this.modes.toJSON() };
   }
 
   static fromJSON(o: JevModelFile): EmbeddedJev {
     return new EmbeddedJev(TextClassifier.fromJSON(o.kinds), TextClassifier.fromJSON(o.modes));
   }
 
-  /** The model kept in the repo (data/jev/model.json under `root`, made by `npm run jev:train` from data/jev/train.jsonl). */
+  /** The model kept in the repo (data/jev/model.json under `root`, made by `npm run jev:train` from data/jev/train.jsonl and calibration.jsonl). */
   static fromRepo(root = JEV_ROOT): EmbeddedJev {
     return EmbeddedJev.fromJSON(JSON.parse(readFileSync(join(root, 'data', 'jev', 'model.json'), 'utf8')) as JevModelFile);
   }
@@ -256,13 +218,18 @@ export interface Calibration {
   accuracy: number;
   /** Multiclass Brier score: the mean over messages of Σ_label (p − [label is right])². 0 is perfect. */
   brier: number;
+  /** Expected calibration error: Σ over the bins of (n_bin / n) × |mean top p − observed accuracy|, 10 equal bins. */
+  ece: number;
+  /** Per true label: how many, and how many the top label got right. */
+  labels: { label: string; n: number; right: number }[];
   /** The top label's probability in bins of 0.1, against how often the top label was right. */
   bins: { from: number; to: number; n: number; meanP: number; observed: number }[];
 }
 
-/** Accuracy, Brier score and a reliability table of `probs` against the true labels. */
+/** Accuracy, Brier score, expected calibration error and a reliability table of `probs` against the true labels. */
 export function calibrate(rows: { probs: Record<string, number>; truth: string }[]): Calibration {
   const bins = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, n: 0, sumP: 0, right: 0 }));
+  const labels = new Map<string, { label: string; n: number; right: number }>();
   let right = 0;
   let brier = 0;
   for (const r of rows) {
@@ -275,13 +242,20 @@ export function calibrate(rows: { probs: Record<string, number>; truth: string }
     b.n++;
     b.sumP += p;
     b.right += ok;
+    const c = labels.get(r.truth) ?? labels.set(r.truth, { label: r.truth, n: 0, right: 0 }).get(r.truth)!;
+    c.n++;
+    c.right += ok;
   }
   const n = rows.length || 1;
   const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+  let ece = 0;
+  for (const b of bins) if (b.n) ece += (b.n / n) * Math.abs(b.sumP / b.n - b.right / b.n);
   return {
     n: rows.length,
     accuracy: r4(right / n),
     brier: r4(brier / n),
+    ece: r4(ece),
+    labels: [...labels.values()],
     bins: bins.filter((b) => b.n > 0).map((b) => ({ from: b.from, to: b.to, n: b.n, meanP: r4(b.sumP / b.n), observed: r4(b.right / b.n) })),
   };
 }
@@ -300,7 +274,12 @@ export async function measure(jev: Jev, rows: Row[]): Promise<{ kind: Calibratio
 }
 
 export function calibrationTable(name: string, c: Calibration): string {
-  const lines = [`${name}: n ${c.n}, accuracy ${c.accuracy}, Brier ${c.brier}`, '| predicted p | n | mean p | observed |', '|---|---|---|---|'];
+  const lines = [
+    `${name}: n ${c.n}, accuracy ${c.accuracy}, ECE ${c.ece}, Brier ${c.brier}`,
+    `per label (right/n): ${c.labels.map((l) => `${l.label} ${l.right}/${l.n}`).join(', ')}`,
+    '| predicted p | n | mean p | observed |',
+    '|---|---|---|---|',
+  ];
   for (const b of c.bins) lines.push(`| ${b.from.toFixed(1)}–${b.to.toFixed(1)} | ${b.n} | ${b.meanP.toFixed(3)} | ${b.observed.toFixed(3)} |`);
   return lines.join('\n');
 }

@@ -16,9 +16,12 @@
 //   to the request: at most one per crow per request), which quarantines the
 //   crow, then an `ask_owner` to lift it (phrase `lift <crow>`); approved, the
 //   quarantine is lifted (`quarantine.lifted`). Owner messages are never
-//   scored. Without a model for the `jev` role (`--model-jev`, else `--model`)
-//   the watchdog is off (`status()`, shown by GET /api/nests). A reply of the
-//   owner to a flag whose lift was refused or went unanswered makes the Sentry ask again.
+//   scored. The scores come from the `jev` role's model (`--model-jev`, else
+//   `--model`) or, with no model configured, from the embedded scorer
+//   (watch-scorer.ts): the watchdog runs on every server, and `status()`
+//   (GET /api/nests, the nest view) says which. A message left unscored by a
+//   crash is scored at the next start. A reply of the owner to a flag whose
+//   lift was refused or went unanswered makes the Sentry ask again.
 
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -28,6 +31,7 @@ import type { ModelProvider, ModelRequest } from '../../models/index.js';
 import { HttpError } from '../http.js';
 import type { ApprovalService } from '../approvals.js';
 import type { FlockService } from './service.js';
+import { embeddedWatchScorer, type WatchInput } from './watch-scorer.js';
 
 type Obj = Record<string, unknown>;
 
@@ -66,9 +70,11 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…'
 const CONTEXT = { messages: 10, chars: 400 };
 
 export interface WatchStatus {
-  /** True when a model serves the watchdog (and so every crow claim and deliver is scored). */
+  /** True when every crow claim and deliver is scored (always, since the embedded scorer serves a server with no model). */
   on: boolean;
-  /** The model's label, or null when off. */
+  /** Who scores: the `jev` role's model, or the embedded scorer (no model configured). */
+  scorer: 'model' | 'embedded';
+  /** The model's label, or null for the embedded scorer. */
   model: string | null;
   band: number;
   /** Why it is off ('' when on). */
@@ -97,9 +103,7 @@ export class NestWatch {
 
   status(): WatchStatus {
     const p = this.provider;
-    return p
-      ? { on: true, model: p.label, band: this.svc.settings.jevBand, reason: '' }
-      : { on: false, model: null, band: this.svc.settings.jevBand, reason: 'no model is configured (--model or --model-jev): crows\u2019 claims and deliveries are not scored, nobody is flagged' };
+    return p ? { on: true, scorer: 'model', model: p.label, band: this.svc.settings.jevBand, reason: '' } : { on: true, scorer: 'embedded', model: null, band: this.svc.settings.jevBand, reason: '' };
   }
 
   async start(): Promise<void> {
@@ -107,6 +111,17 @@ export class NestWatch {
     const approvals = await this.approvals();
     this.unlisten.push(approvals.onClosed((a) => void this.closed(a).catch((e) => this.fail('an ask decided in the inbox', e))));
     await this.reconcile(approvals).catch((e) => this.fail('reconciling asks and quarantines', e));
+    this.rescore();
+  }
+
+  /**
+   * After a start: every crow claim or deliver of a request that has no
+   * `watch` yet (its node died between the post and the score) is scored now.
+   * Keyed per message, so nodes starting together log one score.
+   */
+  private rescore(): void {
+    for (const nest of this.svc.state.nests.values())
+      for (const rec of nest.messages.values()) if (!rec.watch && this.watches(nest.nest_id, rec)) this.launch(nest.nest_id, rec);
   }
 
   async stop(): Promise<void> {
@@ -281,24 +296,36 @@ export class NestWatch {
   /** Scores a crow's message once (not awaited by the post: the crow's 201 does not wait for the model). */
   private launch(nest_id: string, rec: NestRecord): void {
     const key = `${nest_id}\u0000${rec.msg_id}`;
-    if (this.scoring.has(key) || rec.watch || !this.provider) return;
+    if (this.scoring.has(key) || rec.watch || this.stopped) return;
     const p = this.score(nest_id, rec)
       .catch((e) => this.fail(`scoring ${rec.msg_id}`, e))
       .finally(() => this.scoring.delete(key));
     this.scoring.set(key, p);
   }
 
-  /** The prompt: the request, the thread before the message (no owner message but the request), then the message. */
-  request(nest_id: string, rec: NestRecord): ModelRequest {
+  /** The thread before a crow's message that the scorers see: crows' and service roles' messages about the request, or the crow's own (no owner message but the request). */
+  private thread(nest_id: string, rec: NestRecord): { req: NestRecord; thread: NestRecord[] } {
     const nest = this.svc.state.nests.get(nest_id)!;
     const req = nest.messages.get(rec.refers_to)!;
-    const earlier: string[] = [];
+    const earlier: NestRecord[] = [];
     for (const m of nest.messages.values()) {
       if (m.n >= rec.n) break;
       if (m.n <= req.n || m.author === 'owner') continue;
-      if (m.refers_to === req.msg_id || m.author === rec.author) earlier.push(`- ${m.msg_id} ${m.author} (${m.kind}): ${clip(m.text, CONTEXT.chars)}`);
+      if (m.refers_to === req.msg_id || m.author === rec.author) earlier.push(m);
     }
-    const thread = earlier.slice(-CONTEXT.messages);
+    return { req, thread: earlier.slice(-CONTEXT.messages) };
+  }
+
+  /** What the embedded scorer reads: the request, the thread (each clipped), the message. */
+  input(nest_id: string, rec: NestRecord): WatchInput {
+    const { req, thread } = this.thread(nest_id, rec);
+    return { request: clip(req.text, 2000), thread: thread.map((m) => `${m.author}: ${clip(m.text, CONTEXT.chars)}`), kind: rec.kind === 'claim' ? 'claim' : 'deliver', text: rec.text };
+  }
+
+  /** The prompt: the request, the thread before the message (no owner message but the request), then the message. */
+  request(nest_id: string, rec: NestRecord): ModelRequest {
+    const { req, thread: earlier } = this.thread(nest_id, rec);
+    const thread = earlier.map((m) => `- ${m.msg_id} ${m.author} (${m.kind}): ${clip(m.text, CONTEXT.chars)}`);
     const user = [
       `The request (${req.msg_id}, by ${req.author}${req.to ? `, to ${req.to}` : ''}):`,
       clip(req.text, 2000),
@@ -313,7 +340,14 @@ export class NestWatch {
 
   private async score(nest_id: string, rec: NestRecord): Promise<void> {
     const p = this.provider;
-    if (!p) return;
+    const band = this.svc.settings.jevBand;
+    if (!p) {
+      // No model: the embedded scorer (synchronous, no tokens).
+      const scores = embeddedWatchScorer().score(this.input(nest_id, rec));
+      await this.svc.append([{ type: 'watch', nest_id, msg_id: rec.msg_id, crow: rec.author, scores, band, source: 'embedded', ts: flockTs(Date.now()) }], `watch:${nest_id}:${rec.msg_id}`);
+      if (isBreach(scores, band)) await this.flag(nest_id, rec, scores, band);
+      return;
+    }
     const out = await p.call({ ...this.request(nest_id, rec), timeoutMs: this.svc.settings.callTimeoutMs });
     if (this.stopped) return;
     if (!out.ok || out.kind !== 'tool') {
@@ -330,9 +364,8 @@ export class NestWatch {
       return;
     }
     const scores: WatchRecord['scores'] = { answers_request: a, states_fact_without_source: f, contradicts_earlier: c };
-    const band = this.svc.settings.jevBand;
     const tokens = Math.max(0, Math.min(FLOCK_LIMITS.callTokens, Math.round(out.usage.total)));
-    await this.svc.append([{ type: 'watch', nest_id, msg_id: rec.msg_id, crow: rec.author, scores, band, ...(tokens ? { tokens } : {}), ts: flockTs(Date.now()) }], `watch:${nest_id}:${rec.msg_id}`);
+    await this.svc.append([{ type: 'watch', nest_id, msg_id: rec.msg_id, crow: rec.author, scores, band, source: 'model', ...(tokens ? { tokens } : {}), ts: flockTs(Date.now()) }], `watch:${nest_id}:${rec.msg_id}`);
     if (!isBreach(scores, band)) return;
     await this.flag(nest_id, rec, scores, band);
   }

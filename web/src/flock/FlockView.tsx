@@ -32,6 +32,8 @@ interface Overview {
 
 export interface Watchdog {
   on: boolean;
+  /** Who scores: the model, or the embedded scorer on a server with no model. */
+  scorer?: 'model' | 'embedded';
   model: string | null;
   band: number;
   reason: string;

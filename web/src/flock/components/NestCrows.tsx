@@ -113,9 +113,9 @@ export function NestCrowsPanel(props: { nest: Nest; crows: NestCrows; watchdog: 
         </>
       )}
       {props.watchdog && (
-        <p class="fl-muted ns-watchdog" data-testid="nest-watchdog" data-state={props.watchdog.on ? 'on' : 'off'}>
+        <p class="fl-muted ns-watchdog" data-testid="nest-watchdog" data-state={props.watchdog.on ? 'on' : 'off'} data-scorer={props.watchdog.scorer ?? 'model'}>
           {props.watchdog.on
-            ? `The watchdog (${props.watchdog.model ?? 'a model'}, band ${props.watchdog.band}) scores every crow’s claim and deliver against its request; a breach quarantines the crow.`
+            ? `The watchdog (${props.watchdog.scorer === 'embedded' ? 'the embedded scorer: no model is configured' : (props.watchdog.model ?? 'a model')}, band ${props.watchdog.band}) scores every crow’s claim and deliver against its request; a breach quarantines the crow.`
             : `The watchdog is off: ${props.watchdog.reason || 'no model is configured'}.`}
         </p>
       )}

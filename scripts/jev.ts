@@ -1,11 +1,14 @@
 // Jev's embedded classifier: `train` (npm run jev:train) fits it on
-// data/jev/train.jsonl and keeps it in data/jev/model.json; `calibration`
-// (npm run jev:calibration) measures it on the held-out data/jev/test.jsonl,
+// data/jev/train.jsonl, fits its temperature on data/jev/calibration.jsonl and
+// keeps it in data/jev/model.json; `calibration` (npm run jev:calibration)
+// measures it on the held-out data/jev/test.jsonl (styles the training set
+// does not use),
 // or, with `--log <file>`, on the `jev.tag` lines of an exported log (one
 // JSON event a line, the owner's corrections taken as the truth where the
 // record carries `truth`), or with `--data <dir>` / `--db <postgres url>` on a
 // server's own log (the owner's corrections, else the author's header, as the
-// truth: src/server/flock/jev-log.ts). Prints accuracy, the Brier score and a reliability table.
+// truth: src/server/flock/jev-log.ts). Prints accuracy, ECE, the Brier score, per-label counts and a reliability table.
+// Run from source: `npx tsx scripts/jev.ts train | calibration …`.
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../src/server/app.js';
@@ -17,9 +20,9 @@ const [cmd, flag, file] = process.argv.slice(2);
 const data = join(PACKAGE_ROOT, 'data', 'jev');
 if (cmd === 'train') {
   const t0 = Date.now();
-  const jev = EmbeddedJev.train(readCorpus(join(data, 'train.jsonl')));
+  const jev = EmbeddedJev.train(readCorpus(join(data, 'train.jsonl')), readCorpus(join(data, 'calibration.jsonl')));
   writeFileSync(join(data, 'model.json'), JSON.stringify(jev.toJSON()) + '\n');
-  console.log(`trained in ${Date.now() - t0} ms: data/jev/model.json`);
+  console.log(`trained in ${Date.now() - t0} ms: data/jev/model.json (temperature: kinds ${jev.kinds.model.temperature}, modes ${jev.modes.model.temperature})`);
 } else if (cmd === 'calibration' && flag === '--log' && file) {
   // A log: jev.tag events with the label that turned out right (`truth`).
   const rows = readCorpus(file) as unknown as { type?: string; question?: string; probs?: Record<string, number>; truth?: string }[];
@@ -40,9 +43,11 @@ if (cmd === 'train') {
     await store.close();
   }
 } else if (cmd === 'calibration') {
-  const m = await measure(EmbeddedJev.fromRepo(PACKAGE_ROOT), readCorpus(join(data, 'test.jsonl')));
+  const jev = EmbeddedJev.fromRepo(PACKAGE_ROOT);
+  console.log(`temperature (fitted on data/jev/calibration.jsonl): kinds ${jev.kinds.model.temperature}, modes ${jev.modes.model.temperature}\n`);
+  const m = await measure(jev, readCorpus(join(data, 'test.jsonl')));
   console.log(calibrationTable('kind (held-out)', m.kind) + '\n\n' + calibrationTable('mode (held-out)', m.mode));
 } else {
-  console.error('usage: node dist/bench/jev.js train | calibration [--log <file.jsonl> | --data <data dir> | --db <postgres url>] [--project <id>]');
+  console.error('usage: npx tsx scripts/jev.ts train | calibration [--log <file.jsonl> | --data <data dir> | --db <postgres url>] [--project <id>]');
   process.exitCode = 2;
 }
