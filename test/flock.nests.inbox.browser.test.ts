@@ -1,6 +1,7 @@
 // A nest's ask_owner in the approvals inbox, in a real browser against a real
 // server (no model: asks need none): the ask shows its phrase and a box to
-// type it; Approve stays off until something is typed; a wrong phrase is a
+// type it; Approve stays off until something is typed; a wrong reply in the
+// nest leaves it open there and in the inbox; a wrong phrase in the inbox is a
 // rejection (and the nest reads rejected); the right phrase approves it (the
 // owner's reply lands in the nest, the nest reads approved); the outcomes and
 // their decider show under Recent.
@@ -47,6 +48,15 @@ describe('a nest ask in the inbox', () => {
       assert.equal(await one.getByTestId('inbox-phrase').innerText(), 'publish the draft');
       assert.ok(await one.getByTestId('allow').isDisabled(), 'Approve needs the phrase typed');
       assert.equal(await one.getByTestId('allow').innerText(), 'Approve');
+
+      // A wrong reply in the nest is not a yes: the ask stays open, in the nest and in the inbox.
+      assert.equal((await c.post('/api/nests/todo/messages', { author: 'owner', text: 'hmm, not sure', refers_to: first })).status, 201);
+      assert.equal(await resolved(first), '');
+      // (The reply's follow-ups, the approval's decision among them, run before its 201.)
+      const pending = (await c.get('/approvals')).body.pending as { scope: { msg?: string } }[];
+      assert.ok(pending.some((a) => a.scope.msg === first), 'the approval is still pending');
+      assert.equal(await one.count(), 1, 'still in the inbox');
+      assert.ok(await one.getByTestId('allow').isVisible());
 
       // A wrong phrase is a no.
       await two.getByTestId('phrase').fill('delete the branches');

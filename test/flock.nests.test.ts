@@ -36,7 +36,7 @@ describe('nests and messages', () => {
     assert.deepEqual(r.body.nests, [{ nest_id: 'todo', name: 'todo', crows: [] }]);
   });
 
-  test('POST /api/nests: 201 with the slug; 400 {message} for bad input; 409 on a clash; at most 20', async () => {
+  test('POST /api/nests: 201 with the slug; 400 {message} for bad input; 409 on a clash; at most 20, todo counted', async () => {
     const r = await c.post('/api/nests', { name: '  Launch   copy ', crows: ['Pepper', 'Inky'] });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(r.body, { nest_id: 'launch-copy', name: 'Launch copy', crows: ['Pepper', 'Inky'] });
@@ -60,12 +60,12 @@ describe('nests and messages', () => {
       assert.match(b.body.message, re);
     }
     assert.equal((await c.post('/api/nests', { name: 'x'.repeat(40), crows: ['Hugin', 'Munin', 'Pepper', 'Inky', 'Corvin', 'Sable', 'Tansy', 'Rook'] })).status, 201, '40 characters and 8 crows');
-    for (let i = 3; i <= 20; i++) assert.equal((await c.post('/api/nests', { name: `Room ${i}`, crows: ['Rook'] })).status, 201);
+    for (let i = 3; i <= 19; i++) assert.equal((await c.post('/api/nests', { name: `Room ${i}`, crows: ['Rook'] })).status, 201);
     const full = await c.post('/api/nests', { name: 'One too many', crows: ['Rook'] });
     assert.equal(full.status, 400);
-    assert.match(full.body.message, /20 nests/);
+    assert.match(full.body.message, /20 nests, todo included/);
     const idx = (await c.get('/api/nests')).body;
-    assert.equal(idx.nests.length, 21);
+    assert.equal(idx.nests.length, 20);
     assert.equal(idx.nests[0].nest_id, 'todo');
     assert.deepEqual(idx.nests[1], { nest_id: 'launch-copy', name: 'Launch copy', crows: ['Pepper', 'Inky'] });
   });

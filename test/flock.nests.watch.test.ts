@@ -4,8 +4,8 @@
 // crow's message saying "offtopic", "unsourced" or "contradicts" breaches).
 //
 // - ask_owner: parked with its phrase and listed in the one approvals inbox;
-//   the right reply approves it (and allows the approval), a wrong reply
-//   rejects it (and denies the approval), silence past the (shortened) window
+//   the right reply approves it (and allows the approval), a wrong reply is
+//   not a yes and leaves it open (a right one later approves it), silence past the (shortened) window
 //   reads rejected (and the approval expires); decided from the inbox with the
 //   phrase, the owner's reply is posted into the nest; a wrong phrase is a
 //   rejection; a second decision is 409, the decider recorded.
@@ -15,7 +15,8 @@
 //   through the phrase (`quarantine.lifted`); a passing claim → no flag;
 //   owner messages never scored; one flag per crow per referent; a refused
 //   lift keeps the quarantine and a reply to the flag asks again; no model →
-//   the embedded scorer scores, and GET /api/nests says so.
+//   the embedded scorer scores, and GET /api/nests says so. (A refused lift:
+//   a no decided in the inbox; a wrong reply in the nest leaves the ask open.)
 // - a restart: an ask with no approval gets one, an approved lift never
 //   carried out is, and both ways of deciding still work.
 // - calibration: the owner's correction and the author's header are the
@@ -108,16 +109,16 @@ describe('ask_owner as an approval', () => {
     assert.equal(await resolved(id), 'approved');
   });
 
-  test('a wrong reply is not a yes: rejected in the nest, denied in the inbox; a later right reply changes nothing', async () => {
+  test('a wrong reply is not a yes, and the ask stays open: pending in the nest and the inbox; a right reply later approves it', async () => {
     const id = await ask('merge it', 'Sentry');
-    await say({ author: 'owner', text: 'merge it please', refers_to: id });
-    assert.equal(await resolved(id), 'rejected');
-    const a = await approvalOf(id);
-    assert.equal(a.status, 'denied');
-    assert.match(a.reason, /merge it please/);
-    assert.equal((await say({ author: 'owner', text: 'merge it', refers_to: id })).status, 201);
-    assert.equal(await resolved(id), 'rejected');
-    assert.equal((await approvalOf(id)).status, 'denied');
+    assert.equal((await say({ author: 'owner', text: 'merge it please', refers_to: id })).status, 201);
+    assert.equal(await resolved(id), '');
+    assert.equal((await approvalOf(id)).status, 'pending');
+    assert.equal((await say({ author: 'owner', text: 'no', refers_to: id })).status, 201);
+    assert.equal(await resolved(id), '');
+    assert.equal((await say({ author: 'owner', text: ' Merge it ', refers_to: id })).status, 201);
+    assert.equal(await resolved(id), 'approved');
+    assert.equal((await approvalOf(id)).status, 'allowed');
     // A reply that does not refer to the ask decides nothing.
     const other = await ask('deploy');
     await say({ author: 'owner', text: 'deploy' });
@@ -315,8 +316,13 @@ describe('the watchdog and quarantine', () => {
       const first = await todo.next((r) => r.kind === 'ask_owner' && r.refers_to === flag.msg_id);
       await post({ author: 'owner', text: 'no, keep it', refers_to: first.msg_id });
       const nestNow = async () => (await c.get('/api/nests/todo/messages')).body as Rec[];
-      assert.equal((await nestNow()).find((r) => r.msg_id === first.msg_id)!.resolved, 'rejected');
+      assert.equal((await nestNow()).find((r) => r.msg_id === first.msg_id)!.resolved, '', 'a wrong answer is not a yes, and the ask stays open');
       assert.equal((await post({ author: 'Rook', text: 'let me out' })).status, 403, 'a wrong answer is not a yes');
+      // Refused in the inbox: rejected.
+      const ap = ((await c.get('/approvals')).body.pending as Rec[]).find((a) => a.kind === 'ask' && a.scope.msg === first.msg_id)!;
+      assert.equal((await c.post(`/approvals/${ap.id}/decision`, { decision: 'deny' })).status, 200);
+      await todo.next((r) => r.refers_to === first.msg_id && r.author === 'owner' && /^Rejected in the approvals inbox/.test(r.text));
+      assert.equal((await nestNow()).find((r) => r.msg_id === first.msg_id)!.resolved, 'rejected');
       // A reply to the flag while nothing is open: the Sentry asks again.
       await post({ author: 'owner', text: 'fine, reconsider', refers_to: flag.msg_id });
       const second = await todo.next((r) => r.kind === 'ask_owner' && r.refers_to === flag.msg_id && r.msg_id !== first.msg_id);

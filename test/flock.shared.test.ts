@@ -54,14 +54,14 @@ test('shared mode: the requester is the caller, the decider is the caller, roles
   w.close();
 });
 
-test('shared mode, nests: "owner" is an editor or above from the transport; a project\'s nests are its members\' alone', async () => {
-  // An editor creates a nest and posts as the owner; a viewer reads and watches but may not post.
+test('shared mode, nests: an editor posts as "member:<name>" from the transport; a project\'s nests are its members\' alone', async () => {
+  // An editor creates a nest and posts as themselves (flock.nests.people.test.ts: who may post as whom); a viewer reads and watches but may not post.
   const n = await call(srv.url, bob, 'POST', '/api/nests', { name: 'Shared room', crows: ['Hugin'] });
   assert.equal(n.status, 201, JSON.stringify(n.json));
   assert.equal((await call(srv.url, vic, 'POST', '/api/nests', { name: 'Viewer room', crows: ['Hugin'] })).status, 403);
-  const m = await call(srv.url, bob, 'POST', '/api/nests/shared-room/messages', { author: 'owner', text: 'hello room' });
+  const m = await call(srv.url, bob, 'POST', '/api/nests/shared-room/messages', { author: 'member:Bob', text: 'hello room' });
   assert.equal(m.status, 201, JSON.stringify(m.json));
-  assert.equal(m.json.author, 'owner');
+  assert.equal(m.json.author, 'member:Bob');
   assert.equal((await call(srv.url, vic, 'POST', '/api/nests/shared-room/messages', { author: 'owner', text: 'me too' })).status, 403);
   const read = await call(srv.url, vic, 'GET', '/api/nests/shared-room/messages');
   assert.equal(read.status, 200);
@@ -69,7 +69,7 @@ test('shared mode, nests: "owner" is an editor or above from the transport; a pr
   const w = await stream(srv.url, vic, '/api/events?nest_id=shared-room');
   assert.equal(JSON.parse((await w.waitFor((f) => f.event === 'nest.message')).data).msg_id, 'shared-room-1');
   w.close();
-  // The log keeps who stood behind "owner".
+  // The log keeps the person behind the label.
   const entries = await srv.store.read('flock', 0, 10_000);
   const posted = entries.map((e) => JSON.parse(e.body) as Record<string, unknown>).find((b) => b.type === 'nest.message' && b.msg_id === 'shared-room-1');
   assert.equal(posted?.by, 'Bob');

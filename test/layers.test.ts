@@ -172,15 +172,17 @@ test('every module in src/core reads no clock and draws no random number (time a
   assert.ok(files.filter((f) => f.layer === 'core').length >= 10, 'the core modules are read');
 });
 
-test('the flock modules import only src/core: personas nothing at all, the fold only the personas, the fleet fold (for a code flight\'s session id shape), the bounded collections\' trim and the one trust ledger', () => {
+test('the flock modules import only src/core: personas nothing at all, the fold only the personas, the fleet fold (for a code flight\'s session id shape), the bounded collections\' trim, the one trust ledger and the people\'s labels', () => {
   const of = (name: string) => files.find((f) => f.rel === join('core', name));
   for (const name of ['flock.ts', 'flock-wire.ts', 'personas.ts']) assert.ok(of(name), `src/core/${name} exists`);
   assert.deepEqual(of('personas.ts')!.imports, []);
   // The fleet fold owns SESSION_ID_PATTERN and imports nothing itself (/lib/fleet.js loads alone), nor does bounded.ts, so the flock fold stays two modules deep at most.
   assert.deepEqual(of('bounded.ts')!.imports, []);
-  // The trust ledger (src/core/trust.ts) is shared by the flock and the coding agents' approvals, and imports nothing.
+  // The trust ledger (src/core/trust.ts) is shared by the flock and the coding agents' approvals, and imports nothing;
+  // nest-people.ts (the author labels of people in nests) imports nothing either.
   assert.deepEqual(of('trust.ts')!.imports, []);
-  assert.deepEqual([...of('flock.ts')!.imports].sort(), ['./bounded.js', './fleet.js', './personas.js', './trust.js']);
+  assert.deepEqual(of('nest-people.ts')!.imports, []);
+  assert.deepEqual([...of('flock.ts')!.imports].sort(), ['./bounded.js', './fleet.js', './nest-people.js', './personas.js', './trust.js']);
   assert.deepEqual(of('flock-wire.ts')!.imports.filter((i) => layerOfImport(of('flock-wire.ts')!.file, i) !== 'core'), []);
 });
 

@@ -33,7 +33,9 @@
 //     nest.dropped { nest_id, msg_id, crow: 'Boss', reason: 'saturated' }
 //     jev.tag { nest_id, msg_id, question, probs, band, source, tokens? }
 //     watch { nest_id, msg_id, crow, scores, band, tokens? }
-//     quarantine.lifted { crow, by, ask? }            crow.spun { name, persona, trust, by, nest_id?, msg_id?, cap? }
+//     quarantine.lifted { crow, by, ask? | reason? }  crow.spun { name, persona, trust, by, nest_id?, msg_id?, cap? }
+//     nest.renamed { nest_id, name, by }              nest.deleted { nest_id, by }
+//     crow.removed { name, by, reason }               (the owner's direct actions: docs/flock.md)
 //     requester.strike { requester, reason }          budget.set { token_budget, by }
 //     list.budget { list_id, token_budget, by }       banter.started { list_id, item_id, crow, to }
 //     banter.dropped { list_id, item_id, crow, tokens?, reason }
@@ -75,6 +77,7 @@ import {
   type LedgerEntry,
   type TrustName,
 } from './trust.js';
+import { isMemberAuthor } from './nest-people.js';
 
 export const FLOCK_PROTOCOL_VERSION = 1;
 
@@ -139,8 +142,10 @@ export const FLOCK_LIMITS = {
   serviceFlights: 16,
   flockFlights: 64,
   nestName: 40,
-  /** Nests besides `todo`. */
+  /** Nests, `todo` counted. */
   maxNests: 20,
+  /** Ids of deleted nests kept reserved (a deletion past it is refused). */
+  goneNests: 1000,
   nestCrows: 8,
   /** MaxSpunCrows: the registry's default cap (a server's setting may lower or raise it, up to maxSpunCap; `crow.spun` carries it). */
   maxSpun: 8,
@@ -373,6 +378,8 @@ export interface FlockState {
   /** Finished lists, oldest first (for forgetting). */
   finishedOrder: Map<string, true>;
   nests: Map<string, Nest>;
+  /** Ids of deleted nests (reserved: their messages stay in the log under them). */
+  goneNests: Set<string>;
   spun: Map<string, SpunCrow>;
   trust: Map<string, TrustEntry>;
   history: TrustChange[];
@@ -422,6 +429,7 @@ export function emptyFlock(): FlockState {
     forgottenLists: new Set(),
     finishedOrder: new Map(),
     nests: new Map([[TODO_NEST, emptyNest(TODO_NEST, 'todo', [], 0, '')]]),
+    goneNests: new Set(),
     spun: new Map(),
     trust: new Map(),
     history: [],
@@ -878,6 +886,12 @@ function step(s: FlockState, type: string, o: Obj, at: number, ts: string, posit
       return jevTag(s, o);
     case 'watch':
       return watch(s, o);
+    case 'nest.renamed':
+      return nestRenamed(s, o);
+    case 'nest.deleted':
+      return nestDeleted(s, o);
+    case 'crow.removed':
+      return crowRemoved(s, o);
     case 'quarantine.lifted': {
       const crow = get(o, 'crow');
       const by = line(get(o, 'by'), FLOCK_LIMITS.requester);
@@ -1219,11 +1233,23 @@ export function nestSlug(name: string): string {
     .replace(/^-+|-+$/g, '');
 }
 
+/**
+ * A nest's name as kept: one line, control characters removed, runs of
+ * white space one space, trimmed; undefined when empty or longer than
+ * nestName. The route and the fold clean a name with this one function, so
+ * a name the route accepts is the name the fold keeps (and its slug the id).
+ */
+export function cleanNestName(v: unknown): string | undefined {
+  const n = line(v, FLOCK_LIMITS.nestName + 1)?.replace(/\s+/g, ' ');
+  return n && n.length <= FLOCK_LIMITS.nestName ? n : undefined;
+}
+
 function nestCreated(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const nest_id = slugId(get(o, 'nest_id'));
-  const name = line(get(o, 'name'), FLOCK_LIMITS.nestName);
+  const name = cleanNestName(get(o, 'name'));
   const raw = get(o, 'crows');
-  if (!nest_id || !name || nestSlug(name) !== nest_id || s.nests.has(nest_id) || s.nests.size > FLOCK_LIMITS.maxNests) return [];
+  // At most maxNests nests, todo counted; an id once deleted stays its old nest's (its messages are in the log).
+  if (!nest_id || !name || nestSlug(name) !== nest_id || s.nests.has(nest_id) || s.goneNests.has(nest_id) || s.nests.size >= FLOCK_LIMITS.maxNests) return [];
   if (!Array.isArray(raw) || raw.length < 1 || raw.length > FLOCK_LIMITS.nestCrows) return [];
   const core: string[] = [];
   for (const c of raw) {
@@ -1232,6 +1258,65 @@ function nestCreated(s: FlockState, o: Obj, at: number): FlockEffect[] {
   }
   s.nests.set(nest_id, emptyNest(nest_id, name, core, at, line(get(o, 'by'), FLOCK_LIMITS.requester) ?? ''));
   return [{ kind: 'nest', nest_id }];
+}
+
+/** Whose rate a post counts against: the person behind it (`by`) when the event names one, else its author. */
+function posterOf(o: Obj, author: string): string {
+  const by = get(o, 'by');
+  return typeof by === 'string' && by !== '' && by.length <= FLOCK_LIMITS.requester ? by : author;
+}
+
+/** Whether a nest may be deleted or a spun crow removed now: none of its flights in the air. */
+function nestBusy(s: FlockState, nest: Nest): boolean {
+  for (const f of nest.flights.values()) if (f.state === 'flying') return true;
+  for (const l of s.lists.values()) if (!l.finished && l.nest_id === nest.nest_id) return true;
+  return false;
+}
+
+/** Why the owner may not delete a nest now, or '' (the route answers 404, 400 or 409 with it). */
+export function nestDeleteRefusal(s: FlockState, nest_id: string): '' | 'unknown' | 'todo' | 'busy' | 'too many' {
+  const nest = s.nests.get(nest_id);
+  if (!nest) return 'unknown';
+  if (nest_id === TODO_NEST) return 'todo';
+  if (nestBusy(s, nest)) return 'busy';
+  if (s.goneNests.size >= FLOCK_LIMITS.goneNests) return 'too many';
+  return '';
+}
+
+/** Why the owner may not remove a spun crow now, or '' (it is unknown, or has flights in the air). */
+export function crowRemoveRefusal(s: FlockState, name: string): '' | 'unknown' | 'busy' {
+  if (!s.spun.has(name)) return 'unknown';
+  if ((s.busy.get(name) ?? 0) > 0) return 'busy';
+  return '';
+}
+
+function nestRenamed(s: FlockState, o: Obj): FlockEffect[] {
+  const nest = s.nests.get(slugId(get(o, 'nest_id')) ?? '');
+  const name = cleanNestName(get(o, 'name'));
+  // The id stays (every msg_id is built on it); todo keeps its name.
+  if (!nest || nest.nest_id === TODO_NEST || !name || !nestSlug(name) || name === nest.name || !line(get(o, 'by'), FLOCK_LIMITS.requester)) return [];
+  nest.name = name;
+  return [{ kind: 'nest', nest_id: nest.nest_id }];
+}
+
+function nestDeleted(s: FlockState, o: Obj): FlockEffect[] {
+  const nest_id = slugId(get(o, 'nest_id')) ?? '';
+  if (nestDeleteRefusal(s, nest_id) !== '' || !line(get(o, 'by'), FLOCK_LIMITS.requester)) return [];
+  s.nests.delete(nest_id);
+  s.goneNests.add(nest_id);
+  // A quarantine started there stays (the crow's breach does not go away with the room): the owner lifts it directly.
+  return [{ kind: 'nest', nest_id }];
+}
+
+function crowRemoved(s: FlockState, o: Obj): FlockEffect[] {
+  const name = get(o, 'name');
+  if (typeof name !== 'string' || crowRemoveRefusal(s, name) !== '' || !line(get(o, 'by'), FLOCK_LIMITS.requester)) return [];
+  s.spun.delete(name);
+  s.quarantine.delete(name);
+  for (const n of s.nests.values()) n.invited.delete(name);
+  // Its trust goes with it: a crow spun later under the name starts afresh (the history keeps what it earned).
+  for (const k of [...s.trust.keys()]) if (k.startsWith(`${name}\u0000`)) s.trust.delete(k);
+  return [{ kind: 'crow', crow: name }];
 }
 
 /** Who may post a message of `kind` (the contract's guardrails; membership is checked apart). */
@@ -1249,7 +1334,8 @@ function mayPost(kind: NestKind, author: string): boolean {
 }
 
 function isMember(s: FlockState, nest: Nest, author: string): boolean {
-  if (author === 'owner' || author === 'harness' || isServiceRole(author)) return true;
+  // People: the owner, and in shared mode the project's other members (nest-people.ts).
+  if (author === 'owner' || isMemberAuthor(author) || author === 'harness' || isServiceRole(author)) return true;
   if (!isWorkerCrow(s, author)) return false;
   return nest.nest_id === TODO_NEST || nest.core.includes(author) || nest.invited.has(author);
 }
@@ -1335,16 +1421,22 @@ function nestMessage(s: FlockState, o: Obj, at: number, ts: string): FlockEffect
       if (target.responders.length >= respondersNeeded(target)) nest.open.delete(refers_to);
     }
   }
-  // Posts per minute are kept per author (people and crows; the harness and service roles are not rate-limited).
-  if (author !== 'harness' && !isServiceRole(author)) pushBounded(requesterOf(s, author).posts, at, FLOCK_LIMITS.postsPerMinute);
+  // Posts per minute are kept per poster: the person behind a person's post (`by`, shared mode; the
+  // record's author otherwise), a crow by its name. The harness and service roles are not rate-limited.
+  if (author !== 'harness' && !isServiceRole(author)) pushBounded(requesterOf(s, posterOf(o, author)).posts, at, FLOCK_LIMITS.postsPerMinute);
   const fx: FlockEffect[] = [{ kind: 'nest', nest_id: nest.nest_id, msg_id }];
-  // The first owner reply to an open ask decides it: the exact phrase approves, anything else does not.
+  // An owner reply to an open ask whose text is the phrase approves it. Any other reply is not a yes
+  // and leaves it open (a right reply later in the window still approves; silence rejects at the end),
+  // except a no decided in the approvals inbox, which the server posts as the owner's reply tagged
+  // `harness` (no HTTP post is): that one rejects it.
   if (author === 'owner' && refers_to) {
     const ask = nest.messages.get(refers_to);
     if (ask && ask.kind === 'ask_owner' && !ask.decision && at < ask.at + ask.window_ms) {
       const yes = ask.approval_phrase !== '' && body.toLowerCase() === ask.approval_phrase.trim().toLowerCase();
-      ask.decision = { resolved: yes ? 'approved' : 'rejected', by: msg_id, at };
-      fx.push({ kind: 'nest', nest_id: nest.nest_id, msg_id: ask.msg_id });
+      if (yes || tagged_by === 'harness') {
+        ask.decision = { resolved: yes ? 'approved' : 'rejected', by: msg_id, at };
+        fx.push({ kind: 'nest', nest_id: nest.nest_id, msg_id: ask.msg_id });
+      }
     }
   }
   if (flagged) {
@@ -1825,16 +1917,16 @@ export function nestsIndex(s: FlockState): { roster: string[]; nests: { nest_id:
 
 /** Why a nest could not be created, or '' (the edge answers 400 or 409 with this). */
 export function nestRefusal(s: FlockState, name: unknown, crows: unknown): '' | 'bad name' | 'taken' | 'too many nests' | 'bad crows' {
-  const n = line(name, FLOCK_LIMITS.nestName + 1);
-  if (!n || n.length > FLOCK_LIMITS.nestName || !nestSlug(n)) return 'bad name';
+  const n = cleanNestName(name);
+  if (!n || !nestSlug(n)) return 'bad name';
   if (!Array.isArray(crows) || crows.length < 1 || crows.length > FLOCK_LIMITS.nestCrows) return 'bad crows';
   const seen = new Set<string>();
   for (const c of crows) {
     if (!isWorkerPersona(c) || seen.has(c as string)) return 'bad crows';
     seen.add(c as string);
   }
-  if (s.nests.has(nestSlug(n))) return 'taken';
-  if (s.nests.size > FLOCK_LIMITS.maxNests) return 'too many nests';
+  if (s.nests.has(nestSlug(n)) || s.goneNests.has(nestSlug(n))) return 'taken';
+  if (s.nests.size >= FLOCK_LIMITS.maxNests) return 'too many nests';
   return '';
 }
 
@@ -2083,5 +2175,7 @@ export function flockToJSON(s: FlockState): unknown {
 /** The state back from `flockToJSON`'s output. */
 export function flockFromJSON(j: unknown): FlockState {
   const s = dec(j) as FlockState;
+  // Snapshots from before nests could be deleted.
+  if (!(s.goneNests instanceof Set)) s.goneNests = new Set();
   return s;
 }

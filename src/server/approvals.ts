@@ -586,7 +586,12 @@ export function approvalsRoutes(of: PerProject<ApprovalService>, live: Live): Ro
       auth: 'editor',
       body: Decision,
       doc: 'the decider is the caller\'s name; 200 when this decision closed the request, 409 when it was already closed',
-      handler: async ({ req, res, params, body }) => (await of.of(req)).postDecision(req, res, params.id, body),
+      handler: async ({ req, res, params, body, grant }) => {
+        const svc = await of.of(req);
+        // A nest's ask_owner is the owner's decision alone (docs/security.md, "Who may speak for whom").
+        if (grant && grant.role !== 'owner' && svc.state.byId.get(params.id)?.kind === 'ask') throw new HttpError(403, 'forbidden', 'only a person with the owner role answers an ask_owner');
+        return svc.postDecision(req, res, params.id, body);
+      },
     }),
   ];
 }

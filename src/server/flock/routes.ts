@@ -5,6 +5,7 @@
 
 import { Type } from '@sinclair/typebox';
 import {
+  cleanNestName,
   cooldownS,
   CROW_KINDS,
   flockLedger,
@@ -27,6 +28,7 @@ import {
 import { LIST_BODY_MAX, parseListText } from '../../core/flock-wire.js';
 import { agentLedgerJSON } from '../../core/agent-trust.js';
 import { personaRecords } from '../../core/personas.js';
+import { personAuthor } from '../../core/nest-people.js';
 import { NO_PROVIDER_MESSAGE } from '../../models/config.js';
 import type { Access } from '../access.js';
 import { PROJECT_PARAM } from '../access.js';
@@ -71,6 +73,28 @@ function nestParam(state: FlockState, raw: string): string {
 }
 
 const bad = (message: string) => new HttpError(400, 'bad_request', message);
+
+/** A nest post over HTTP: the contract's body, its `author` optional (the caller's own label when absent). */
+const PostBody = Type.Object({ ...MessageBody.properties, author: Type.Optional(MessageBody.properties.author) });
+
+/**
+ * The author of a nest post over HTTP, from the transport. Shared mode: the
+ * caller's own label (core/nest-people.ts: "owner" for the owner role,
+ * "member:<name>" for anyone else); a body `author` naming anyone else (the
+ * owner, a crow, Quill, the Sentry, the harness, another member) is 403:
+ * crows and service roles speak only through the server's drivers. Local
+ * mode: one person at the machine, whose scripts may also post as the crows
+ * (the contract's self-asserted author), "owner" when absent.
+ */
+function postAuthor(mode: string, role: string, name: string, given: string | undefined): string {
+  const said = given?.trim() ?? '';
+  if (mode !== 'shared') return said || 'owner';
+  const mine = personAuthor(role, name);
+  if (said !== '' && said !== mine) {
+    throw new HttpError(403, 'forbidden', `you post as "${mine}", not "${said.slice(0, 40)}": crows, Quill and the Sentry speak only through the server, and only the owner role posts as "owner"`);
+  }
+  return mine;
+}
 
 const KindBody = Type.Object({
   kind: Type.Optional(Type.Union(CROW_KINDS.map((k) => Type.Literal(k)))),
@@ -250,12 +274,13 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
       doc: '201 {nest_id, name, crows}; 400 {message}; 409 a taken id',
       handler: async ({ req, res, body, principal }) => {
         const svc = await flocks.of(req);
-        const name = body.name.replace(/\s+/g, ' ').trim();
+        // The fold's own cleaning (one function), so an accepted name is the name kept and its slug the id.
+        const name = cleanNestName(body.name) ?? '';
         const why = nestRefusal(svc.state, name, body.crows);
         if (why === 'bad name') throw bad(`"name" is 1 to ${FLOCK_LIMITS.nestName} characters after trimming, with at least one letter or digit`);
         if (why === 'bad crows') throw bad(`"crows" is 1 to ${FLOCK_LIMITS.nestCrows} distinct names from the roster (GET /api/nests)`);
         if (why === 'taken') throw new HttpError(409, 'conflict', `a nest "${nestSlug(name)}" exists already; pick another name`);
-        if (why === 'too many nests') throw bad(`a project has at most ${FLOCK_LIMITS.maxNests} nests besides todo`);
+        if (why === 'too many nests') throw bad(`a project has at most ${FLOCK_LIMITS.maxNests} nests, todo included`);
         const nest_id = nestSlug(name);
         if (!(await svc.createNest(nest_id, name, body.crows, principal?.name ?? 'owner'))) throw new HttpError(409, 'conflict', `a nest "${nest_id}" exists already; pick another name`);
         sendJson(res, 201, { nest_id, name, crows: svc.state.nests.get(nest_id)!.core.slice() });
@@ -275,20 +300,23 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
       method: 'POST',
       path: '/api/nests/:id/messages',
       auth: 'editor',
-      body: MessageBody,
-      doc: '201 the stored record; 404, 400 {message}, 403 quarantined, 429 {message, cooldown_s}',
-      handler: async ({ req, res, params, body, principal }) => {
+      body: PostBody,
+      doc: '201 the stored record; 404, 400 {message}, 403 quarantined or an author not the caller\'s, 429 {message, cooldown_s}',
+      handler: async ({ req, res, params, body, principal, grant }) => {
         const svc = await flocks.of(req);
         const nest_id = nestParam(svc.state, params.id);
-        const { ev, answer } = await checkPost(svc.state, nest_id, body, svc.jev, svc.settings.jevBand);
-        const author = ev.author as string;
+        // Who speaks is the caller (docs/security.md "Who may speak for whom"): shared mode, the person's own label.
+        const author = postAuthor(access.mode, grant?.role ?? '', principal?.name ?? '', body.author);
+        const { ev, answer } = await checkPost(svc.state, nest_id, { ...body, author }, svc.jev, svc.settings.jevBand);
+        // Limits, strikes and cooldowns are the person's (all their tokens and sign-ins); local mode: the author's.
+        const poster = access.mode === 'shared' && principal ? principal.name : author;
         const now = Date.now();
-        const cool = cooldownS(svc.state, author, now);
-        if (cool > 0) return void sendJson(res, 429, { message: `${author} is cooling down after too many strikes; try again in ${cool} s.`, cooldown_s: cool });
-        if (!ASKERS.includes(author) && overRate(svc.state, author, now, 'post')) {
-          const c = await svc.strike(author, 'rate');
+        const cool = cooldownS(svc.state, poster, now);
+        if (cool > 0) return void sendJson(res, 429, { message: `${poster} is cooling down after too many strikes; try again in ${cool} s.`, cooldown_s: cool });
+        if (!ASKERS.includes(author) && overRate(svc.state, poster, now, 'post')) {
+          const c = await svc.strike(poster, 'rate');
           const wait = c || 60;
-          return void sendJson(res, 429, { message: `${author} may post ${FLOCK_LIMITS.postsPerMinute} messages a minute; try again in ${wait} s.`, cooldown_s: wait });
+          return void sendJson(res, 429, { message: `${poster} may post ${FLOCK_LIMITS.postsPerMinute} messages a minute; try again in ${wait} s.`, cooldown_s: wait });
         }
         // Shared mode: who stood behind the post (the record's author stays the contract's).
         if (access.mode === 'shared' && principal) ev.by = principal.name;

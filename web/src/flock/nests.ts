@@ -8,6 +8,9 @@
 // quarantines, spun crows (`crow.spun`) and the crows answering in a nest
 // (`nest.flying`) all arrive on it: the view needs no other read route.
 
+import { personWords } from '../../../src/core/nest-people.js';
+import type { Who } from '../shared/projects.js';
+import { pageProject } from '../shared/scope.js';
 import { resolvedAt, type FlockState, type JevTag, type NestRecord, type Quarantine, type TaggedBy } from '../../../src/core/flock.js';
 import { personaOf } from '../../../src/core/personas.js';
 
@@ -127,9 +130,15 @@ export const TAGGED_WORDS: Record<TaggedBy, string> = {
   harness: 'harness',
 };
 
-/** Who a message is from, for people: the owner is "owner", the rest by name. */
+/** Who a message is from, for people: the owner is "owner", another member by name (`member:Bob`: Bob), a crow by name. */
 export function authorWords(author: string): string {
-  return author === 'owner' ? 'owner' : author;
+  return personWords(author);
+}
+
+/** Whether this browser answers asks: local mode (one person, the owner), or the owner role in the page's project. */
+export function answersAsks(who: Who): boolean {
+  if (who.mode === 'local') return true;
+  return who.projects.find((p) => p.id === pageProject())?.role === 'owner';
 }
 
 export type AskState = { state: 'pending'; deadline: number } | { state: 'approved' | 'rejected'; deadline: number; reply: string };

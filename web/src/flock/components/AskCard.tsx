@@ -2,15 +2,18 @@
 // (pending with the deadline and the time left, approved, rejected) and, while
 // it is open, the phrase box. Answering posts the owner's reply into the nest,
 // referring to the ask: that reply is the decision (the contract's rule). The
-// first owner reply decides, and anything but the phrase is a no, so the box
-// says before sending whether the words match.
+// phrase approves it; any other reply is not a yes and leaves the ask open
+// (a right reply later in the window still approves it; silence rejects it
+// at the deadline), so the box says before sending whether the words match.
+// Only the owner answers (shared mode: the owner role); others see the state.
 import { useEffect, useState } from 'preact/hooks';
 import type { NestRecord } from '../../../../src/core/flock.js';
 import { postJson } from '../../shared/api.js';
 import { nameHeaders } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
 import { clock, since } from '../../shared/time.js';
-import { askState, matchesPhrase } from '../nests.js';
+import { useWho } from '../../shared/projects.js';
+import { answersAsks, askState, matchesPhrase } from '../nests.js';
 
 export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<string, NestRecord> }) {
   const { r, nest_id } = props;
@@ -27,6 +30,7 @@ export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<strin
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<{ status: number; message: string } | null>(null);
   const matches = matchesPhrase(text, r.approval_phrase);
+  const mayAnswer = answersAsks(useWho());
   const boxId = `ask-${r.msg_id}-answer`;
 
   const send = async (e: Event) => {
@@ -34,7 +38,7 @@ export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<strin
     if (busy || !text.trim()) return;
     setBusy(true);
     setRefusal(null);
-    const res = await postJson(inProject(`/api/nests/${encodeURIComponent(nest_id)}/messages`), { author: 'owner', text, refers_to: r.msg_id }, nameHeaders());
+    const res = await postJson(inProject(`/api/nests/${encodeURIComponent(nest_id)}/messages`), { text, refers_to: r.msg_id }, nameHeaders());
     setBusy(false);
     if (res.ok) setText('');
     else setRefusal({ status: res.status, message: res.message });
@@ -49,7 +53,7 @@ export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<strin
       <p class="ask-state" data-testid={`nest-ask-state-${r.msg_id}`} aria-live="polite">
         {a.state === 'pending' ? (
           <>
-            <strong>Pending</strong>: answer by {clock(a.deadline)} (in {since(a.deadline - now)}). Silence, or any other reply, is a no.
+            <strong>Pending</strong>: answer by {clock(a.deadline)} (in {since(a.deadline - now)}). Any other reply is not a yes (the ask stays open); silence is a no.
           </>
         ) : a.state === 'approved' ? (
           <>
@@ -57,11 +61,16 @@ export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<strin
           </>
         ) : (
           <>
-            <strong>Rejected</strong>: {reply ? `the owner’s reply #${reply.msg_id} was not the phrase.` : `nobody answered by ${clock(a.deadline)}.`}
+            <strong>Rejected</strong>: {reply ? `refused in the approvals inbox (#${reply.msg_id}).` : `nobody answered with the phrase by ${clock(a.deadline)}.`}
           </>
         )}
       </p>
-      {a.state === 'pending' && (
+      {a.state === 'pending' && !mayAnswer && (
+        <p class="fl-muted" data-testid={`nest-ask-owner-only-${r.msg_id}`}>
+          Only the project’s owner answers this.
+        </p>
+      )}
+      {a.state === 'pending' && mayAnswer && (
         <form class="ask-box" onSubmit={(e) => void send(e)}>
           <label for={boxId} class="sr-only">
             Your answer to #{r.msg_id}
@@ -79,7 +88,7 @@ export function AskCard(props: { r: NestRecord; nest_id: string; byId: Map<strin
             {matches ? 'Approve' : 'Answer'}
           </button>
           <span id={`${boxId}-hint`} class={`ask-hint${text.trim() && !matches ? ' ask-hint-no' : ''}`} data-testid={`nest-ask-hint-${r.msg_id}`}>
-            {!text.trim() ? '' : matches ? 'Matches the phrase: sending approves.' : 'Not the phrase: sending this answers no.'}
+            {!text.trim() ? '' : matches ? 'Matches the phrase: sending approves.' : 'Not the phrase: sending this is not a yes (the ask stays open).'}
           </span>
         </form>
       )}

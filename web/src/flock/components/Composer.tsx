@@ -1,4 +1,5 @@
-// Posting to a nest as the owner: `POST /api/nests/{id}/messages` with an
+// Posting to a nest as yourself (no `author`: the server takes the caller's
+// own, "owner" or "member:<name>"): `POST /api/nests/{id}/messages` with an
 // optional kind header (Jev decides when there is none, and overrides a header
 // it is sure disagrees), a request's mode (and a conspiracy's number of
 // crows), who it is to, the message it replies to, and an ask_owner's phrase.
@@ -46,7 +47,7 @@ export function Composer(props: {
     if (busy || !text.trim()) return;
     setBusy(true);
     setRefusal(null);
-    const body: Record<string, unknown> = { author: 'owner', text };
+    const body: Record<string, unknown> = { text };
     if (kind) body.kind = kind;
     if (to) body.to = to;
     if (props.replyTo) body.refers_to = props.replyTo;

@@ -87,7 +87,7 @@ function Message(props: { r: NestRecord; byId: Map<string, NestRecord>; replies:
             quarantined
           </span>
         )}
-        {r.to && <span class="nm-to">→ {r.to === 'owner' ? 'owner' : `@${r.to}`}</span>}
+        {r.to && <span class="nm-to">→ {r.to === 'owner' ? 'owner' : `@${authorWords(r.to)}`}</span>}
         <span class={`chip chip-${r.kind}`} data-testid={`nest-chip-${r.msg_id}`}>
           <span class="sr-only">kind </span>
           <span class="chip-label">{r.kind === 'ask_owner' ? 'ask owner' : r.kind}</span>
