@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { newUsage, readMessage, resultSummary, SessionOutput, type ClaudeMessage, type ModelFigures, type OutputSink } from '../src/bridge/claude-stream.js';
+import { newUsage, readLine, readMessage, resultSummary, SessionOutput, type ClaudeMessage, type ModelFigures, type OutputSink } from '../src/bridge/claude-stream.js';
 
 function fixture(name: string): unknown[] {
   return readFileSync(new URL(`./fixtures/claude-code/${name}`, import.meta.url), 'utf8')
@@ -47,6 +47,25 @@ test('every line of real stream-json output reads as a typed message, and nothin
   const odd = readMessage({ type: 'assistant', message: { id: 5, content: [{ type: 'text', text: 3 }, { type: 'thinking', thinking: 'hm' }, { type: 'tool_use', name: 'Bash' }, 'x'] } });
   assert.deepEqual(odd, { type: 'assistant', parent_tool_use_id: null, message: { id: '5', content: [{ type: 'tool_use', id: '', name: 'Bash', input: undefined }] } });
   assert.deepEqual(readMessage({ type: 'user', message: { content: 'a prompt' }, parent_tool_use_id: 'toolu_1' }), { type: 'user', parent_tool_use_id: 'toolu_1', message: { content: [{ type: 'text', text: 'a prompt' }] } });
+});
+
+test('a line in a format the bridge does not know is told apart from a message it ignores; real output has none', () => {
+  for (const name of ['stream-json-session-2.1.197.jsonl', 'stream-json-partial-2.1.197.jsonl']) {
+    const lines = readFileSync(new URL(`./fixtures/claude-code/${name}`, import.meta.url), 'utf8').split('\n').filter((l) => l.trim());
+    for (const l of lines) assert.ok(!('unknown' in (readLine(l) ?? {})), `${name}: ${l.slice(0, 80)}`);
+  }
+  const cases: [string, string | null][] = [
+    ['{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}', null],
+    ['{"type":"tool_progress","tool_use_id":"t","tool_name":"Bash","elapsed_time_seconds":3}', null],
+    ['{"type":"keep_alive"}', null],
+    ['Warning: something on stdout', 'a line that is not JSON: Warning: something on stdout'],
+    ['[1,2]', 'a line that is not a message: [1,2]'],
+    ['{"type":"assistant_v9"}', 'a message of type "assistant_v9"'],
+    ['{"no":"type"}', 'a message without a type: {"no":"type"}'],
+    ['{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool"}}', 'a control request the bridge cannot answer (can_use_tool)'],
+  ];
+  for (const [line, unknown] of cases) assert.deepEqual(readLine(line), unknown === null ? null : { unknown }, line);
+  assert.equal((readLine('{"type":"system","subtype":"init"}') as ClaudeMessage).type, 'system');
 });
 
 test('a run with a subagent: the subagent shows as activity only; the main turns, tool frames and the summary', () => {

@@ -122,6 +122,41 @@ test('a command interrupted before its start reached the server, then again whil
   assert.ok(existsSync(root));
 });
 
+test('output the bridge does not know stops that execution visibly (failed, with the reason in the agent’s chat); a message Claude Code prints and the bridge ignores does not; the agent takes the next command', { timeout: 90_000 }, async (t) => {
+  if (!need(t, bridgeBuilt(), 'the built CLI (npm run build)')) return;
+  const claude = fakeClaude();
+  const root = tempDir('roost-bridge-root-');
+  const roost = await inProcess();
+  t.after(() => roost.close());
+  const w = workApi(roost.url);
+  const b = await startBridge(bridgeArgs(roost.url, root, claude), {});
+  try {
+    const agent = await w.agent();
+    for (const [print, what] of [['odd', /a message of type "assistant_v9"/], ['noise', /a line that is not JSON: Warning: something printed/]] as const) {
+      const c = await w.send(agent.id, `go PRINT:${print}`);
+      const r = await w.result(c);
+      assert.equal(r.status, 'failed', `${print}: ${r.text}`);
+      assert.match(r.text, /output the bridge does not know/);
+      assert.match(r.text, what);
+      const snap = await w.snap();
+      assert.equal(snap.executions.find((x: any) => x.command === c).state, 'failed');
+      const chat = snap.conversations.find((x: any) => x.agent === agent.id);
+      const said = chat.messages.filter((m: any) => m.command === c && m.kind === 'result').map((m: any) => m.text);
+      assert.deepEqual(said, [r.text], 'the agent’s chat says why it stopped');
+      assert.ok(!chat.messages.some((m: any) => m.text === `done: go PRINT:${print}`), 'nothing it said after the unknown line is taken');
+    }
+    const fine = await w.send(agent.id, 'go PRINT:rate');
+    assert.deepEqual([(await w.result(fine)).status, (await w.result(fine)).text], ['done', 'done: go PRINT:rate'], 'a rate_limit_event is known and read by no one');
+    const next = await w.send(agent.id, 'next');
+    assert.equal((await w.result(next)).text, 'done: next', 'the agent is not stuck');
+  } catch (e) {
+    console.error(b.log());
+    throw e;
+  } finally {
+    await b.stop();
+  }
+});
+
 /** Sends `signals` to a bridge (one every 200 ms) and resolves with how long it took to exit. */
 async function exitAfter(b: Awaited<ReturnType<typeof startBridge>>, signals: NodeJS.Signals[]): Promise<{ ms: number; code: number | null }> {
   const t0 = Date.now();

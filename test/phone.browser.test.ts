@@ -2,7 +2,8 @@
 // touch (hasTouch, isMobile): every view with data in it keeps the whole nav on
 // screen and nothing wider than the screen; the approvals inbox is one tap
 // away from every view; Allow and Deny are at least 44x44 CSS px; Work's
-// transcript keeps its height and its composer the full width; the floor puts
+// transcript keeps its height and its composer the full width, its text box
+// (General Chat's too) all of it, Send under it; the floor puts
 // who needs you above the rooms, and two fingers zoom the rooms.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -99,6 +100,24 @@ describe('Roost on a phone (390x844, touch)', () => {
     await page.locator('.work .composer textarea').fill('Sent from a phone.');
     await page.getByTestId('send').tap();
     await page.getByTestId('transcript').getByText('Sent from a phone.').waitFor({ timeout: 10_000 });
+  });
+
+  test('Work and General Chat: the text box takes the full width, the Send button under it', async (t) => {
+    if (!need(t, HAVE, 'chromium is not installed')) return;
+    await openView(page, s.roost.url, VIEWS.find((v) => v.name === 'work')!);
+    const check = async (where: string) => {
+      const box = await boxOf(page, '.work .composer textarea');
+      const send = await boxOf(page, '.work .composer [data-testid="send"]');
+      // The composer's own padding is all that is left beside it (10 px a side).
+      assert.ok(box.width >= PHONE.width - 24, `${where}: the text box is ${box.width} px wide on a ${PHONE.width} px screen`);
+      assert.ok(send.y >= box.y + box.height - 1, `${where}: Send (y ${send.y}) is under the text box (y ${box.y}, ${box.height} px high), not beside it`);
+      assert.ok(send.x + send.width <= PHONE.width, `${where}: Send is on screen`);
+      t.diagnostic(`${where}: the text box is ${box.width} px wide`);
+    };
+    await check('a Work conversation');
+    await page.getByTestId('chat-general').tap();
+    await page.getByTestId('transcript-title').filter({ hasText: 'General Chat' }).waitFor();
+    await check('General Chat');
   });
 
   test('the floor: who needs you above the rooms, and two fingers zoom them', async (t) => {

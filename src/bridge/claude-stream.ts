@@ -7,7 +7,10 @@
 // the one place that looks at a raw line: it keeps the fields the bridge
 // reads, checks their types, and drops what it does not know (thinking and
 // image blocks, system messages' payloads), so nothing past it handles an
-// untyped value. A line it cannot read is dropped, never guessed at.
+// untyped value. A line it cannot read is dropped, never guessed at; a line
+// in a format it does not know at all (`readLine`: not JSON, or a message
+// type Claude Code's known ones do not include) stops that process's work
+// visibly (claude.ts, runs.ts, hands.ts).
 //
 // `SessionOutput` is one session's reader. Invariants:
 // - a turn is one assistant message of the main conversation (one API
@@ -209,6 +212,43 @@ export function readMessage(x: unknown): ClaudeMessage | null {
     default:
       return null;
   }
+}
+
+/**
+ * Messages Claude Code prints (its SDK's message types, 2.1.x) that say
+ * nothing the bridge acts on: progress, summaries, rate-limit and sign-in
+ * notices, keep-alives, and answers or cancellations of control requests it
+ * never sent. They are known, and dropped.
+ */
+const IGNORED = new Set(['tool_progress', 'tool_use_summary', 'rate_limit_event', 'auth_status', 'prompt_suggestion', 'keep_alive', 'control_response', 'control_cancel_request']);
+
+/**
+ * One line of a Claude Code process's stdout: a message the bridge reads, a
+ * known message it ignores (`null`), or output in a format it does not know
+ * (`{ unknown }`, saying what it was): a line that is not JSON, not an
+ * object, or a message type not listed here. A `control_request` is among
+ * those: Claude Code asks its host something (a permission, a hook callback)
+ * that the bridge cannot answer, and would wait for the answer forever.
+ */
+export function readLine(line: string): ClaudeMessage | null | { unknown: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return { unknown: `a line that is not JSON: ${line.slice(0, 80)}` };
+  }
+  if (!isObj(raw)) return { unknown: `a line that is not a message: ${line.slice(0, 80)}` };
+  if (typeof raw.type === 'string' && IGNORED.has(raw.type)) return null;
+  const m = readMessage(raw);
+  if (m) return m;
+  const type = typeof raw.type === 'string' ? raw.type.slice(0, 60) : '';
+  if (type === 'control_request') return { unknown: `a control request the bridge cannot answer (${isObj(raw.request) && typeof raw.request.subtype === 'string' ? raw.request.subtype.slice(0, 60) : 'no subtype'})` };
+  return { unknown: type ? `a message of type "${type}"` : `a message without a type: ${line.slice(0, 80)}` };
+}
+
+/** Why an execution stopped on output of a format the bridge does not know (`what`: from `readLine`). */
+export function unknownOutput(what: string): string {
+  return `stopped: Claude Code printed output the bridge does not know (${what}); the bridge stopped the process rather than guess at it`;
 }
 
 /** The text a `stream_event` adds to the answer, or null (not a text delta). */

@@ -18,7 +18,7 @@
 import { createServer, type Server } from 'node:http';
 import { basename } from 'node:path';
 import { startClaude, type ChildTracker, type ClaudeProcess } from './claude.js';
-import { succeeded } from './claude-stream.js';
+import { succeeded, unknownOutput } from './claude-stream.js';
 import type { DueCommand, Observation, SpaceLink } from './work.js';
 
 export interface HandStartedOptions {
@@ -197,7 +197,15 @@ export class HandStarted {
     h.run = startClaude(
       this.opts.claude,
       ['-p', c.text, '--resume', c.session, '--output-format', 'stream-json', '--verbose', '--settings', this.opts.settings],
-      { cwd: h.cwd || '.', env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`), stdin: false, track: this.opts.track, what: `claude (headless) ${c.session}` },
+      {
+        cwd: h.cwd || '.',
+        env: this.opts.env(`hand_${c.session.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 58)}`),
+        stdin: false,
+        track: this.opts.track,
+        what: `claude (headless) ${c.session}`,
+        // Output in a format the bridge does not know: the run is ended (claude.ts) and fails with the reason.
+        onUnknown: (what) => finish('failed', unknownOutput(what)),
+      },
       (m) => {
         if (m.type === 'result') {
           const ok = succeeded(m);

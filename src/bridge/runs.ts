@@ -27,7 +27,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { oneLine, type Board, type StartAsk } from './board.js';
 import { startClaude } from './claude.js';
 import { TAG_VAR, endTagged, sessionTag } from './children.js';
-import { SessionOutput, newUsage, noConversation, resultSummary, succeeded, userMessage, type ModelFigures, type OutputSink, type ResultMessage } from './claude-stream.js';
+import { SessionOutput, newUsage, noConversation, resultSummary, succeeded, unknownOutput, userMessage, type ModelFigures, type OutputSink, type ResultMessage } from './claude-stream.js';
 import { addWorktree, mainRepoOf, removeWorktree, repoTop } from './git.js';
 import type { BridgeState } from './state-file.js';
 
@@ -69,6 +69,8 @@ export interface Run {
   output: SessionOutput;
   /** The process's `modelUsage` as last reported (cumulative per process; cleared at each launch). */
   usageSeen: Map<string, ModelFigures>;
+  /** Why the bridge is ending its process (output in a format it does not know): the reason its end reports. */
+  stopWhy: string | null;
 }
 
 /** What the sessions need from the Work side (work-pump.ts). */
@@ -186,6 +188,7 @@ export class Runs {
       closing: false,
       output: null as unknown as SessionOutput, // set just below: the sink needs the run
       usageSeen: new Map(),
+      stopWhy: null,
     };
     run.output = new SessionOutput(this.sinkFor(run));
     return run;
@@ -251,11 +254,24 @@ export class Runs {
     const c = startClaude(
       this.opts.claude,
       args,
-      { cwd: run.cwd, env: { ...this.approvals.env(run.id), [TAG_VAR]: sessionTag(this.state.bridge, run.id) }, stdin: true, track: this.state.tracker, what: `claude ${run.id}` },
+      {
+        cwd: run.cwd,
+        env: { ...this.approvals.env(run.id), [TAG_VAR]: sessionTag(this.state.bridge, run.id) },
+        stdin: true,
+        track: this.state.tracker,
+        what: `claude ${run.id}`,
+        // Its output is in a format the bridge does not know: the process is ended (claude.ts), and its
+        // end below says why (the board's status, the Work command in flight failed with the reason).
+        onUnknown: (what) => {
+          if (run.proc === c.proc) run.stopWhy = unknownOutput(what);
+        },
+      },
       (m) => run.output.read(m),
-      (why) => {
+      (exited) => {
         if (run.proc !== c.proc) return;
         run.proc = null;
+        const why = run.stopWhy ?? exited;
+        run.stopWhy = null;
         if (run.closing) return;
         // Launched in the wrong mode (a crash can leave `used` behind the truth): the session
         // exists (`--session-id` refused) or does not (`--resume` found nothing). Once, quietly,

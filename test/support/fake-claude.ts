@@ -5,7 +5,10 @@
 // file exists (so a test decides when a command finishes). A prompt with
 // `ASK:<tool>` then asks the bridge's approval hook about a call of that tool,
 // as Claude Code's PreToolUse hook does, and answers
-// `asked: <decision> after <ms>ms: <reason>` instead.
+// `asked: <decision> after <ms>ms: <reason>` instead. Before its answer, a
+// prompt with `PRINT:<name>` prints one more line: `odd` a message of a type
+// Claude Code does not have, `noise` a line that is not JSON, `rate` a
+// `rate_limit_event` (a message Claude Code does print, read by no one).
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './server.js';
@@ -23,6 +26,10 @@ const answer = async (text) => {
   const until = Date.now() + 120000;
   while (w && !existsSync(w[1]) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   const id = 'msg_' + ++n;
+  const print = /PRINT:(\\w+)/.exec(text);
+  if (print && print[1] === 'odd') out({ type: 'assistant_v9', content: 'a format from the future' });
+  if (print && print[1] === 'noise') process.stdout.write('Warning: something printed to stdout\\n');
+  if (print && print[1] === 'rate') out({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed' }, uuid: 'u1', session_id: 's1' });
   const ask = /ASK:(\\S+)/.exec(text);
   const reply = ask ? await askHook(ask[1], 'toolu_fake' + n) : 'done: ' + text;
   out({ type: 'assistant', message: { id, content: [{ type: 'text', text: reply }] } });
