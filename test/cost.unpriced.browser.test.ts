@@ -1,7 +1,8 @@
 // The Cost page in a real browser (issue 31, point 2): a model with no price
 // shows as "unpriced" with its tokens, never as $0, in its row and in the
 // total; a priced model beside it shows its dollars; one model is one row
-// whatever suffix its records carry.
+// whatever suffix its records carry; a record refused as implausible is
+// counted on the page, not booked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -48,6 +49,13 @@ test('the Cost page: an unpriced model is "unpriced" with its tokens, never $0; 
     const total = await page.getByTestId('cost-total').innerText();
     assert.match(total, /^\$0\.0090 \+ unpriced · /, total);
     assert.doesNotMatch(await models.innerText(), /\$0\b(?!\.)/, 'no row reads $0');
+
+    // A record no real model could make is refused, and the page says so, live.
+    const huge = { resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'claude-code' } }] }, scopeLogs: [{ logRecords: [record(9, 'claude-sonnet-4-5', 2e9, 0)] }] }] };
+    assert.equal((await fetch(roost.url + '/v1/logs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(huge) })).status, 200);
+    await page.getByTestId('cost-refused').waitFor({ timeout: 10_000 });
+    assert.match(await page.getByTestId('cost-refused').innerText(), /1 record refused as implausible, not booked \(2000\.0M tokens claimed; tokens per record: 1\)/);
+    assert.equal(await sonnet.getByTestId('cost-cell').innerText(), '$0.0090', 'nothing of it booked');
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -134,3 +134,19 @@ describe('cost you can believe', () => {
     assert.ok(!(await usage()).prices.some(([m]: [string]) => m === 'acme-coder-9'));
   });
 });
+
+test('modelName: one name per model, whatever the source wrote', () => {
+  for (const [raw, want] of [
+    ['claude-opus-4-8[1m]', 'claude-opus-4-8'],
+    [' Claude-Opus-4-8 ', 'claude-opus-4-8'],
+    ['claude-opus-4-8 [1m]', 'claude-opus-4-8'],
+    ['models/gemini-2.5-pro', 'gemini-2.5-pro'],
+    ['gpt-5-codex', 'gpt-5-codex'],
+    ['', ''],
+    [42, ''],
+  ] as const) {
+    assert.equal(modelName(raw), want, String(raw));
+    assert.equal(modelName(modelName(raw)), modelName(raw), 'normalising twice changes nothing');
+  }
+  assert.ok(modelName('x'.repeat(10_000)).length <= 120);
+});

@@ -42,16 +42,17 @@ function logs(records: unknown[]): unknown {
 
 describe('OTLP usage in shared mode: bounded, to sessions that exist, to the token', () => {
   let srv: SharedServer;
-  let bobToken: Caller, danToken: Caller, eve: Caller;
+  let bobToken: Caller, catToken: Caller, danToken: Caller, eve: Caller;
 
   before(async () => {
     srv = await sharedServer();
     const bob = await makeUser(srv, 'bob', 'default', 'editor');
-    await makeUser(srv, 'cat', 'default', 'editor');
+    const cat = await makeUser(srv, 'cat', 'default', 'editor');
     const dan = await makeUser(srv, 'dan', 'default', 'viewer');
     eve = await makeUser(srv, 'eve', null);
     bobToken = await mintToken(srv, bob, 'default', 'editor', 'bob hook');
     danToken = await mintToken(srv, dan, 'default', 'viewer');
+    catToken = await mintToken(srv, cat, 'default', 'editor', 'cat hook');
     // Bob's hooks start the session (as Claude Code's SessionStart does before its first request).
     const h = await call(srv.url, bobToken, 'POST', '/hooks/claude-code', { session_id: SID, hook_event_name: 'SessionStart', cwd: '/tmp/shop', source: 'startup' });
     assert.equal(h.status, 200, JSON.stringify(h.json));
@@ -90,6 +91,15 @@ describe('OTLP usage in shared mode: bounded, to sessions that exist, to the tok
     const events = await srv.store.read('usage', 0, 1000);
     const booked = events.map((e) => JSON.parse(e.body)).find((e) => e.type === 'usage' && e.input === 1000);
     assert.equal(booked.reporter, `token:${bobToken.tokenId}`);
+  });
+
+  test("another editor's token cannot book to Bob's session", async () => {
+    const before = (await usage()).project;
+    const r = await call(srv.url, catToken, 'POST', '/v1/logs', logs([apiRequest(SID, { input: 5000, output: 100 })]));
+    assert.equal(r.status, 200);
+    const u = await usage();
+    assert.equal(u.project.input, before.input, 'nothing booked');
+    assert.equal(u.refused.reasons["another person's session"], 1);
   });
 
   test(`one session books at most ${PLAUSIBLE.sessionTokensPerMinute} tokens a minute; the rest is refused`, async () => {

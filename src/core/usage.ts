@@ -100,7 +100,7 @@ export interface Refused {
   /** The tokens and cost they claimed (capped per record as usage is). */
   tokens: number;
   costMicros: number;
-  /** How many per reason (`tokens per record`, `cost per record`, `unknown session`, `session tokens per minute`, `session cost per minute`). */
+  /** How many per reason (REFUSED_REASONS; anything else as `other`). */
   reasons: Record<string, number>;
   lastAt: number;
 }
@@ -110,7 +110,7 @@ export function emptyRefused(): Refused {
 }
 
 /** The reasons a `usage.refused` event may give (any other is counted as `other`). */
-export const REFUSED_REASONS = ['tokens per record', 'cost per record', 'unknown session', 'session tokens per minute', 'session cost per minute'] as const;
+export const REFUSED_REASONS = ['tokens per record', 'cost per record', 'unknown session', "another person's session", 'session tokens per minute', 'session cost per minute'] as const;
 
 export interface Tally {
   input: number;

@@ -81,7 +81,7 @@ export class HookService {
       const a = e.agent as { id?: unknown; role?: unknown } | string | null | undefined;
       if (a && typeof a === 'object' && a.id === m.agent && typeof a.role === 'string') role = a.role;
     }
-    (await this.usageOf.of(req)).remember(m.agent, { session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team, role }, tool);
+    (await this.usageOf.of(req)).remember(m.agent, { session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team, role, uid: grantOf(req)?.uid }, tool);
   }
 
   /**

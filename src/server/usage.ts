@@ -133,6 +133,8 @@ interface Identity {
   parent: string | null;
   team: string;
   role: string;
+  /** The person whose hook reported it (shared mode: another person's token may not book to it). */
+  uid?: string;
 }
 
 /** A bounded map that forgets its oldest entries (insertion order). */
@@ -334,6 +336,9 @@ export class UsageService extends OnFoldHost<UsageState> {
       const session = e.session as string;
       // Shared mode: a record books only to a session some hook or the floor has seen, never to one made up.
       if (reporter && !this.known(session, floor)) return refuse('unknown session', e);
+      // A session some person's hooks reported takes usage from that person's tokens only.
+      const owner = this.identities.get(session)?.uid;
+      if (reporter && owner && owner !== principal!.uid) return refuse("another person's session", e);
       const tokens = tokensIn(e);
       const cost = Number(e.costMicros) || 0;
       const bad = e.model === '' ? null : implausibleRecord(e as { input: number; output: number; cacheRead: number; cacheWrite: number }, cost);
