@@ -5,7 +5,11 @@
 // arrives twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inProcess, tempDir } from './support/server.js';
+import { pendingOf } from './support/approvals-http.js';
 import { until } from './support/until.js';
 import { Receiver, verifySignature } from './support/webhook-receiver.js';
 import type { Resolver } from '../src/server/net-address.js';
@@ -155,7 +159,7 @@ test('retries across a receiver outage and a Roost restart: every delivery arriv
   }
 });
 
-test('owner routes: bad bodies are 400 with the field named; an unknown target is 404; a removed target fails its pending deliveries', { timeout: 60_000 }, async () => {
+test('owner routes: bad bodies are 400 with the field named; a secret is made when none is given; an unknown target is 404; change and remove', { timeout: 60_000 }, async () => {
   const roost = await inProcess(FAST);
   try {
     let r = await call(roost.url + '/webhooks', 'POST', { url: 'ftp://x.example/', kinds: ['session.stopped'] });
@@ -175,5 +179,33 @@ test('owner routes: bad bodies are 400 with the field named; an unknown target i
     assert.deepEqual((await call(roost.url + '/webhooks', 'GET')).json.targets, []);
   } finally {
     await roost.close();
+  }
+});
+
+test('approvals: a held tool call is delivered as approval.waiting, its decision as approval.decided (who and what), to a target that asked for both', { timeout: 60_000 }, async () => {
+  const rx = await new Receiver(SECRET).start();
+  const roost = await inProcess(FAST);
+  try {
+    assert.equal((await call(roost.url + '/webhooks', 'POST', { url: rx.url, kinds: ['approval.waiting', 'approval.decided'], secret: SECRET, allow_private: true })).status, 201);
+    const pre = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code', 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8'));
+    const held = call(`${roost.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, 'POST', pre);
+    const [p] = await until('the call pending', async () => {
+      const l = await pendingOf(roost.url);
+      return l.length ? l : null;
+    }, 20_000);
+    await until('approval.waiting delivered', () => rx.got.some((g) => g.kind === 'approval.waiting'), 20_000);
+    assert.equal((await call(`${roost.url}/approvals/${p.id}/decision`, 'POST', { decision: 'deny', by: 'alice', reason: 'not today' })).status, 200);
+    await held;
+    const decided = await until('approval.decided delivered', () => rx.got.find((g) => g.kind === 'approval.decided'), 20_000);
+    const waiting = rx.got.find((g) => g.kind === 'approval.waiting')!;
+    assert.equal(waiting.json.data.approval, p.id);
+    assert.equal(waiting.json.data.tool, 'Bash');
+    assert.equal(decided.json.data.approval, p.id);
+    assert.equal(decided.json.data.status, 'denied');
+    assert.equal(decided.json.data.decided_by, 'alice');
+    assert.deepEqual(rx.twice(), []);
+  } finally {
+    await roost.close();
+    await rx.stop();
   }
 });

@@ -33,6 +33,8 @@ export const WEBHOOK_LIMITS = {
   node: 100,
   /** Finished deliveries kept per target for the log (pending ones are always kept). */
   keptPerTarget: 200,
+  /** Deliveries waiting per target at most: a target down for a day under heavy traffic drops newer events beyond this. */
+  pendingPerTarget: 10_000,
   minLeaseMs: 100,
   maxLeaseMs: 10 * 60_000,
 };

@@ -29,7 +29,7 @@ import { hostname } from 'node:os';
 import type { EventStore } from '../../storage/types.js';
 import { StreamFollower } from '../follower.js';
 import { resolveChecked, type Resolver } from '../net-address.js';
-import { emptyWebhooks, foldWebhooks, pendingCount, queueHeads, retryAt, webhookLeaseHolder, type WebhookDelivery, type WebhookKind, type WebhooksState, type WebhookTarget } from '../../core/webhooks.js';
+import { WEBHOOK_LIMITS, emptyWebhooks, foldWebhooks, pendingCount, queueHeads, retryAt, webhookLeaseHolder, type WebhookDelivery, type WebhookKind, type WebhooksState, type WebhookTarget } from '../../core/webhooks.js';
 
 export const WEBHOOKS_STREAM = 'webhooks';
 
@@ -85,7 +85,7 @@ export class WebhookService {
   private inflight = new Set<Promise<unknown>>();
   private claiming: Promise<void> | null = null;
   /** Counters for tests and the bench. */
-  readonly stats = { attempts: 0, delivered: 0, refused: 0 };
+  readonly stats = { attempts: 0, delivered: 0, refused: 0, dropped: 0 };
 
   constructor(
     private store: EventStore,
@@ -161,6 +161,10 @@ export class WebhookService {
       if (at < t.createdAt) continue;
       const id = 'd' + createHash('sha256').update(`${t.id}\0${key}`).digest('base64url').slice(0, 22);
       if (this.state.deliveries.has(id)) continue;
+      if ((this.state.queues.get(t.id)?.length ?? 0) >= WEBHOOK_LIMITS.pendingPerTarget) {
+        this.stats.dropped++;
+        continue;
+      }
       const body = t.slack ? JSON.stringify({ text }) : JSON.stringify({ id, kind, project, at: new Date(at).toISOString(), data });
       const r = await this.append([{ type: 'delivery.enqueued', id, target: t.id, kind, body }], `webhook:${id}`);
       if (!r.duplicate) n++;
