@@ -5,7 +5,8 @@
 // check itself on the URLs a member could send.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkEndpoint, embeddedIPv4, isPrivateAddress } from '../src/server/push/endpoint.js';
+import { checkEndpoint, isPrivateAddress } from '../src/server/push/endpoint.js';
+import { carriedIPv4 as embeddedIPv4 } from '../src/server/net-address.js';
 
 test('embeddedIPv4: the IPv4 address each IPv6 form carries, and none where there is none', () => {
   const table: [string, string[]][] = [

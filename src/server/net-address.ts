@@ -94,6 +94,19 @@ export function embeddedIPv4(address: string): { ipv4: string; form: 'mapped' | 
 }
 
 /**
+ * Every IPv4 address an IPv6 address carries: the one `embeddedIPv4` names,
+ * and for Teredo the server's address too (bits 32 to 64), since either end
+ * of the tunnel could be inside. Empty for a plain IPv6 address or a non-IPv6 one.
+ */
+export function carriedIPv4(address: string): string[] {
+  const inner = embeddedIPv4(address);
+  if (!inner) return [];
+  if (inner.form !== 'teredo') return [inner.ipv4];
+  const g = ipv6Groups(address)!;
+  return [v4(g[2], g[3]), inner.ipv4];
+}
+
+/**
  * Why an address may not be aimed at by an outside party ('loopback',
  * 'private', 'link-local', ...), or null when it is a public address. Not an
  * IP address at all: 'not an IP address'.
@@ -103,8 +116,11 @@ export function privateReason(address: string): string | null {
   const v = isIP(bare);
   if (v === 0) return 'not an IP address';
   if (v === 6) {
-    const inner = embeddedIPv4(bare);
-    if (inner) return privateReason(inner.ipv4);
+    for (const ipv4 of carriedIPv4(bare)) {
+      const why = privateReason(ipv4);
+      if (why) return why;
+    }
+    if (embeddedIPv4(bare)) return null;
     if (!blocked6.check(bare, 'ipv6')) return null;
     const g = ipv6Groups(bare)!;
     if (g.slice(0, 7).every((x) => x === 0)) return g[7] === 1 ? 'loopback' : 'unspecified';
