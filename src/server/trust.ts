@@ -13,7 +13,7 @@ import { Type } from '@sinclair/typebox';
 import { agentLedgerJSON, agentLevel, AGENT_TRUST_LIMITS } from '../core/agent-trust.js';
 import { CLASS_MAX } from '../core/action-class.js';
 import { flockLedger, isTrustHolder, TASK_TYPES } from '../core/flock.js';
-import type { Access } from './access.js';
+import { principalKey, type Access } from './access.js';
 import { decider, type ApprovalService } from './approvals.js';
 import type { FlockService } from './flock/service.js';
 import { HttpError, sendJson } from './http.js';
@@ -54,8 +54,7 @@ export function trustRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         const a = ap.state.byId.get(params.id);
         if (!a) throw new HttpError(404, 'not_found', `no approval request "${params.id.slice(0, 80)}"`);
         if (a.status !== 'allowed' || !a.trust || !a.actionClass) throw new HttpError(409, 'conflict', 'that call was not allowed by trust');
-        const token = access.principal(req)?.token;
-        if (a.via && token && a.via === token) throw new HttpError(403, 'forbidden', 'the token that asked cannot change its own trust');
+        if (a.askedBy && a.askedBy === principalKey(access.principal(req))) throw new HttpError(403, 'forbidden', 'the token that asked cannot change its own trust');
         const from = agentLevel(ap.state.agentTrust, a.team, a.actionClass);
         if (from === 0) throw new HttpError(409, 'conflict', `${a.team} is already a stranger at "${a.actionClass}"`);
         const by = await decider(access, req, undefined);
