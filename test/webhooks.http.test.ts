@@ -209,3 +209,22 @@ test('approvals: a held tool call is delivered as approval.waiting, its decision
     await rx.stop();
   }
 });
+
+test('work.finished: an execution.finished committed to a project\'s Work stream is delivered once, with its command and status', { timeout: 60_000 }, async () => {
+  const rx = await new Receiver(SECRET).start();
+  const roost = await inProcess(FAST);
+  try {
+    assert.equal((await call(roost.url + '/webhooks', 'POST', { url: rx.url, kinds: ['work.finished'], secret: SECRET, allow_private: true })).status, 201);
+    // As the Work routes append a bridge's report (the trigger hears the commit; Work's own checks are its tests').
+    const ev = { type: 'execution.finished', command: 'c-42', status: 'failed', result: 'exit 1' };
+    for (let i = 0; i < 2; i++) await roost.store.append('work:default', [{ type: ev.type, body: JSON.stringify(ev) }]);
+    await until('the delivery', () => rx.got.length >= 1, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(rx.got.length, 1, 'the same command finished twice is told once');
+    assert.equal(rx.got[0].kind, 'work.finished');
+    assert.deepEqual(rx.got[0].json.data, { command: 'c-42', status: 'failed' });
+  } finally {
+    await roost.close();
+    await rx.stop();
+  }
+});
