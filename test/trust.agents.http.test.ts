@@ -130,3 +130,31 @@ test('earned trust: off by default, on by an owner; three allows, then the fourt
   assert.equal(h.json.history[1].reason, 'ran the wrong suite');
   assert.equal((await call(srv.url, bob, 'GET', '/api/trust/gamma/history?action_class=ls')).status, 404);
 });
+
+test('decisions in bulk: many waiting calls across sessions denied in one action with a note, through the one decide path; one decided first by someone else is a 409 for that item', async () => {
+  const sessions = ['44444444-4444-4444-8444-444444444444', '55555555-5555-4555-8555-555555555555'];
+  const hooks: Promise<{ status: number; json: any }>[] = [];
+  const cmds: [string, string][] = [];
+  for (let i = 0; i < 6; i++) {
+    const s = sessions[i % 2];
+    const c = `make target${i}`;
+    cmds.push([s, c]);
+    hooks.push(hook(i % 2 ? 'gamma' : 'delta', s, c));
+  }
+  const ids: string[] = [];
+  for (const [s, c] of cmds) ids.push((await pendingFor(s, c)).id);
+  // Someone else is faster on one of them.
+  assert.equal((await call(srv.url, srv.owner, 'POST', `/approvals/${ids[2]}/decision`, { decision: 'allow' })).status, 200);
+  // The agent's own token may not decide them in bulk either.
+  const own = await call(srv.url, agent, 'POST', '/approvals/decisions', { ids: [ids[0]], decision: 'allow' });
+  assert.deepEqual(own.json.results.map((r: any) => r.status), [403]);
+  const r = await call(srv.url, bob, 'POST', '/approvals/decisions', { ids, decision: 'deny', reason: 'wrong branch: rebase first' });
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.decided, 5);
+  assert.deepEqual(r.json.results.map((x: any) => x.status), [200, 200, 409, 200, 200, 200]);
+  assert.match(r.json.results[2].message, /allowed by Ann/);
+  const answers = await Promise.all(hooks);
+  assert.deepEqual(answers.map((a) => permission(a.json)), ['deny', 'deny', 'allow', 'deny', 'deny', 'deny']);
+  assert.match(answers[0].json.hookSpecificOutput.permissionDecisionReason, /wrong branch: rebase first/);
+  assert.equal((await call(srv.url, bob, 'POST', '/approvals/decisions', { ids: Array.from({ length: 201 }, (_, i) => `ap_${i}`), decision: 'deny' })).status, 400);
+});
