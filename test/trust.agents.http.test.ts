@@ -80,13 +80,13 @@ test('earned trust: off by default, on by an owner; three allows, then the fourt
   assert.equal(self.status, 403, JSON.stringify(self.json));
   assert.equal((await call(srv.url, bob, 'POST', `/approvals/${waiting.id}/decision`, { decision: 'allow' })).status, 200);
   assert.equal(permission((await own).json), 'allow');
-  // Two more by Bob: regular after three, then three more: trusted.
-  for (let i = 0; i < 5; i++) await decided('alpha', S1, 'npm test -- --watch=false', 'allow');
+  // Two more by Bob: a (team, class) starts regular, so three approvals in a row make it trusted.
+  for (let i = 0; i < 2; i++) await decided('alpha', S1, 'npm test -- --watch=false', 'allow');
   ledger = (await call(srv.url, bob, 'GET', '/api/trust')).json;
   const alpha = ledger.agents.holders.find((h: any) => h.team === 'alpha' && h.action_class === 'npm test');
   assert.equal(alpha.level_name, 'trusted');
-  assert.deepEqual(ledger.agents.history.map((c: any) => [c.from, c.to]), [[0, 1], [1, 2]]);
-  assert.deepEqual(ledger.agents.history[1].because.map((b: any) => b.by), ['Bob', 'Bob', 'Bob']);
+  assert.deepEqual(ledger.agents.history.map((c: any) => [c.from, c.to]), [[1, 2]]);
+  assert.deepEqual(ledger.agents.history[0].because.map((b: any) => b.by), ['Bob', 'Bob', 'Bob']);
 
   // The next npm test is allowed at once, by trust, with the level and the three decisions that earned it.
   const auto = await hook('alpha', S1, 'npm test');
@@ -126,7 +126,35 @@ test('earned trust: off by default, on by an owner; three allows, then the fourt
   const h = await call(srv.url, bob, 'GET', `/api/trust/alpha/history?action_class=${encodeURIComponent('npm test')}`);
   assert.equal(h.status, 200);
   assert.equal(h.json.level, 0);
-  assert.deepEqual(h.json.history.map((c: any) => [c.from, c.to, c.by ?? '']), [[0, 1, ''], [1, 2, ''], [2, 1, 'Bob'], [1, 0, '']]);
-  assert.equal(h.json.history[2].reason, 'ran the wrong suite');
+  assert.deepEqual(h.json.history.map((c: any) => [c.from, c.to, c.by ?? '']), [[1, 2, ''], [2, 1, 'Bob'], [1, 0, '']]);
+  assert.equal(h.json.history[1].reason, 'ran the wrong suite');
   assert.equal((await call(srv.url, bob, 'GET', '/api/trust/gamma/history?action_class=ls')).status, 404);
+});
+
+test('decisions in bulk: many waiting calls across sessions denied in one action with a note, through the one decide path; one decided first by someone else is a 409 for that item', async () => {
+  const sessions = ['44444444-4444-4444-8444-444444444444', '55555555-5555-4555-8555-555555555555'];
+  const hooks: Promise<{ status: number; json: any }>[] = [];
+  const cmds: [string, string][] = [];
+  for (let i = 0; i < 6; i++) {
+    const s = sessions[i % 2];
+    const c = `make target${i}`;
+    cmds.push([s, c]);
+    hooks.push(hook(i % 2 ? 'gamma' : 'delta', s, c));
+  }
+  const ids: string[] = [];
+  for (const [s, c] of cmds) ids.push((await pendingFor(s, c)).id);
+  // Someone else is faster on one of them.
+  assert.equal((await call(srv.url, srv.owner, 'POST', `/approvals/${ids[2]}/decision`, { decision: 'allow' })).status, 200);
+  // The agent's own token may not decide them in bulk either.
+  const own = await call(srv.url, agent, 'POST', '/approvals/decisions', { ids: [ids[0]], decision: 'allow' });
+  assert.deepEqual(own.json.results.map((r: any) => r.status), [403]);
+  const r = await call(srv.url, bob, 'POST', '/approvals/decisions', { ids, decision: 'deny', reason: 'wrong branch: rebase first' });
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.decided, 5);
+  assert.deepEqual(r.json.results.map((x: any) => x.status), [200, 200, 409, 200, 200, 200]);
+  assert.match(r.json.results[2].message, /allowed by Ann/);
+  const answers = await Promise.all(hooks);
+  assert.deepEqual(answers.map((a) => permission(a.json)), ['deny', 'deny', 'allow', 'deny', 'deny', 'deny']);
+  assert.match(answers[0].json.hookSpecificOutput.permissionDecisionReason, /wrong branch: rebase first/);
+  assert.equal((await call(srv.url, bob, 'POST', '/approvals/decisions', { ids: Array.from({ length: 201 }, (_, i) => `ap_${i}`), decision: 'deny' })).status, 400);
 });

@@ -37,6 +37,15 @@ import {
 
 export const AGENT_TRUST_LIMITS = { holders: 5_000, history: 1_000, never: 50, team: 80, by: 120, reason: 500 } as const;
 
+/**
+ * Where a (team, class) starts: regular. Its calls already wait for a person
+ * (the approval rules chose them), so three approvals in a row by a person
+ * make it trusted and the fourth call runs on trust (issue 30); a deny, a
+ * timeout or a revocation puts it back to regular, two of them to stranger
+ * (then six approvals in a row earn it back).
+ */
+export const AGENT_START_LEVEL = 1;
+
 /** A decision the ledger judged: the approval and who decided it. */
 export interface AgentRef extends TrustRef {
   approval: string;
@@ -96,7 +105,7 @@ export function applyAgentTrust(s: AgentTrustState, o: Record<string, unknown>, 
       const from = o.from;
       const to = o.to;
       if (!holder || !cls || !reason || typeof from !== 'number' || typeof to !== 'number' || !Number.isInteger(to)) return false;
-      if (!ownerLowers(s, holder, cls, from, to)) return false;
+      if (!ownerLowers(s, holder, cls, from, to, AGENT_START_LEVEL)) return false;
       const approval = str(o.approval, 128);
       recordChange<AgentChange>(s, { holder, task_type: cls, from, to, because: [], by, reason, ts: iso(ts), at: ts, position, announced: true, approval }, AGENT_TRUST_LIMITS.history);
       return true;
@@ -109,7 +118,7 @@ export function applyAgentTrust(s: AgentTrustState, o: Record<string, unknown>, 
 /** Judges a closed approval of `team`'s call of class `cls`; the change it made, if any. */
 export function judgeAgent(s: AgentTrustState, team: string, cls: string, ref: AgentRef, ts: number, position: number | null): AgentChange | undefined {
   if (!s.on || !team || !cls) return undefined;
-  const j = judge(entryOf(s, team, cls), ref);
+  const j = judge(entryOf(s, team, cls, AGENT_START_LEVEL), ref);
   const key = trustKey(team, cls);
   // Re-inserted, so the holders judged least recently are the ones let go past the cap.
   s.trust.delete(key);
@@ -123,7 +132,7 @@ export function judgeAgent(s: AgentTrustState, team: string, cls: string, ref: A
 
 /** When `team`'s calls of class `cls` are allowed by trust now: the level and the decisions that earned it; else null. */
 export function trustedFor(s: AgentTrustState, team: string, cls: string): { level: number; because: AgentRef[] } | null {
-  if (!s.on || !team || !cls || levelOf(s, team, cls) < MAX_TRUST) return null;
+  if (!s.on || !team || !cls || levelOf(s, team, cls, AGENT_START_LEVEL) < MAX_TRUST) return null;
   // The three approvals that earned the last step up (the history keeps them).
   for (let i = s.history.length - 1; i >= 0; i--) {
     const c = s.history[i];
@@ -132,9 +141,9 @@ export function trustedFor(s: AgentTrustState, team: string, cls: string): { lev
   return { level: MAX_TRUST, because: [] };
 }
 
-/** A holder's level at a class (0 when it has none). */
+/** A holder's level at a class (AGENT_START_LEVEL when it has no history). */
 export function agentLevel(s: AgentTrustState, team: string, cls: string): number {
-  return levelOf(s, team, cls);
+  return levelOf(s, team, cls, AGENT_START_LEVEL);
 }
 
 /** The agents' part of `GET /api/trust`: on, the never-classes, every holder (team, class), the history (oldest first). */

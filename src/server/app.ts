@@ -24,6 +24,7 @@ import { FLOCK_DEFAULTS, FlockService } from './flock/service.js';
 import { BoardSessions } from './flock/agents.js';
 import { flockRoutes, flockScopes } from './flock/routes.js';
 import { trustRoutes } from './trust.js';
+import { bulkRoutes } from './approvals-bulk.js';
 import type { ModelRoster } from '../models/config.js';
 import { WorkService } from './work/service.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
@@ -415,6 +416,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...askRoutes(store, floors, approvalsByProject),
     ...flockRoutes(flocks, approvalsByProject, live, access),
     ...trustRoutes(flocks, approvalsByProject, access),
+    ...bulkRoutes(approvalsByProject, access),
     ...ids.routes(),
     ...work.routes(),
     ...push.routes(),

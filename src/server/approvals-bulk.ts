@@ -1,0 +1,71 @@
+// Decisions in bulk (issue 30 point 4, docs/approvals.md "Decisions in
+// bulk"): many waiting requests allowed or denied in one action, each through
+// the one decide path (first decision wins; a request someone else decided
+// first is reported 409 for that item, and the rest go on). A note (`reason`)
+// goes with every item: on a deny it is the reason the agent's model reads.
+
+import { Type } from '@sinclair/typebox';
+import { APPROVAL_LIMITS } from '../core/approvals.js';
+import type { Access } from './access.js';
+import { closedError, decider, type ApprovalService } from './approvals.js';
+import { HttpError, sendJson } from './http.js';
+import { route, type Route } from './route.js';
+import type { PerProject } from './scoped.js';
+
+/** At most this many requests per bulk decision (a page of the inbox, and a bounded cost per request). */
+export const BULK_MAX = 200;
+
+const BulkBody = Type.Object({
+  ids: Type.Array(Type.String({ minLength: 1, maxLength: APPROVAL_LIMITS.id }), { minItems: 1, maxItems: BULK_MAX }),
+  decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
+  reason: Type.Optional(Type.String({ maxLength: APPROVAL_LIMITS.reason })),
+  by: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+
+export interface BulkItem {
+  id: string;
+  status: 200 | 403 | 404 | 409;
+  message?: string;
+}
+
+export function bulkRoutes(approvals: PerProject<ApprovalService>, access: Access): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/approvals/decisions',
+      auth: 'editor',
+      body: BulkBody,
+      doc: `allow or deny up to ${BULK_MAX} requests in one action, each through the one decide path; 200 {decided, results: [{id, status, message?}]} (409 per item someone else decided first)`,
+      handler: async ({ req, res, body }) => {
+        const ap = await approvals.of(req);
+        const by = await decider(access, req, body.by);
+        const token = access.principal(req)?.token;
+        const results: BulkItem[] = [];
+        const seen = new Set<string>();
+        for (const id of body.ids) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+          const asked = ap.state.byId.get(id);
+          if (asked?.via && token && asked.via === token) {
+            results.push({ id, status: 403, message: 'the token that asked for this approval cannot decide it' });
+            continue;
+          }
+          if (asked?.kind === 'ask') {
+            // An ask is a yes only with its own words: never allowed (or denied) wholesale.
+            results.push({ id, status: 409, message: 'an ask is answered with its phrase, on its own' });
+            continue;
+          }
+          try {
+            const r = await ap.decide(id, body.decision, by, { reason: body.reason });
+            if (r.won) results.push({ id, status: 200 });
+            else results.push({ id, status: 409, message: closedError(id, r.approval).message });
+          } catch (e) {
+            if (e instanceof HttpError && (e.status === 404 || e.status === 409 || e.status === 400)) results.push({ id, status: e.status === 400 ? 409 : e.status, message: e.message });
+            else throw e;
+          }
+        }
+        sendJson(res, 200, { decided: results.filter((r) => r.status === 200).length, results });
+      },
+    }),
+  ];
+}
