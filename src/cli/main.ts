@@ -33,7 +33,8 @@ environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_T
              ROOST_PRESENCE_EXPIRE_MS (several nodes: a silent node's Work presence and bridges are forgotten after it, default 30000),
              ROOST_MODEL, ROOST_MODEL_<ROLE>, ROOST_FLOCK_WINDOW_MS (a flock verdict's and a nest ask's window, default 600000),
              ROOST_FLOCK_LEASE_MS, ROOST_FLOCK_CALL_TIMEOUT_MS, ROOST_FLOCK_BANTER_WAIT_MS,
-             ROOST_FLOCK_AGENT_TIMEOUT_MS (a code item's Claude Code session, default 1800000) (docs/flock.md)
+             ROOST_FLOCK_AGENT_TIMEOUT_MS (a code item's Claude Code session, default 1800000),
+             ROOST_FLOCK_NUDGE_MS (a crow's expectation before the harness nudges it, default 600000) (docs/flock.md)
 `;
 
 function isLoopback(host: string): boolean {
@@ -97,6 +98,7 @@ async function serve(argv: string[]): Promise<void> {
     flockBanterWaitMs: setting('ROOST_FLOCK_BANTER_WAIT_MS', 0),
     flockAgentTimeoutMs: setting('ROOST_FLOCK_AGENT_TIMEOUT_MS', 1000),
     flockJevBand: band('ROOST_JEV_BAND'),
+    flockNudgeMs: setting('ROOST_FLOCK_NUDGE_MS', 100),
     pushTimeoutMs: setting('ROOST_PUSH_TIMEOUT_MS', 100),
   };
   // Web Push (docs/web.md, "Notifications"): the VAPID contact, and whether a shared server may push to private addresses.

@@ -91,6 +91,8 @@ export interface RoostConfig {
   flockAgentTimeoutMs: number;
   /** Jev's high band (ROOST_JEV_BAND). */
   flockJevBand: number;
+  /** A crow's expectation before the harness nudges it (docs/flock.md, "Nudges"; default 10 minutes). */
+  flockNudgeMs: number;
   /** Web Push's VAPID contact (mailto: or https:); default: the public URL when https, else a mailto: placeholder. */
   pushSubject: string | null;
   /**
@@ -132,6 +134,7 @@ export const DEFAULTS: RoostConfig = {
   flockBanterWaitMs: FLOCK_DEFAULTS.banterWaitMs,
   flockAgentTimeoutMs: FLOCK_DEFAULTS.agentTimeoutMs,
   flockJevBand: FLOCK_DEFAULTS.jevBand,
+  flockNudgeMs: 10 * 60 * 1000,
   pushSubject: null,
   pushPrivateEndpoints: false,
   pushTimeoutMs: PUSH_DEFAULTS.timeoutMs,
@@ -325,7 +328,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       usage: () => usageByProject.get(project),
       // Code items: Claude Code sessions on the project's boards, through a member's bridge.
       agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
-      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand },
+      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand, nudgeAfterMs: cfg.flockNudgeMs },
     });
     notices.flock(project, f);
     return f;
