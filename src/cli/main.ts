@@ -39,7 +39,8 @@ environment: ROOST_PORT, ROOST_HOST, ROOST_DATA, ROOST_DB, ROOST_SERVER, ROOST_T
              ROOST_JEV_BAND (alias CROWS_JEV_THRESHOLD, default 0.8), ROOST_MAX_SPUN_CROWS (MaxSpunCrows, default 8) (docs/flock.md),
              ROOST_MAX_LIVE_CONNECTIONS (open streams per process, default 10000 or half the open-file limit; then 503),
              ROOST_TOKENS_PER_PERSON (live tokens one person may hold, default 50) (docs/security.md, "Limits"),
-             ROOST_WEBHOOK_BACKOFF_MS (a webhook's first retry, doubled per attempt, default 10000) (docs/webhooks.md)
+             ROOST_WEBHOOK_BACKOFF_MS (a webhook's first retry, doubled per attempt, default 10000) (docs/webhooks.md),
+             ROOST_FLOCK_NUDGE_MS (a crow's expectation before the harness nudges it, default 600000) (docs/flock.md)
 `;
 
 function isLoopback(host: string): boolean {
@@ -117,6 +118,7 @@ async function serve(argv: string[]): Promise<void> {
     flockAgentTimeoutMs: setting('ROOST_FLOCK_AGENT_TIMEOUT_MS', 1000),
     flockJevBand: jevBand(),
     flockMaxSpunCrows: spunCap(),
+    flockNudgeMs: setting('ROOST_FLOCK_NUDGE_MS', 100),
     pushTimeoutMs: setting('ROOST_PUSH_TIMEOUT_MS', 100),
     maxLiveConnections: setting('ROOST_MAX_LIVE_CONNECTIONS', 1),
     tokensPerPerson: setting('ROOST_TOKENS_PER_PERSON', 1),

@@ -104,6 +104,8 @@ export interface RoostConfig {
   flockJevBand: number;
   /** MaxSpunCrows: how many crows the Boss may spin up (ROOST_MAX_SPUN_CROWS, default 8). */
   flockMaxSpunCrows: number;
+  /** A crow's expectation before the harness nudges it (docs/flock.md, "Nudges"; default 10 minutes). */
+  flockNudgeMs: number;
   /** Web Push's VAPID contact (mailto: or https:); default: the public URL when https, else a mailto: placeholder. */
   pushSubject: string | null;
   /**
@@ -158,6 +160,7 @@ export const DEFAULTS: RoostConfig = {
   flockAgentTimeoutMs: FLOCK_DEFAULTS.agentTimeoutMs,
   flockJevBand: FLOCK_DEFAULTS.jevBand,
   flockMaxSpunCrows: FLOCK_DEFAULTS.maxSpunCrows!,
+  flockNudgeMs: 10 * 60 * 1000,
   pushSubject: null,
   pushPrivateEndpoints: false,
   pushTimeoutMs: PUSH_DEFAULTS.timeoutMs,
@@ -373,7 +376,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       usage: () => usageByProject.get(project),
       // Code items: Claude Code sessions on the project's boards, through a member's bridge.
       agents: new BoardSessions(fleet, project, { timeoutMs: cfg.flockAgentTimeoutMs }),
-      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand, maxSpunCrows: cfg.flockMaxSpunCrows },
+      settings: { models: cfg.models, verdictWindowMs: cfg.flockVerdictWindowMs, leaseMs: cfg.flockLeaseMs, callTimeoutMs: cfg.flockCallTimeoutMs, banterWaitMs: cfg.flockBanterWaitMs, jevBand: cfg.flockJevBand, maxSpunCrows: cfg.flockMaxSpunCrows, nudgeAfterMs: cfg.flockNudgeMs },
     });
     notices.flock(project, f);
     triggers.flock(project, f);

@@ -70,6 +70,7 @@ import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
 import { NestWatch } from './watchdog.js';
+import { Nudger, NUDGE_AFTER_MS } from './nudge.js';
 import { NestDriver, type NestHost } from './nest-driver.js';
 import { CODE_RESERVE, banterLine, banterRequest, codePrompt, mergeRequest, normalTriage, triageRequest, workRequest, worstCase, type TriageInput } from './prompts.js';
 import type { BoardRef, CodeAgents } from './agents.js';
@@ -99,6 +100,8 @@ export interface FlockSettings {
   jevBand: number;
   /** MaxSpunCrows: how many crows the Boss may spin up (default 8, at most FLOCK_LIMITS.maxSpunCap). */
   maxSpunCrows?: number;
+  /** A crow's expectation before the harness nudges it (nudge.ts; default 10 minutes). */
+  nudgeAfterMs?: number;
 }
 
 /** The `cooldown_s` of a refused rate's 429: the cooldown it started, else a minute (the rate's window). */
@@ -233,6 +236,8 @@ export class FlockService implements NestHost {
   private readonly callKey = randomUUID().slice(0, 8);
   /** Must-respond: the crows invoked for nest messages (nest-driver.ts). */
   readonly nests: NestDriver;
+  /** The harness's nudges on missed expectations (nudge.ts). */
+  readonly nudges: Nudger;
   /** The driver's steps are background work: they yield to the requests this process serves (pace.ts). */
   readonly pace = new Pacer();
 
@@ -246,6 +251,7 @@ export class FlockService implements NestHost {
     this.crows = opts.floor ? new CrowsOnFloor(opts.floor) : null;
     this.watch = new NestWatch(this, opts.approvals);
     this.nests = new NestDriver(this);
+    this.nudges = new Nudger(this, this.settings.nudgeAfterMs ?? NUDGE_AFTER_MS);
     this.host = new FoldedStream<FlockState>(
       store,
       {
@@ -356,6 +362,7 @@ export class FlockService implements NestHost {
     const approvals = await this.opts.approvals();
     this.unlisten = approvals.onClosed((a) => void this.approvalClosed(a).catch((e) => console.error('roost: flock verdict failed', e)));
     await this.watch.start();
+    this.nudges.start();
     if (this.settings.models) {
       await this.tickLease();
       this.leaseTimer = setInterval(() => void this.tickLease().catch((e) => console.error('roost: flock lease failed', e)), Math.max(100, Math.floor(this.settings.leaseMs / 4)));
@@ -371,7 +378,7 @@ export class FlockService implements NestHost {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const t of this.finishTimers.values()) clearTimeout(t);
     this.unlisten?.();
-    await Promise.race([Promise.allSettled([...this.passes, this.watch.stop(), this.nests.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await Promise.race([Promise.allSettled([...this.passes, this.watch.stop(), this.nests.stop(), this.nudges.stop()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     if (leaseHolder(this.state, Date.now()) === this.node) {
       try {
         await this.append([{ type: 'lease.released', node: this.node, ts: flockTs(Date.now()) }]);
