@@ -138,3 +138,15 @@ test('the rate, strikes and cooldown are the person\'s: 70 posts from one editor
   }
   assert.equal((await post(srv.owner, 'todo', { text: 'and here' })).status, 201);
 });
+
+test('the owner\'s direct actions are the owner role\'s: an editor gets 403', async () => {
+  for (const [method, path, body] of [
+    ['POST', '/api/quarantine/Pepper/lift', { reason: 'let it out' }],
+    ['DELETE', '/api/crows/Wren', { reason: 'gone' }],
+    ['PUT', '/api/nests/flood', { name: 'Renamed' }],
+    ['DELETE', '/api/nests/flood', {}],
+  ] as const) {
+    for (const who of [bob, bobTok]) assert.equal((await call(srv.url, who, method, path, body)).status, 403, `${method} ${path}`);
+  }
+  assert.equal((await call(srv.url, srv.owner, 'PUT', '/api/nests/flood', { name: 'Flood, renamed' })).status, 200);
+});

@@ -6,7 +6,7 @@
 
 import { Type } from '@sinclair/typebox';
 import { APPROVAL_LIMITS } from '../core/approvals.js';
-import type { Access } from './access.js';
+import { principalKey, type Access } from './access.js';
 import { closedError, decider, type ApprovalService } from './approvals.js';
 import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
@@ -39,14 +39,14 @@ export function bulkRoutes(approvals: PerProject<ApprovalService>, access: Acces
       handler: async ({ req, res, body }) => {
         const ap = await approvals.of(req);
         const by = await decider(access, req, body.by);
-        const token = access.principal(req)?.token;
+        const asker = principalKey(access.principal(req));
         const results: BulkItem[] = [];
         const seen = new Set<string>();
         for (const id of body.ids) {
           if (seen.has(id)) continue;
           seen.add(id);
           const asked = ap.state.byId.get(id);
-          if (asked?.via && token && asked.via === token) {
+          if (asked?.askedBy && asked.askedBy === asker) {
             results.push({ id, status: 403, message: 'the token that asked for this approval cannot decide it' });
             continue;
           }

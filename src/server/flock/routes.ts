@@ -7,6 +7,8 @@ import { Type } from '@sinclair/typebox';
 import {
   cleanNestName,
   cooldownS,
+  crowRemoveRefusal,
+  nestDeleteRefusal,
   CROW_KINDS,
   flockLedger,
   isTrustHolder,
@@ -100,6 +102,10 @@ const KindBody = Type.Object({
   kind: Type.Optional(Type.Union(CROW_KINDS.map((k) => Type.Literal(k)))),
   mode: Type.Optional(Type.Union(NEST_MODES.map((m) => Type.Literal(m)))),
 });
+
+const ReasonBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: FLOCK_LIMITS.reason }) });
+const RenameBody = Type.Object({ name: Type.String({ maxLength: 400 }) });
+const DeleteNestBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: FLOCK_LIMITS.reason })) });
 
 const BudgetBody = Type.Object({ token_budget: Type.Integer({ minimum: FLOCK_LIMITS.minBudget, maximum: FLOCK_LIMITS.maxBudget }) });
 
@@ -284,6 +290,83 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         const nest_id = nestSlug(name);
         if (!(await svc.createNest(nest_id, name, body.crows, principal?.name ?? 'owner'))) throw new HttpError(409, 'conflict', `a nest "${nest_id}" exists already; pick another name`);
         sendJson(res, 201, { nest_id, name, crows: svc.state.nests.get(nest_id)!.core.slice() });
+      },
+    }),
+    // The owner's direct actions (docs/flock.md, "What the owner does directly"): each one event, folded like any.
+    route({
+      method: 'POST',
+      path: '/api/quarantine/:crow/lift',
+      auth: 'owner',
+      body: ReasonBody,
+      doc: 'lifts a crow\'s quarantine now, with a reason (logged as quarantine.lifted); 404 when it is not quarantined',
+      handler: async ({ req, res, params, body }) => {
+        const svc = await flocks.of(req);
+        const crow = params.crow;
+        if (!svc.state.quarantine.has(crow)) throw new HttpError(404, 'not_found', `${crow.slice(0, 40)} is not quarantined`);
+        const by = await decider(access, req, undefined);
+        const reason = body.reason.trim();
+        if (!reason) throw bad('"reason" says why the quarantine is lifted');
+        await svc.append([{ type: 'quarantine.lifted', crow, by, reason, ts: flockTs(Date.now()) }]);
+        if (svc.state.quarantine.has(crow)) throw new HttpError(409, 'conflict', `${crow} is still quarantined (changed meanwhile); try again`);
+        sendJson(res, 200, { crow, by, reason });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/crows/:name',
+      auth: 'owner',
+      body: ReasonBody,
+      doc: 'removes a spun crow from the registry, with a reason (crow.removed); 404 not a spun crow, 409 while it flies',
+      handler: async ({ req, res, params, body }) => {
+        const svc = await flocks.of(req);
+        const name = params.name;
+        const why = crowRemoveRefusal(svc.state, name);
+        if (why === 'unknown') throw new HttpError(404, 'not_found', `no spun crow "${name.slice(0, 40)}" (persona crows stay)`);
+        if (why === 'busy') throw new HttpError(409, 'conflict', `${name} is flying; remove it once it has landed`);
+        const by = await decider(access, req, undefined);
+        const reason = body.reason.trim() || 'removed by the owner';
+        await svc.append([{ type: 'crow.removed', name, by, reason, ts: flockTs(Date.now()) }]);
+        if (svc.state.spun.has(name)) throw new HttpError(409, 'conflict', `${name} took off meanwhile; try again once it has landed`);
+        sendJson(res, 200, { name, by, reason });
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/api/nests/:id',
+      auth: 'owner',
+      body: RenameBody,
+      doc: 'renames a nest (its id stays: every msg_id is built on it); 400 todo or a bad name, 404',
+      handler: async ({ req, res, params, body }) => {
+        const svc = await flocks.of(req);
+        const nest_id = nestParam(svc.state, params.id);
+        if (nest_id === TODO_NEST) throw bad('todo keeps its name');
+        const name = cleanNestName(body.name);
+        if (!name || !nestSlug(name)) throw bad(`"name" is 1 to ${FLOCK_LIMITS.nestName} characters after trimming, with at least one letter or digit`);
+        const nest = svc.state.nests.get(nest_id)!;
+        if (name !== nest.name) await svc.append([{ type: 'nest.renamed', nest_id, name, by: await decider(access, req, undefined), ts: flockTs(Date.now()) }]);
+        const now = svc.state.nests.get(nest_id);
+        if (!now) throw new HttpError(404, 'not_found', `no nest "${nest_id}"`);
+        sendJson(res, 200, { nest_id, name: now.name, crows: now.core.slice() });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/nests/:id',
+      auth: 'owner',
+      body: DeleteNestBody,
+      doc: 'deletes a nest (nest.deleted): its messages stay in the log, its id stays reserved; 400 todo, 404, 409 while work flies in it',
+      handler: async ({ req, res, params, body }) => {
+        const svc = await flocks.of(req);
+        const nest_id = nestParam(svc.state, params.id);
+        const why = nestDeleteRefusal(svc.state, nest_id);
+        if (why === 'todo') throw bad('todo is the default nest and stays');
+        if (why === 'busy') throw new HttpError(409, 'conflict', `nest "${nest_id}" has work in the air (a crow flying, or an unfinished list); delete it once that is done`);
+        if (why === 'too many') throw new HttpError(409, 'conflict', `this project has deleted ${FLOCK_LIMITS.goneNests} nests, the most it keeps reserved`);
+        const by = await decider(access, req, undefined);
+        const reason = body.reason?.trim() ?? '';
+        await svc.append([{ type: 'nest.deleted', nest_id, by, ...(reason ? { reason } : {}), ts: flockTs(Date.now()) }]);
+        if (svc.state.nests.has(nest_id)) throw new HttpError(409, 'conflict', `nest "${nest_id}" got work meanwhile; try again once it is done`);
+        sendJson(res, 200, { nest_id, by });
       },
     }),
     route({

@@ -504,6 +504,12 @@ export class FlockService implements NestHost {
       return;
     }
     if ((type === 'nest.flying' || type === 'nest.landed') && typeof body.nest_id === 'string') this.nests.kick(body.nest_id);
+    // A deleted nest: its stream ends (its messages stay in the log).
+    if (type === 'nest.deleted' && typeof body.nest_id === 'string') {
+      this.nestFrames.delete(body.nest_id);
+      this.nestChannels.get(body.nest_id)?.stop();
+      this.nestChannels.delete(body.nest_id);
+    }
     // A crow came back, joined or was let out: nests waiting for one look again.
     if (type === 'crow.landed' || type === 'nest.landed' || type === 'crow.spun' || type === 'quarantine.lifted') this.nests.kickStarved();
     const list_id = typeof body.list_id === 'string' ? body.list_id : '';
