@@ -580,7 +580,7 @@ export class FlockService implements NestHost {
         // A new reader gets the nest's messages so far, in msg_id order.
         snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
         replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
-        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)]), this.stats),
+        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, () => [this.nestEv(nest_id, f)]), this.stats),
       },
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
     );
