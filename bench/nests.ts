@@ -52,12 +52,21 @@ async function main(): Promise<void> {
       await roost.flock.append(Array.from({ length: n }, (_, k) => ({ type: 'nest.message', nest_id: NEST, msg_id: `${NEST}-${i + k + 1}`, kind: 'say', author: 'owner', text: `${i + k + 1}: ${text}`, to: '', refers_to: '', tagged_by: 'header', ts })));
     }
     const builds0 = roost.flock.stats.nestHistoryBuilds;
+    // The longest gap between two ticks of a 5 ms timer: how long the server's event loop was held.
+    let last = performance.now();
+    let loopMaxMs = 0;
+    const probe = setInterval(() => {
+      const now = performance.now();
+      loopMaxMs = Math.max(loopMaxMs, now - last);
+      last = now;
+    }, 5);
     const cpu0 = process.cpuUsage();
     const reading = side<{ histories: number; bytes: number; incomplete: number }>(['readers', roost.url, String(readers), String(records), String(seconds)]);
     const probing = side<{ p50: number; p99: number; max: number; n: number; failed: number }>(['probe', roost.url, String(seconds)]);
     const [r, h] = await Promise.all([reading.done, probing.done]);
     const cpu = process.cpuUsage(cpu0);
-    const result = { ...h, histories: r.histories, mbRead: r.bytes / 1e6, incomplete: r.incomplete, builds: roost.flock.stats.nestHistoryBuilds - builds0, serverCpuS: (cpu.user + cpu.system) / 1e6 };
+    clearInterval(probe);
+    const result = { ...h, loopMaxMs, histories: r.histories, mbRead: r.bytes / 1e6, incomplete: r.incomplete, builds: roost.flock.stats.nestHistoryBuilds - builds0, serverCpuS: (cpu.user + cpu.system) / 1e6 };
     process.stdout.write(JSON.stringify(result) + '\n');
   } finally {
     await roost.close();

@@ -375,7 +375,8 @@ test('live: frames carry identity and revision; Last-Event-ID replays exactly; a
     const snap = JSON.parse(snapFrame.data);
     assert.equal(snap.lastEventId, snapFrame.id);
     for (let i = 0; i < 5; i++) await bob.post('/api/v2/commands', { project: 'alpha', agent, text: `t${i}` });
-    await first.waitFor((f) => f.event === 'agent.changed' && f.id!.endsWith(':' + (snap.position + 5)));
+    // The entry's last message carries `<epoch>:<position>`; the ones before it `<epoch>:<position>.<k>` (docs/architecture.md).
+    await first.waitFor((f) => f.id !== undefined && f.id.endsWith(':' + (snap.position + 5)));
     const durable = (fs: typeof first.frames) => fs.filter((f) => f.id !== undefined && f.event !== 'snapshot');
     const live = durable(first.frames);
     for (const f of live) {

@@ -68,7 +68,8 @@ export class Frame {
   constructor(
     readonly position: number,
     private head: Head,
-    private evs: readonly Ev[] | null,
+    /** The events, or a function making them on first use (a history of thousands of frames costs only what is written). */
+    private evs: readonly Ev[] | (() => readonly Ev[]) | null,
     private muxEvs: readonly Ev[] | null = null,
   ) {}
 
@@ -78,6 +79,7 @@ export class Frame {
   }
 
   private build(form: Form): Buffer {
+    if (typeof this.evs === 'function') this.evs = this.evs();
     const evs = (form === 'mux' && this.muxEvs) || this.evs || [];
     const { epoch, scopeJson } = this.head;
     let text = '';
@@ -398,7 +400,7 @@ export class LiveChannel extends Channel {
   }
 
   /** A frame of this channel at `position` (`mux`: its events in the mux form, when they differ). */
-  frame(position: number, evs: readonly Ev[], mux?: readonly Ev[]): Frame {
+  frame(position: number, evs: readonly Ev[] | (() => readonly Ev[]), mux?: readonly Ev[]): Frame {
     return new Frame(position, this.head, evs, mux ?? null);
   }
 

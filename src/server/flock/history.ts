@@ -2,16 +2,18 @@
 // bounded cost: a nest keeps up to FLOCK_LIMITS.keepMessages records, and a
 // reader without a cursor gets all of them, one frame each (its own id). The
 // frames of one build are shared by every reader that opens while the nest's
-// records have not changed (and for at most a second, since `resolved` is
-// computed at the build), and each frame's bytes are made once and written to
-// every reader: a hundred readers opening at once cost one build, not a
-// hundred (docs/security.md, "Limits"). The writing itself is paced to each
+// records have not changed (and for at most 5 s, since `resolved` is computed
+// when a frame is first written: an ask that runs out meanwhile reads as it
+// did, as it does for a reader already connected, who gets no frame for it), and each frame's bytes are made once, when the
+// first reader is written it, and then written to every reader: a hundred
+// readers opening at once cost one build, not a hundred, and a build costs
+// only what is read of it (docs/security.md, "Limits"). The writing itself is paced to each
 // reader (src/server/live.ts).
 
 import type { Frame } from '../live.js';
 
 /** How long one build of a nest's history frames is served, ms. */
-export const NEST_HISTORY_TTL_MS = 1000;
+export const NEST_HISTORY_TTL_MS = 5000;
 
 /** The `history` of a nest's channel: `frames()` are its kept records in msg_id (= position) order; `make` builds one's frame. */
 export function nestHistory<F extends { position: number }>(

@@ -616,7 +616,7 @@ export class FlockService implements NestHost {
         // A new reader gets the nest's messages so far, in msg_id order.
         snapshot: () => ch!.frame(this.position, framesUpTo(-1, this.position).map((f) => this.nestEv(nest_id, f))),
         replay: async (after, upTo) => framesUpTo(after, upTo).map((f) => ch!.frame(f.position, [this.nestEv(nest_id, f)])),
-        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, [this.nestEv(nest_id, f)]), this.stats),
+        history: nestHistory(() => this.nestFrames.get(nest_id) ?? [], (f) => ch!.frame(f.position, () => [this.nestEv(nest_id, f)]), this.stats),
       },
       this.opts.live.channelOptions({ ringSize: 0, minFlushIntervalMs: this.opts.channel.minFlushIntervalMs }),
     );
@@ -928,12 +928,24 @@ export class FlockService implements NestHost {
   private async claim(): Promise<void> {
     if (this.stopped) return;
     const was = this.driving;
+    // This process's own lease lapsed (a stall longer than the ttl) and nobody took it meanwhile:
+    // nothing of this node died, so its banter stays and its announcements are its own; only the
+    // passes skipped while it did not drive are run again.
+    const lapsed = this.droveOnce && this.state.lease?.node === this.node;
     await this.append([{ type: 'lease.claimed', node: this.node, ttl_ms: this.settings.leaseMs, ts: flockTs(Date.now()) }]);
-    if (this.driving && !was) await this.resume();
+    if (this.driving && !was) {
+      if (!lapsed) return this.resume();
+      for (const id of unfinishedLists(this.state)) this.kick(id);
+      this.nests.kickAll();
+    }
   }
+
+  /** This process has driven (taken the lease and resumed) at least once. */
+  private droveOnce = false;
 
   /** Took the lease (a start, or another node's lease ran out): pick up what the log says is unfinished. */
   private async resume(): Promise<void> {
+    this.droveOnce = true;
     const ts = flockTs(Date.now());
     // Open banter is dropped (its call died with the node that made it).
     const open = inFlight(this.state);
