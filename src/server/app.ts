@@ -14,6 +14,7 @@ import { Live } from './live.js';
 import { IdentityService } from './identity/service.js';
 import { SharedAccess } from './identity/access.js';
 import { IdentityRoutes } from './identity/routes.js';
+import { DeviceCookies } from './identity/devices.js';
 import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
 import { FleetService } from './fleet.js';
@@ -261,10 +262,13 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   // accounts exist (or `shared`), then people, tokens, projects and roles.
   const identity = new IdentityService(store);
   await identity.start();
+  // Browsers that signed in before: their sign-ins keep a share of the password checks under a flood.
+  const devices = await DeviceCookies.open(store);
   const access = new SharedAccess(identity, {
     forced: cfg.shared,
     origins,
     requestsPerMinute: cfg.requestsPerMinute,
+    device: (req) => devices.verify(req)?.id ?? null,
   });
   // Web Push: the key pair is made at the first start and kept in the log.
   const push = new PushService(store, {
@@ -385,7 +389,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   const flock = await flocks.get('default');
   // Transcripts are read only in local mode: a hook on this machine names a file on this machine.
   const hooks = new HookService(store, floors, approvalsByProject, usageByProject, () => access.mode === 'local');
-  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, tokensPerPerson: cfg.tokensPerPerson, secureCookies: publicOrigin?.startsWith('https:') ?? false });
+  const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, tokensPerPerson: cfg.tokensPerPerson, secureCookies: publicOrigin?.startsWith('https:') ?? false, devices });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
     live,

@@ -51,6 +51,8 @@ export interface SharedOptions {
   /** Origins besides the server's own that may write with a cookie (e.g. behind a TLS proxy). */
   origins: string[];
   requestsPerMinute: number;
+  /** The id of the known browser a request comes from (a device cookie, devices.ts): an anonymous caller's budget is then its own, not its address's. */
+  device?: (req: IncomingMessage) => string | null;
 }
 
 export const SESSION_COOKIE = 'roost_session';
@@ -143,7 +145,8 @@ export class SharedAccess implements Access {
       }
     }
     (req as unknown as Record<symbol, Principal | null>)[this.seen] = p;
-    this.spend(callerKey(p, req));
+    const device = p ? null : (this.opts.device?.(req) ?? null);
+    this.spend(device ? 'device:' + device : callerKey(p, req));
     // A cookie rides along on any request the browser makes, including one a
     // foreign page triggers: a write with a cookie must come from our own pages.
     if (viaCookie && !SAFE.has(req.method ?? 'GET')) this.checkOrigin(req);

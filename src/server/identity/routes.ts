@@ -24,6 +24,8 @@ import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
 import { ScryptBusy, hashPassword, needsRehash, newId, newSecret, scryptFull, sha256, verifyNobody, verifyPassword } from './secrets.js';
 import type { IdentityService } from './service.js';
 import { LoginBackoff } from './backoff.js';
+import type { DeviceCookies } from './devices.js';
+import { SIGNIN_PER_ADDRESS, SIGNIN_PER_DEVICE, SignInSlots } from './signin-limits.js';
 import { LossyChannel, type ScopeSpec } from '../live.js';
 
 const INVITE_DAYS = 7;
@@ -67,14 +69,14 @@ function clean(v: string | null | undefined): string | undefined {
  * where there is one), so knowing a key is not enough to read a secret.
  */
 class SecretCache {
-  private m = new Map<string, { at: number; fp: string; body: unknown; cookie?: string }>();
-  get(key: string | undefined, fp: string): { body: unknown; cookie?: string } | undefined {
+  private m = new Map<string, { at: number; fp: string; body: unknown; cookie?: string | string[] }>();
+  get(key: string | undefined, fp: string): { body: unknown; cookie?: string | string[] } | undefined {
     if (!key) return undefined;
     const e = this.m.get(key);
     if (!e || e.fp !== fp || Date.now() - e.at > 10 * 60_000) return undefined;
     return e;
   }
-  put(key: string | undefined, fp: string, body: unknown, cookie?: string): void {
+  put(key: string | undefined, fp: string, body: unknown, cookie?: string | string[]): void {
     if (!key) return;
     if (this.m.size > 10_000) for (const [k, v] of this.m) if (Date.now() - v.at > 10 * 60_000) this.m.delete(k);
     this.m.set(key, { at: Date.now(), fp, body, cookie });
@@ -88,15 +90,20 @@ export class IdentityRoutes {
   private backoff: LoginBackoff;
   /** The public origin is https (a TLS proxy in front): cookies are Secure whatever this socket is. */
   private secureCookies: boolean;
+  /** Browsers that signed in before (devices.ts); none: every sign-in is a stranger's. */
+  private devices: DeviceCookies | null;
+  /** Sign-ins in the password-check gate per address and per known browser (signin-limits.ts). */
+  private slots = new SignInSlots();
 
   constructor(
     private id: IdentityService,
     private access: SharedAccess,
-    opts: { loginFailuresFree: number; loginBackoffMs: number; secureCookies?: boolean; tokensPerPerson?: number } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
+    opts: { loginFailuresFree: number; loginBackoffMs: number; secureCookies?: boolean; tokensPerPerson?: number; devices?: DeviceCookies } = { loginFailuresFree: 5, loginBackoffMs: 1000 },
   ) {
     this.backoff = new LoginBackoff(opts.loginFailuresFree, opts.loginBackoffMs);
     this.secureCookies = opts.secureCookies === true;
     this.tokensPerPerson = opts.tokensPerPerson ?? 50;
+    this.devices = opts.devices ?? null;
   }
 
   /** Live tokens one person may hold (each is a caller the limits count as that person; docs/security.md, "Limits"). */
@@ -140,7 +147,7 @@ export class IdentityRoutes {
     return `${SESSION_COOKIE}=${secret}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_DAYS * 86400}${secure}`;
   }
 
-  private send(res: ServerResponse, status: number, body: unknown, cookie?: string): void {
+  private send(res: ServerResponse, status: number, body: unknown, cookie?: string | string[]): void {
     if (cookie) res.setHeader('set-cookie', cookie);
     sendJson(res, status, body);
   }
@@ -235,12 +242,32 @@ export class IdentityRoutes {
   }
 
   // POST /auth/login {login, password}
-  login = async ({ req, res, body: b }: Ctx<{ login: string; password: string }>): Promise<void> => {
-    const login = b.login.trim().toLowerCase();
+  login = async (c: Ctx<{ login: string; password: string }>): Promise<void> => {
+    const login = c.body.login.trim().toLowerCase();
+    // A browser this person signed in from before (a device cookie naming them): its own limits and
+    // its own share of the password-check gate, apart from its address (devices.ts, signin-limits.ts).
+    const device = this.devices?.verify(c.req) ?? null;
+    const known = device && this.s.byLogin.get(login) === device.uid ? device : null;
+    const slot = known ? `device:${known.id}` : `ip:${c.req.socket.remoteAddress ?? '?'}`;
+    if (!this.slots.take(slot, known ? SIGNIN_PER_DEVICE : SIGNIN_PER_ADDRESS)) {
+      c.res.setHeader('retry-after', '1');
+      throw new HttpError(429, 'too_many', `too many sign-ins at once from ${known ? 'this browser' : 'your address'} (at most ${known ? SIGNIN_PER_DEVICE : SIGNIN_PER_ADDRESS}); retry in a moment`);
+    }
+    try {
+      await this.signIn(c, login, known ? known.id : null);
+    } finally {
+      this.slots.give(slot);
+    }
+  };
+
+  /** A sign-in past the per-caller limits; `device`: the known browser's id (its own gate share and backoff). */
+  private async signIn({ req, res, body: b }: Ctx<{ login: string; password: string }>, login: string, device: string | null): Promise<void> {
+    const lane = device ? 'known' : 'anyone';
     // Too many password checks at once (secrets.ts): refused before anything is counted against the login.
-    if (scryptFull()) throw new ScryptBusy();
-    // One login failing from many addresses waits (backoff.ts), before any password is checked.
-    const wait = this.backoff.begin(login);
+    if (scryptFull(lane)) throw new ScryptBusy();
+    // One login failing from many addresses waits (backoff.ts), before any password is checked. A known
+    // browser's failures are counted on the browser, so strangers failing at this login do not lock it out.
+    const wait = this.backoff.begin(device ? `device:${device}` : login);
     if (wait > 0) {
       const s = Math.ceil(wait / 1000);
       res.setHeader('retry-after', String(s));
@@ -252,9 +279,9 @@ export class IdentityRoutes {
     // An unknown login costs one scrypt too (against a dummy hash of the
     // current parameters) and answers the same: neither its time nor its
     // answer tells whether the account exists.
-    const ok = u ? await verifyPassword(b.password, u.passwordHash) : await verifyNobody(b.password);
+    const ok = u ? await verifyPassword(b.password, u.passwordHash, lane) : await verifyNobody(b.password);
     if (!u || !ok) throw new HttpError(401, 'unauthorized', 'wrong login or password');
-    this.backoff.succeeded(login);
+    this.backoff.succeeded(device ? `device:${device}` : login);
     // A hash made with less than the current cost is made again now, while the password is at hand.
     if (needsRehash(u.passwordHash)) {
       await this.id.append([{ type: 'user.password', uid: u.uid, passwordHash: await hashPassword(b.password), replaces: u.passwordHash, reason: 'rehash' }]);
@@ -262,6 +289,9 @@ export class IdentityRoutes {
     const fp = fingerprint(b);
     const again = this.secrets.get(key, fp);
     if (again) return this.send(res, 200, again.body, again.cookie);
+    // This browser is known from now on (a new device cookie unless it carries one of this person's).
+    if (!device) await this.devices?.ensure();
+    const known = device || !this.devices ? [] : [this.devices.header(u.uid, this.secureCookies || !!(req.socket as { encrypted?: boolean }).encrypted)];
     let { event, cookie } = this.openLogin(req, u.uid);
     const r = await this.id.append([event], key);
     if (r.duplicate) {
@@ -271,9 +301,9 @@ export class IdentityRoutes {
       await this.id.append([event]);
     }
     const body = { ok: true, user: this.userView(u.uid), projects: this.projectsOf({ kind: 'person', uid: u.uid, name: u.name }) };
-    this.secrets.put(key, fp, body, cookie);
-    this.send(res, 200, body, cookie);
-  };
+    this.secrets.put(key, fp, body, [cookie, ...known]);
+    this.send(res, 200, body, [cookie, ...known]);
+  }
 
   // POST /auth/logout
   logout = async ({ req, res, principal: p }: Ctx): Promise<void> => {

@@ -58,14 +58,34 @@ export function scryptRuns(): number {
  * threads (which file reads and DNS share) for a quarter to half a second,
  * so sign-ins from many addresses at once must not take them all: with two
  * running the server holds at most 256 MiB for passwords and keeps two pool
- * threads for everything else. Past the queue a password check is refused
+ * threads for everything else (one more for a known browser, below). Past the queue a password check is refused
  * at once with 503 and `Retry-After` (`ScryptBusy`), before anything is
  * counted; a queue of 32 is a few seconds of waiting at most.
  */
 export const SCRYPT_RUNNING = 2;
 export const SCRYPT_WAITING = 32;
-let running = 0;
-const waiting: (() => void)[] = [];
+/**
+ * The share of the gate kept for sign-ins from a browser that signed in
+ * before (a device cookie, devices.ts): one computation of its own and a
+ * queue of 8, apart from the two above and their 32, so a flood of
+ * strangers' sign-ins that fills those never makes a known browser wait for
+ * them. At most 3 run at once then (384 MiB).
+ */
+export const SCRYPT_RUNNING_KNOWN = 1;
+export const SCRYPT_WAITING_KNOWN = 8;
+/** Whose password check it is: `known` a sign-in from a browser that signed in before (its own share of the gate). */
+export type GateLane = 'anyone' | 'known';
+
+interface Pool {
+  max: number;
+  queue: number;
+  running: number;
+  waiting: (() => void)[];
+}
+const pools: Record<GateLane, Pool> = {
+  anyone: { max: SCRYPT_RUNNING, queue: SCRYPT_WAITING, running: 0, waiting: [] },
+  known: { max: SCRYPT_RUNNING_KNOWN, queue: SCRYPT_WAITING_KNOWN, running: 0, waiting: [] },
+};
 
 /** A password check refused because too many are running and waiting already. */
 export class ScryptBusy extends HttpError {
@@ -74,39 +94,41 @@ export class ScryptBusy extends HttpError {
   }
 }
 
-/** Whether a password check started now would be refused (the gate is full). */
-export function scryptFull(): boolean {
-  return running >= SCRYPT_RUNNING && waiting.length >= SCRYPT_WAITING;
+/** Whether a password check started now in `lane` would be refused (its share of the gate is full). */
+export function scryptFull(lane: GateLane = 'anyone'): boolean {
+  const p = pools[lane];
+  return p.running >= p.max && p.waiting.length >= p.queue;
 }
 
-/** How many password checks run and wait now (tests and the bench read it). */
-export function scryptLoad(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
+/** How many password checks run and wait now, strangers' (`running`, `waiting`) and known browsers' (tests and the bench read it). */
+export function scryptLoad(): { running: number; waiting: number; runningKnown: number; waitingKnown: number } {
+  return { running: pools.anyone.running, waiting: pools.anyone.waiting.length, runningKnown: pools.known.running, waitingKnown: pools.known.waiting.length };
 }
 
-function release(): void {
-  const next = waiting.shift();
+function release(p: Pool): void {
+  const next = p.waiting.shift();
   if (next) next();
-  else running--;
+  else p.running--;
 }
 
-function scrypt(password: string, salt: Buffer, keylen: number, c: ScryptCost): Promise<Buffer> {
-  if (scryptFull()) return Promise.reject(new ScryptBusy());
+function scrypt(password: string, salt: Buffer, keylen: number, c: ScryptCost, lane: GateLane = 'anyone'): Promise<Buffer> {
+  if (scryptFull(lane)) return Promise.reject(new ScryptBusy());
+  const pool = pools[lane];
   const opts: ScryptOptions = { N: c.N, r: c.r, p: c.p, maxmem: maxmemOf(c) };
   const run = (ok: (b: Buffer) => void, fail: (e: Error) => void) => {
     runs++;
     scryptCb(password, salt, keylen, opts, (err, key) => {
-      release();
+      release(pool);
       if (err) fail(err);
       else ok(key);
     });
   };
   return new Promise((ok, fail) => {
     // A slot passes from one computation to the next waiting one (release), so `running` counts slots held.
-    if (running < SCRYPT_RUNNING) {
-      running++;
+    if (pool.running < pool.max) {
+      pool.running++;
       run(ok, fail);
-    } else waiting.push(() => run(ok, fail));
+    } else pool.waiting.push(() => run(ok, fail));
   });
 }
 
@@ -128,10 +150,10 @@ function parse(stored: string): { c: ScryptCost; salt: Buffer; want: Buffer } | 
   return { c: { N, r, p }, salt, want };
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword(password: string, stored: string, lane: GateLane = 'anyone'): Promise<boolean> {
   const h = parse(stored);
   if (!h) return false;
-  const got = await scrypt(password, h.salt, h.want.length, h.c);
+  const got = await scrypt(password, h.salt, h.want.length, h.c, lane);
   return timingSafeEqual(got, h.want);
 }
 
