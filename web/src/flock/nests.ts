@@ -135,9 +135,10 @@ export function authorWords(author: string): string {
   return personWords(author);
 }
 
-/** Whether this browser answers asks: local mode (one person, the owner), or the owner role in the page's project. */
+/** Whether this browser answers (and parks) asks: local mode (one person, the owner), or the owner role in the page's project. */
 export function answersAsks(who: Who): boolean {
-  if (who.mode === 'local') return true;
+  // Until the server answered, as local mode (the server refuses a wrong answerer anyway).
+  if (who.mode !== 'shared') return true;
   return who.projects.find((p) => p.id === pageProject())?.role === 'owner';
 }
 

@@ -12,7 +12,8 @@ import { SERVICE_NAMES, WORKER_NAMES } from '../../../../src/core/personas.js';
 import { postJson } from '../../shared/api.js';
 import { nameHeaders } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
-import { authorWords } from '../nests.js';
+import { useWho } from '../../shared/projects.js';
+import { answersAsks, authorWords } from '../nests.js';
 import { snippet } from './NestChat.js';
 
 /** The headers the owner may send over HTTP: the crow kinds and ask_owner (nudge and flag are the harness's and the Sentry's). */
@@ -36,6 +37,8 @@ export function Composer(props: {
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<{ status: number; message: string } | null>(null);
   const id = `nc-${nest.nest_id}`;
+  // Only the owner parks an ask (a member's ask_owner header would be dropped by the server).
+  const headers = answersAsks(useWho()) ? HEADERS : CROW_KINDS;
 
   // Who a message can be to: the nest's crows first, then the rest of the flock, then the service roles.
   const here = [...nest.core, ...[...nest.invited].filter((c) => !nest.core.includes(c))];
@@ -97,7 +100,7 @@ export function Composer(props: {
           <span>Kind</span>
           <select data-testid="nest-kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
             <option value="">Jev decides</option>
-            {HEADERS.map((k) => (
+            {headers.map((k) => (
               <option key={k} value={k}>
                 {k === 'ask_owner' ? 'ask_owner (a decision for yourself)' : k}
               </option>
