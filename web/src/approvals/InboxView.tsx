@@ -12,6 +12,7 @@ import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { Notifications } from '../shared/Notifications.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
+import { TrustLine } from '../shared/approvals/TrustLine.js';
 import { decisionOfPath, firstLook } from '../shared/approvals/first.js';
 import { pageProject } from '../shared/scope.js';
 import { useNow } from '../shared/time.js';
@@ -71,7 +72,7 @@ function Decision(props: { id: string; project: string }) {
       ) : (
         <p class="inbox-out" data-testid="decision-outcome">
           <span class="inbox-outcome">{OUTCOME[a.status] ?? a.status}</span> <code class="inbox-tool">{a.tool}</code> {a.askerName}
-          {a.decidedBy && <> · by {a.decidedBy}</>}
+          {a.trust ? <TrustLine a={a} project={props.project} /> : a.decidedBy && <> · by {a.decidedBy}</>}
         </p>
       )}
     </section>
@@ -119,7 +120,7 @@ export function InboxView() {
                 <span class="inbox-outcome">{OUTCOME[a.status] ?? a.status}</span> <code class="inbox-tool">{a.tool}</code> <span class="inbox-digest">{a.input}</span>
                 <span class="inbox-meta">
                   {a.askerName}
-                  {a.decidedBy && <> · by {a.decidedBy}</>}
+                  {a.trust ? <TrustLine a={a} /> : a.decidedBy && <> · by {a.decidedBy}</>}
                   {a.decidedAt !== null && <> · {new Date(a.decidedAt).toLocaleTimeString()}</>}
                 </span>
               </li>

@@ -1,0 +1,67 @@
+// Earned trust in the inbox, in a real Chromium (issue 30 point 3): a call
+// allowed by trust reads "allowed by trust" in the inbox's history with who
+// earned it, and a person's Revoke drops the team a level, so the next such
+// call waits for a person.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inProcess } from './support/server.js';
+import { chromiumPath, launch } from './support/browser.js';
+import { need } from './support/env.js';
+import { until } from './support/until.js';
+import { decide, pendingOf } from './support/approvals-http.js';
+import type { Roost } from '../src/server/index.js';
+
+const exe = chromiumPath();
+const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
+const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8')) as Record<string, unknown>;
+const HOLD = '/hooks/claude-code?approvals=Bash&window=120000&hold=1&team=alpha';
+
+let srv: Roost;
+before(async () => {
+  srv = await inProcess();
+});
+after(async () => {
+  await srv?.close();
+});
+
+function npmTest(): Promise<any> {
+  const payload = { ...PRE_BASH, tool_input: { command: 'npm test' }, tool_use_id: `toolu_${Math.random().toString(36).slice(2)}` };
+  return fetch(srv.url + HOLD, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) }).then((r) => r.json());
+}
+
+test('the inbox shows "allowed by trust" with who earned it; Revoke makes the next call wait', { timeout: 120_000 }, async (t) => {
+  if (!need(t, exe !== null, 'chromium is not installed')) return;
+  const on = await fetch(srv.url + '/api/trust/agents', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ on: true }) });
+  assert.equal(on.status, 200);
+  for (let i = 0; i < 3; i++) {
+    const held = npmTest();
+    const a = await until('npm test waiting', async () => (await pendingOf(srv.url))[0], 10_000);
+    assert.equal((await decide(srv.url, a.id, 'allow', 'Pat')).status, 200);
+    await held;
+  }
+  const fourth = await npmTest();
+  assert.equal(fourth.hookSpecificOutput.permissionDecision, 'allow');
+
+  const b = await launch({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await b.context.newPage();
+    await page.goto(srv.url + '/inbox');
+    const line = page.locator('[data-testid="by-trust"]');
+    await line.waitFor();
+    assert.equal(await line.count(), 1);
+    assert.match((await line.textContent()) ?? '', /allowed by trust \(earned from Pat\)/);
+    await page.locator('[data-testid="trust-revoke"]').click();
+    await page.locator('[data-testid="trust-revoked"]').waitFor();
+  } finally {
+    await b.close();
+  }
+  const ledger = (await (await fetch(srv.url + '/api/trust')).json()) as any;
+  assert.equal(ledger.agents.holders[0].level, 1, 'a level down');
+  const fifth = npmTest();
+  const w = await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
+  assert.equal((await decide(srv.url, w.id, 'deny', 'Pat')).status, 200);
+  assert.equal((await fifth).hookSpecificOutput.permissionDecision, 'deny');
+});

@@ -1,0 +1,36 @@
+// "Allowed by trust" on a tool call the one trust ledger allowed at once
+// (docs/approvals.md "Earned trust"): who earned it, and a Revoke that drops
+// the team a level at that action class (the next such call waits).
+import { useState } from 'preact/hooks';
+import type { Approval } from '../../../../src/core/approvals.js';
+import { postJson } from '../api.js';
+import { inProject } from '../scope.js';
+
+export function TrustLine(props: { a: Approval; project?: string }) {
+  const { a } = props;
+  // '' (not yet), 'busy', 'done', or the refusal's message.
+  const [state, setState] = useState('');
+  if (!a.trust) return null;
+  const people = [...new Set(a.trust.because.map((b) => b.by).filter((b): b is string => !!b))];
+  const revoke = async () => {
+    setState('busy');
+    const r = await postJson(inProject(`/approvals/${encodeURIComponent(a.id)}/revoke`, props.project), {});
+    setState(r.ok ? 'done' : r.message || 'could not revoke');
+  };
+  return (
+    <>
+      {' · '}
+      <span class="inbox-by-trust" data-testid="by-trust" title={`${a.team} at "${a.actionClass ?? ''}"`}>
+        allowed by trust{people.length ? ` (earned from ${people.join(', ')})` : ''}
+      </span>{' '}
+      {state === 'done' ? (
+        <span data-testid="trust-revoked">revoked: the next one waits</span>
+      ) : (
+        <button type="button" class="inbox-revoke" data-testid="trust-revoke" disabled={state === 'busy'} onClick={() => void revoke()}>
+          Revoke
+        </button>
+      )}
+      {state && state !== 'busy' && state !== 'done' && <span role="alert"> {state}</span>}
+    </>
+  );
+}
