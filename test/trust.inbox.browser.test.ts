@@ -58,7 +58,7 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
   } finally {
     await b.close();
   }
-  const ledger = (await (await fetch(srv.url + '/api/trust')).json()) as any;
+  const ledger = (await (await fetch(srv.url + '/api/trust')).json());
   assert.equal(ledger.agents.holders[0].level, 1, 'a level down');
   const fifth = npmTest();
   const w = await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
