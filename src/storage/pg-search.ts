@@ -38,6 +38,7 @@ export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
    );
    CREATE INDEX search_docs_words ON search_docs USING gin (words);
    CREATE INDEX search_docs_at ON search_docs (project, at);
+   CREATE INDEX search_docs_team ON search_docs (project, team, at);
    CREATE TABLE search_heads (stream text PRIMARY KEY, indexed bigint NOT NULL);`;
 
 /** PostgreSQL's highest lexeme position. */

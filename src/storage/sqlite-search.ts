@@ -33,6 +33,7 @@ export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
      UNIQUE (stream, position)
    );
    CREATE INDEX search_docs_at ON search_docs (project, at);
+   CREATE INDEX search_docs_team ON search_docs (project, team, at);
    CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
    CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
 
