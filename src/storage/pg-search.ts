@@ -18,7 +18,7 @@
 // write is idempotent (ON CONFLICT DO NOTHING, marks only move up over runs
 // without a gap), so several nodes may index the same events.
 
-import type pg from 'pg';
+import pg from 'pg';
 import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
 import { projectStreams } from './sqlite-search.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
@@ -81,10 +81,25 @@ export class PgSearch {
   private pending: LogEntry[] = [];
   private writing: Promise<void> | null = null;
 
+  /**
+   * Searches run on a pool of their own whose sessions are read-only with a
+   * statement timeout (SEARCH_LIMITS.statementMs): one round trip per search,
+   * never a write, never longer than the timeout.
+   */
+  private pool: pg.Pool;
+
   constructor(
-    private pool: pg.Pool,
+    config: pg.ClientConfig,
     private q: Query,
-  ) {}
+  ) {
+    const options = `${config.options ?? ''} -c statement_timeout=${SEARCH_LIMITS.statementMs} -c default_transaction_read_only=on`.trim();
+    this.pool = new pg.Pool({ ...config, options, max: 2, application_name: 'roost-search' });
+    this.pool.on('error', (e) => console.error('roost: postgres connection lost (search pool):', e.message));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => {});
+  }
 
   /** The commit listener (this node's commits): indexed right after, in order. */
   committed(entries: LogEntry[]): void {
@@ -209,22 +224,13 @@ export class PgSearch {
     if (cursor) where.push(`(d.at, d.stream COLLATE "C", d.position) < (${arg(cursor[0])}, ${arg(cursor[1])}::text COLLATE "C", ${arg(cursor[2])})`);
     const sql = `SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
       ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}`;
-    // Bounded: the statement is cancelled past SEARCH_LIMITS.statementMs.
-    const c = await this.pool.connect().catch((e: unknown) => {
-      throw new StoreError('unavailable', `search failed: ${(e as Error).message}`, { cause: e });
-    });
+    // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
     let rows: DocRow[];
     try {
-      await c.query('BEGIN READ ONLY');
-      await c.query(`SET LOCAL statement_timeout = ${SEARCH_LIMITS.statementMs}`);
-      rows = (await c.query<DocRow>(sql, args)).rows;
-      await c.query('COMMIT');
+      rows = (await this.pool.query<DocRow>(sql, args)).rows;
     } catch (e) {
-      await c.query('ROLLBACK').catch(() => {});
       const code = (e as { code?: string }).code;
-      throw new StoreError(code === '57014' ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
-    } finally {
-      c.release();
+      throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
     }
     const more = rows.length > limit;
     const hits = rows.slice(0, limit).map((r) => ({

@@ -261,7 +261,7 @@ export class PostgresStore implements EventStore {
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
     // This node's commits are indexed right after they commit (see pg-search.ts).
-    this.searchIndex = new PgSearch(this.pool, (text, values) => this.q(text, values));
+    this.searchIndex = new PgSearch(config, (text, values) => this.q(text, values));
     this.listeners.add((_stream, _head, entries) => {
       if (entries && entries.length) this.searchIndex.committed(entries);
     });
@@ -291,6 +291,7 @@ export class PostgresStore implements EventStore {
         if (!store.closed) console.error('roost: indexing for search failed:', (e as Error).message);
       });
     } catch (cause) {
+      await store.searchIndex.close();
       await store.pool.end().catch(() => {});
       throw new StoreError(cause instanceof StoreError ? cause.kind : 'unavailable', `cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
     }
@@ -936,6 +937,7 @@ export class PostgresStore implements EventStore {
     const c = this.listenClient;
     this.listenClient = null;
     await c?.end().catch(() => {});
+    await this.searchIndex.close();
     await this.pool.end();
   }
 
