@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,restart-agents,fold,work-fold,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -608,6 +608,24 @@ async function main(): Promise<void> {
     }
     add({ workload: 'pure floor fold (200 agents, 8 teams)', metric: 'events/s', values: v, unit: 'ev/s', target: '> 1,000,000', ok: (m) => m > 1_000_000 });
     add({ workload: 'pure floor fold (200 agents, 8 teams)', metric: 'JSON.parse + fold, events/s', values: vp, unit: 'ev/s' });
+  }
+
+  if (want('search')) {
+    // Full-text search over a large log (bench/search.ts, docs/search.md): a two-word query with a team filter, first page.
+    const count = Number(args.events ?? (args.quick ? 100_000 : 1_000_000));
+    const p99: number[] = [];
+    const p50: number[] = [];
+    const size: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await child<{ p50: number; p99: number; indexBytes: number }>('search.js', [String(count)]);
+      p99.push(r.p99);
+      p50.push(r.p50);
+      size.push(r.indexBytes / count);
+    }
+    const label = `search, SQLite FTS5 (${count.toLocaleString('en')} floor events, 8 teams)`;
+    add({ workload: label, metric: 'two words + team, p99', values: p99, unit: 'ms', target: '< 50', ok: (m) => m < 50 });
+    add({ workload: label, metric: 'two words + team, p50', values: p50, unit: 'ms' });
+    add({ workload: label, metric: 'index bytes per event', values: size, unit: 'B' });
   }
 
   if (want('work-fold')) {

@@ -11,6 +11,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { searchContract } from './storage.search-contract.js';
 import { BROADCAST_MAX_BYTES, StoreError, type AppendResult, type EventStore, type LogEntry, type NewEvent, type StoreErrorKind } from '../src/storage/types.js';
 
 const ev = (tag: string | number, type = 'note'): NewEvent => ({ type, body: JSON.stringify({ tag }) });
@@ -652,6 +653,8 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       await sleep(200);
       assert.notEqual(heard.get(c)!.at(-1)!.payload, 'after close');
     });
+
+    searchContract(store, run);
   });
 }
 

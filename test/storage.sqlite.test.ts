@@ -41,7 +41,7 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
     assert.equal(s.epoch, 'legacy1', 'the epoch survives (live clients keep their cursors)');
     await checkLegacyKeys(s);
     const look = new Database(file, { readonly: true });
-    assert.deepEqual(look.prepare("SELECT value FROM meta WHERE key = 'schema'").get(), { value: '2' });
+    assert.deepEqual(look.prepare("SELECT value FROM meta WHERE key = 'schema'").get(), { value: '3' }, 'schema 3: the search index');
     look.close();
   } finally {
     await s.close();

@@ -8,6 +8,7 @@ import type { EventStore } from '../storage/types.js';
 import { FloorService, floorRoutes, floorScope } from './floor.js';
 import { ApprovalService, approvalsRoutes, approvalsScope } from './approvals.js';
 import { historyRoutes } from './timeline.js';
+import { searchRoutes } from './search.js';
 import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
 import { Live } from './live.js';
@@ -416,6 +417,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...serverRoutes(access, floor, store, live),
     ...floorRoutes(floors, live),
     ...historyRoutes(store, floors, approvalsByProject),
+    ...searchRoutes(store),
     ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),

@@ -43,6 +43,7 @@
 // senders repeat what matters.
 
 import pg from 'pg';
+import { PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
 import { randomUUID } from 'node:crypto';
 import {
   StoreError,
@@ -54,6 +55,8 @@ import {
   type EventStore,
   type LogEntry,
   type NewEvent,
+  type SearchPage,
+  type SearchQuery,
   type Snapshot,
   type StoreErrorKind,
   judgeKey,
@@ -166,6 +169,8 @@ const MIGRATIONS = [
    DROP TABLE idempotency;
    ALTER TABLE idempotency_scoped RENAME TO idempotency;
    ALTER INDEX idempotency_scoped_pkey RENAME TO idempotency_pkey;`,
+  // 4: the full-text index, derived from the log (pg-search.ts); filled by the catch-up at open.
+  PG_SEARCH_MIGRATION,
 ];
 
 /** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */
@@ -255,6 +260,23 @@ export class PostgresStore implements EventStore {
     this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, application_name: `roost:${schema}` });
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
+    // This node's commits are indexed right after they commit (see pg-search.ts).
+    this.searchIndex = new PgSearch(config, (text, values) => this.q(text, values));
+    this.listeners.add((_stream, _head, entries) => {
+      if (entries && entries.length) this.searchIndex.committed(entries);
+    });
+  }
+
+  private searchIndex: PgSearch;
+
+  async search(query: SearchQuery): Promise<SearchPage> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    return this.searchIndex.search(query);
+  }
+
+  async rebuildSearch(): Promise<number> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    return this.searchIndex.rebuild();
   }
 
   /** Connects, runs the migrations (once, even when several nodes start together) and starts listening. */
@@ -264,7 +286,12 @@ export class PostgresStore implements EventStore {
       await store.migrate();
       await store.listen();
       store.startPolling();
+      // Events stored before this version (or lost to a crash between a commit and its indexing).
+      store.searchIndex.backfill().catch((e) => {
+        if (!store.closed) console.error('roost: indexing for search failed:', (e as Error).message);
+      });
     } catch (cause) {
+      await store.searchIndex.close();
       await store.pool.end().catch(() => {});
       throw new StoreError(cause instanceof StoreError ? cause.kind : 'unavailable', `cannot open PostgreSQL store at ${redact(url)}: ${(cause as Error).message}`, { cause });
     }
@@ -901,6 +928,7 @@ export class PostgresStore implements EventStore {
       else await new Promise((r) => setImmediate(r));
     }
     if (this.notifying) await this.notifying;
+    await this.searchIndex.settled();
     // What was broadcast before close (a node's goodbye) leaves before the pool ends.
     while (this.broadcasting) await this.broadcasting;
     this.closed = true;
@@ -909,6 +937,7 @@ export class PostgresStore implements EventStore {
     const c = this.listenClient;
     this.listenClient = null;
     await c?.end().catch(() => {});
+    await this.searchIndex.close();
     await this.pool.end();
   }
 

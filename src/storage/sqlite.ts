@@ -43,6 +43,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
 import { CHECKPOINT_DEFAULTS, Checkpointer, type CheckpointOptions } from './sqlite-checkpoint.js';
+import { SEARCH_MIGRATION, SqliteSearch } from './sqlite-search.js';
 import {
   StoreError,
   checkBroadcast,
@@ -53,6 +54,8 @@ import {
   type EventStore,
   type LogEntry,
   type NewEvent,
+  type SearchPage,
+  type SearchQuery,
   type Snapshot,
   type StoreErrorKind,
   LAZY_SYNC_MS,
@@ -120,6 +123,8 @@ const MIGRATIONS = [
      FROM idempotency ORDER BY at, stream, first;
    DROP TABLE idempotency;
    ALTER TABLE idempotency_scoped RENAME TO idempotency;`,
+  // 3: the full-text index, derived from the log (sqlite-search.ts); filled by the catch-up at open.
+  SEARCH_MIGRATION,
 ];
 
 /** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
@@ -204,6 +209,24 @@ export class SqliteStore implements EventStore {
     };
     this.writer = new BatchWriter(this.db);
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
+    // The search index is written after each commit like a lazy append (see sqlite-search.ts).
+    this.searchIndex = new SqliteSearch(this.db, { before: () => this.synchronous(false), after: () => this.lazyCommitted() });
+    this.listeners.add((_stream, _head, entries) => {
+      if (entries && entries.length) this.searchIndex.committed(entries);
+    });
+    this.searchIndex.startBackfill(() => this.closed);
+  }
+
+  private searchIndex: SqliteSearch;
+
+  async search(query: SearchQuery): Promise<SearchPage> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    return this.searchIndex.search(query);
+  }
+
+  async rebuildSearch(): Promise<number> {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+    return this.searchIndex.rebuild();
   }
 
   private migrate(): void {
@@ -495,6 +518,11 @@ export class SqliteStore implements EventStore {
     // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
     await Promise.resolve();
+    try {
+      this.searchIndex.drain();
+    } catch (e) {
+      console.error('roost: indexing for search failed', e);
+    }
     if (this.syncTimer) {
       this.clearSync();
       this.syncRow();

@@ -154,7 +154,7 @@ export interface StoreCapabilities {
   crossNodeBroadcast: boolean;
 }
 
-export interface EventStore {
+export interface EventStore extends SearchIndex {
   readonly kind: string;
   readonly capabilities: StoreCapabilities;
   /** Changes only if the log is ever rebuilt; part of every live frame id. */
@@ -259,4 +259,78 @@ export function judgeKey(
   const r: AppendResult = { first: prior.first, last: prior.last, duplicate: true };
   if (prior.answer !== null) r.answer = prior.answer;
   return r;
+}
+
+/**
+ * A full-text search of one project's indexed streams (src/core/search-text.ts
+ * says which, and what of an event is searched). `q` is the caller's text as
+ * typed: the store never hands it to its engine raw (see parseQuery). Newest
+ * first: by append time, then stream and position, descending.
+ */
+export interface SearchQuery {
+  project: string;
+  q: string;
+  team?: string;
+  agent?: string;
+  /** The event's type (`tool`, `approval.requested`, `nest.message`, ...). */
+  kind?: string;
+  /** Append time, ms: from inclusive, to exclusive. */
+  from?: number;
+  to?: number;
+  /** From a previous page's `next`. */
+  cursor?: string;
+  /** Hits per page, at most SEARCH_LIMITS.maxPage. */
+  limit?: number;
+}
+
+export interface SearchHit {
+  stream: string;
+  position: number;
+  /** Server time of the append, ms. */
+  at: number;
+  family: string;
+  kind: string;
+  agent: string;
+  team: string;
+  /** Up to 200 characters of the event's text around the first match, matched words marked «so». */
+  snippet: string;
+}
+
+export interface SearchPage {
+  hits: SearchHit[];
+  /** The cursor of the next page, null on the last. */
+  next: string | null;
+}
+
+export const SEARCH_LIMITS = {
+  page: 20,
+  maxPage: 100,
+  /** PostgreSQL: a search statement is cancelled after this long (ms) and answers 'unavailable'. */
+  statementMs: 2_000,
+  /** Events indexed per transaction when catching up or rebuilding. */
+  chunk: 2_000,
+} as const;
+
+/** What every store's search takes apart the same way: the cursor (append time, stream, position of the last hit). */
+export function encodeSearchCursor(h: { at: number; stream: string; position: number }): string {
+  return Buffer.from(JSON.stringify([h.at, h.stream, h.position])).toString('base64url');
+}
+
+export function decodeSearchCursor(c: string | undefined): [number, string, number] | null {
+  if (c === undefined || c === '') return null;
+  try {
+    if (c.length > 1_000) throw new Error('long');
+    const v = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 3 && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && Number.isSafeInteger(v[2])) return [v[0], v[1], v[2]];
+  } catch {
+    // fall through
+  }
+  throw new StoreError('bad_input', 'a search cursor is what a previous page gave as `next`');
+}
+
+/** Full-text search over the log, kept as an index derived from it (docs/search.md). */
+export interface SearchIndex {
+  search(query: SearchQuery): Promise<SearchPage>;
+  /** Drops the index and fills it again from the stored events; resolves with the number of events indexed. */
+  rebuildSearch(): Promise<number>;
 }

@@ -1,0 +1,78 @@
+// Search across a project (docs/search.md):
+//
+//   GET /api/search?q=<words and "phrases">[&team=][&agent=][&kind=][&from=][&to=][&cursor=][&limit=]
+//
+// A viewer route: the project is the caller's grant's, so a viewer of one
+// project finds nothing of another. The store's full-text index answers
+// (EventStore.search); the query is only ever words (src/core/search-text.ts).
+
+import { HttpError, sendJson } from './http.js';
+import { route, type Route } from './route.js';
+import { QUERY_LIMITS } from '../core/search-text.js';
+import { SEARCH_LIMITS, type EventStore, type SearchQuery } from '../storage/types.js';
+
+export const SEARCH_PARAM_LIMITS = {
+  /** The longest `q` taken (longer is a 400); only its first QUERY_LIMITS.chars are read. */
+  q: 10_000,
+  filter: 256,
+  cursor: 1_000,
+} as const;
+
+/** A time bound: milliseconds since the epoch, or a date the platform reads (ISO 8601). */
+function timeOf(name: string, v: string | null): number | undefined {
+  if (v === null || v === '') return undefined;
+  if (v.length > 64) throw new HttpError(400, 'bad_request', `"${name}" is a time: milliseconds or an ISO date`);
+  const t = /^\d{1,16}$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isSafeInteger(t)) throw new HttpError(400, 'bad_request', `"${name}" is a time: milliseconds or an ISO date`);
+  return t;
+}
+
+function filterOf(url: URL, name: string, max: number = SEARCH_PARAM_LIMITS.filter): string | undefined {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') return undefined;
+  if (v.length > max) throw new HttpError(400, 'bad_request', `"${name}" is longer than ${max} characters`);
+  return v;
+}
+
+export function searchRoutes(store: EventStore): Route[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/search',
+      auth: 'viewer',
+      doc: `?q= (words, "phrases"; at most ${QUERY_LIMITS.terms} terms), team=, agent=, kind=, from=, to= (ms or ISO), cursor=, limit= up to ${SEARCH_LIMITS.maxPage}; newest first`,
+      handler: async ({ res, url, grant }) => {
+        const q = url.searchParams.get('q') ?? '';
+        if (q.length > SEARCH_PARAM_LIMITS.q) throw new HttpError(400, 'bad_request', `"q" is longer than ${SEARCH_PARAM_LIMITS.q} characters`);
+        const rawLimit = url.searchParams.get('limit');
+        let limit: number = SEARCH_LIMITS.page;
+        if (rawLimit !== null) {
+          if (!/^\d{1,6}$/.test(rawLimit) || Number(rawLimit) < 1) throw new HttpError(400, 'bad_request', '"limit" must be a whole number from 1');
+          limit = Math.min(SEARCH_LIMITS.maxPage, Number(rawLimit));
+        }
+        const project = grant!.project;
+        const query: SearchQuery = {
+          project,
+          q,
+          team: filterOf(url, 'team'),
+          agent: filterOf(url, 'agent'),
+          kind: filterOf(url, 'kind'),
+          from: timeOf('from', url.searchParams.get('from')),
+          to: timeOf('to', url.searchParams.get('to')),
+          cursor: filterOf(url, 'cursor', SEARCH_PARAM_LIMITS.cursor),
+          limit,
+        };
+        const page = await store.search(query);
+        sendJson(res, 200, {
+          hits: page.hits.map((h) => ({
+            ...h,
+            ts: new Date(h.at).toISOString(),
+            // The live scope the moment belongs to (what the web app opens).
+            scope: `${h.family}:${project}`,
+          })),
+          next: page.next,
+        });
+      },
+    }),
+  ];
+}

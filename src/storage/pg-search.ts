@@ -1,0 +1,248 @@
+// PostgreSQL's full-text index (docs/search.md): one row per searchable event
+// in `search_docs`, its words in a tsvector column under a GIN index. Derived
+// from the log, never the source of truth: `rebuild()` empties it and fills
+// it again from the events.
+//
+// The tsvector and the tsquery are built here from the words of
+// src/core/search-text.ts (the same words SQLite's FTS5 indexes), as quoted
+// lexemes with their positions, never by PostgreSQL's parser (which would keep
+// `a/b.ts` as one token, where FTS5 sees three words) and never from a
+// caller's text: both stores then match alike.
+//
+// Kept current right after each commit of this node, not inside the append's
+// transaction: the append path (its one round trip, its retries) stays as it
+// is, and a failed or lost index write costs nothing that cannot be redone.
+// `search_heads` holds, per stream, the position up to which every event is
+// indexed; a search first indexes whatever its project's streams hold past
+// their mark (other nodes' commits not indexed yet, a crash's gap), and every
+// write is idempotent (ON CONFLICT DO NOTHING, marks only move up over runs
+// without a gap), so several nodes may index the same events.
+
+import pg from 'pg';
+import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
+import { projectStreams } from './sqlite-search.js';
+import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
+
+export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
+     stream text NOT NULL,
+     position bigint NOT NULL,
+     at bigint NOT NULL,
+     project text NOT NULL,
+     family text NOT NULL,
+     kind text NOT NULL,
+     agent text NOT NULL,
+     team text NOT NULL,
+     text text NOT NULL,
+     words tsvector NOT NULL,
+     PRIMARY KEY (stream, position)
+   );
+   CREATE INDEX search_docs_words ON search_docs USING gin (words);
+   CREATE INDEX search_docs_at ON search_docs (project, at);
+   CREATE INDEX search_docs_team ON search_docs (project, team, at);
+   CREATE TABLE search_heads (stream text PRIMARY KEY, indexed bigint NOT NULL);`;
+
+/** PostgreSQL's highest lexeme position. */
+const POS_MAX = 16383;
+
+/** A tsvector literal of space-separated words: each quoted, with its positions (1-based). */
+export function tsvectorOf(words: string): string {
+  const at = new Map<string, number[]>();
+  let i = 0;
+  for (const w of words.split(' ')) {
+    if (!w) continue;
+    i = Math.min(i + 1, POS_MAX);
+    const l = at.get(w);
+    if (l) l.push(i);
+    else at.set(w, [i]);
+  }
+  return [...at].map(([w, ps]) => `'${w.replace(/'/g, "''").replace(/\\/g, '\\\\')}':${ps.join(',')}`).join(' ');
+}
+
+/** A tsquery literal of parsed terms: every term required, a phrase's words adjacent. */
+function tsqueryOf(terms: string[][]): string {
+  const q = (w: string): string => `'${w.replace(/'/g, "''").replace(/\\/g, '\\\\')}'`;
+  return terms.map((t) => (t.length === 1 ? q(t[0]) : `(${t.map(q).join(' <-> ')})`)).join(' & ');
+}
+
+interface DocRow {
+  stream: string;
+  position: string;
+  at: string;
+  family: string;
+  kind: string;
+  agent: string;
+  team: string;
+  text: string;
+}
+
+type Query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+
+export class PgSearch {
+  private pending: LogEntry[] = [];
+  private writing: Promise<void> | null = null;
+
+  /**
+   * Searches run on a pool of their own whose sessions are read-only with a
+   * statement timeout (SEARCH_LIMITS.statementMs): one round trip per search,
+   * never a write, never longer than the timeout.
+   */
+  private pool: pg.Pool;
+
+  constructor(
+    config: pg.ClientConfig,
+    private q: Query,
+  ) {
+    const options = `${config.options ?? ''} -c statement_timeout=${SEARCH_LIMITS.statementMs} -c default_transaction_read_only=on`.trim();
+    this.pool = new pg.Pool({ ...config, options, max: 2, application_name: 'roost-search' });
+    this.pool.on('error', (e) => console.error('roost: postgres connection lost (search pool):', e.message));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => {});
+  }
+
+  /** The commit listener (this node's commits): indexed right after, in order. */
+  committed(entries: LogEntry[]): void {
+    if (searchStreamOf(entries[0].stream) === null) return;
+    for (const e of entries) this.pending.push(e);
+    if (!this.writing) this.writing = this.drainLoop();
+  }
+
+  private async drainLoop(): Promise<void> {
+    try {
+      while (this.pending.length) {
+        const batch = this.pending.splice(0, SEARCH_LIMITS.chunk);
+        try {
+          await this.write(batch);
+        } catch (e) {
+          // Nothing lost: the marks did not move; the next search catches up.
+          console.error('roost: indexing for search failed:', (e as Error).message);
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /** Waits for this node's queued index writes. */
+  async settled(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /** Indexes entries (in position order per stream) and moves the marks over runs that start at or before them. */
+  private async write(entries: LogEntry[]): Promise<void> {
+    const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    const spans = new Map<string, [number, number]>();
+    for (const e of entries) {
+      const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
+      if (doc) {
+        const row = [e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.text, tsvectorOf(doc.words)];
+        for (let k = 0; k < row.length; k++) cols[k].push(row[k]);
+      }
+      const s = spans.get(e.stream);
+      if (s) s[1] = e.position;
+      else spans.set(e.stream, [e.position, e.position]);
+    }
+    const ss = [...spans.keys()];
+    const fs = ss.map((s) => spans.get(s)![0]);
+    const ls = ss.map((s) => spans.get(s)![1]);
+    // One statement: the docs, then the marks (a mark moves only over a run starting at or before it).
+    await this.q(
+      `WITH d AS (
+         INSERT INTO search_docs (stream, position, at, project, family, kind, agent, team, text, words)
+         SELECT s, p, a, pr, f, k, ag, t, x, w::tsvector
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(s, p, a, pr, f, k, ag, t, x, w)
+         ON CONFLICT DO NOTHING RETURNING 1
+       ), up AS (
+         UPDATE search_heads h SET indexed = u.l
+         FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l)
+         WHERE h.stream = u.s AND h.indexed >= u.f - 1 AND h.indexed < u.l
+         RETURNING 1
+       )
+       INSERT INTO search_heads (stream, indexed)
+       SELECT s, l FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l) WHERE f = 1
+       ON CONFLICT (stream) DO NOTHING`,
+      [...cols, ss, fs, ls],
+    );
+  }
+
+  /** Indexes `streams` past their marks. */
+  private async catchUp(streams: string[]): Promise<void> {
+    for (let round = 0; ; round++) {
+      const r = await this.q<{ stream: string; head: string; indexed: string }>(
+        `SELECT s.stream, s.head, COALESCE(h.indexed, 0) AS indexed FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
+         WHERE s.stream = ANY($1::text[]) AND s.head > COALESCE(h.indexed, 0)`,
+        [streams],
+      );
+      if (r.rows.length === 0) return;
+      for (const row of r.rows) {
+        const e = await this.q<{ stream: string; position: string; type: string; body: string; at: string }>(
+          'SELECT stream, position, type, body, at FROM events WHERE stream = $1 AND position > $2 ORDER BY position LIMIT $3',
+          [row.stream, row.indexed, SEARCH_LIMITS.chunk],
+        );
+        await this.write(e.rows.map((x) => ({ stream: x.stream, position: Number(x.position), type: x.type, body: x.body, at: Number(x.at) })));
+      }
+      if (round > 100_000) throw new StoreError('internal', 'the search index does not catch up');
+    }
+  }
+
+  async rebuild(): Promise<number> {
+    await this.settled();
+    await this.q('TRUNCATE search_docs, search_heads', []);
+    const r = await this.q<{ stream: string }>('SELECT stream FROM streams', []);
+    const streams = r.rows.map((x) => x.stream).filter((s) => searchStreamOf(s) !== null);
+    await this.catchUp(streams);
+    const n = await this.q<{ n: string }>('SELECT COUNT(*) AS n FROM search_docs', []);
+    return Number(n.rows[0].n);
+  }
+
+  /** Catches up every indexed stream (at open, in the background). */
+  async backfill(): Promise<void> {
+    const r = await this.q<{ stream: string }>('SELECT stream FROM streams', []);
+    await this.catchUp(r.rows.map((x) => x.stream).filter((s) => searchStreamOf(s) !== null));
+  }
+
+  async search(query: SearchQuery): Promise<SearchPage> {
+    const terms = parseQuery(query.q);
+    const limit = Math.max(1, Math.min(SEARCH_LIMITS.maxPage, Math.floor(query.limit ?? SEARCH_LIMITS.page)));
+    const cursor = decodeSearchCursor(query.cursor);
+    if (terms.length === 0) return { hits: [], next: null };
+    await this.settled();
+    await this.catchUp(projectStreams(query.project));
+    const where = ['d.words @@ $1::tsquery', 'd.project = $2'];
+    const args: unknown[] = [tsqueryOf(terms), query.project];
+    const arg = (v: unknown): string => {
+      args.push(v);
+      return `$${args.length}`;
+    };
+    if (query.team !== undefined) where.push(`d.team = ${arg(query.team)}`);
+    if (query.agent !== undefined) where.push(`d.agent = ${arg(query.agent)}`);
+    if (query.kind !== undefined) where.push(`d.kind = ${arg(query.kind)}`);
+    if (query.from !== undefined) where.push(`d.at >= ${arg(query.from)}`);
+    if (query.to !== undefined) where.push(`d.at < ${arg(query.to)}`);
+    // Streams order by their bytes ("C"), as SQLite's do.
+    if (cursor) where.push(`(d.at, d.stream COLLATE "C", d.position) < (${arg(cursor[0])}, ${arg(cursor[1])}::text COLLATE "C", ${arg(cursor[2])})`);
+    const sql = `SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
+      ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}`;
+    // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
+    let rows: DocRow[];
+    try {
+      rows = (await this.pool.query<DocRow>(sql, args)).rows;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
+    }
+    const more = rows.length > limit;
+    const hits = rows.slice(0, limit).map((r) => ({
+      stream: r.stream,
+      position: Number(r.position),
+      at: Number(r.at),
+      family: r.family,
+      kind: r.kind,
+      agent: r.agent,
+      team: r.team,
+      snippet: snippetOf(r.text, terms),
+    }));
+    return { hits, next: more ? encodeSearchCursor(hits[hits.length - 1]) : null };
+  }
+}
