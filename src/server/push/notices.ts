@@ -8,8 +8,11 @@
 //             fleet or verdict waits
 //   ask       approvals fold: a request of kind ask     /inbox/<id>
 //             (ask_owner) waits
-//   failed    floor fold: an agent's status became      /?agent=<id> (the floor)
-//             error
+//   failed    floor fold: an agent's phase became       /?agent=<id> (the floor)
+//             failed (status error)
+//   done      floor fold: an agent's phase became done  /?agent=<id>
+//             (Claude Code's Stop, a Work command done,
+//             a flock agent's item done)
 //   finished  flock: list.finished folded               /flock?list=<id>
 //
 // Every notice names its project, and its page carries `?project=` when it
@@ -17,6 +20,7 @@
 
 import type { Approval } from '../../core/approvals.js';
 import { waitingForYou } from '../../core/attention.js';
+import { phaseOf, transitionNotice, type AgentPhase } from '../../core/notify.js';
 import type { ApprovalService } from '../approvals.js';
 import type { FloorService } from '../floor.js';
 import type { FlockService } from '../flock/service.js';
@@ -26,6 +30,9 @@ import type { Notice, PushService } from './service.js';
 export function pageIn(path: string, project: string): string {
   return project === 'default' ? path : `${path}${path.includes('?') ? '&' : '?'}project=${encodeURIComponent(project)}`;
 }
+
+/** Agents whose last phase one floor's notices remember. */
+const PHASES_MAX = 10_000;
 
 const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
@@ -69,20 +76,34 @@ export class Notices {
     });
   }
 
-  /** A project's floor: an agent whose status became error. */
+  /**
+   * A project's floor: an agent that finished or failed, once per transition
+   * (src/core/notify.ts): a burst of events in the same phase sends nothing
+   * more. The last phase is kept per agent on this node (bounded: the oldest
+   * goes past PHASES_MAX); a node that starts folds the log first, so it
+   * knows each agent's phase before any fresh notice.
+   */
   floor(project: string, f: FloorService): void {
+    const phases = new Map<string, AgentPhase>();
     f.onStatus((agent, status, at) => {
-      if (status !== 'error') return;
+      const next = phaseOf(status);
+      const kind = transitionNotice(phases.get(agent), next);
+      phases.delete(agent);
+      phases.set(agent, next);
+      if (phases.size > PHASES_MAX) phases.delete(phases.keys().next().value!);
+      if (!kind) return;
       const a = f.state.agents.get(agent);
+      // A sub-agent's end is its session's business: its session's own Stop says the work is done.
+      if (kind === 'done' && a && a.parent !== null) return;
       const name = clip(a?.name || agent, 60);
       this.send({
-        kind: 'failed',
+        kind,
         project,
-        key: `failed:${project}:${agent}:${at}`,
-        title: `${name} failed`,
-        body: `Its status is error (${project}).`,
+        key: `${kind}:${project}:${agent}:${at}`,
+        title: kind === 'done' ? `${name} is done` : `${name} failed`,
+        body: kind === 'done' ? `It finished its turn (${project}).` : `Its status is error (${project}).`,
         url: pageIn(`/?agent=${encodeURIComponent(agent)}`, project),
-        tag: `failed:${agent}`,
+        tag: `${kind}:${agent}`,
         at,
         ttl: 3600,
         urgency: 'normal',
