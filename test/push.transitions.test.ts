@@ -141,3 +141,35 @@ test("shared mode: a member sets only their own choices and quiet hours; another
     await srv.close();
   }
 });
+
+test('a budget crossed is one "budget" notice per threshold, and a member who turned budget off in the project hears none', async () => {
+  const ps = await new PushServiceStandin().start();
+  const roost = await inProcess();
+  try {
+    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
+    const sub = ps.subscribe(publicKey);
+    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+    // The usage service writes budget.crossed once per budget version and threshold (its idempotency key); written twice, it is one commit.
+    const cross = (th: number, version: number) =>
+      roost.store.append('usage', [{ type: 'budget.crossed', body: JSON.stringify({ type: 'budget.crossed', threshold: th, version, costMicros: 1, limitMicros: 1, ts: Date.now() }) }], { idempotencyKey: `budget:${version}:${th}` });
+    await cross(80, 1);
+    await cross(80, 1);
+    await cross(100, 1);
+    await ps.until((m) => m.length >= 2);
+    await roost.notices.settled();
+    assert.deepEqual(
+      ps.messages.map((m) => [(m.payload as any).kind, (m.payload as any).title, (m.payload as any).url]),
+      [
+        ['budget', 'The budget is 80% spent', '/cost'],
+        ['budget', 'The budget is spent', '/cost'],
+      ],
+    );
+    assert.equal((await post(`${roost.url}/push/prefs`, { budget: false }, 'PUT')).status, 200);
+    await cross(80, 2);
+    await roost.notices.settled();
+    assert.equal(ps.messages.length, 2);
+  } finally {
+    await roost.close();
+    await ps.close();
+  }
+});
