@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { inProcess } from './support/server.js';
 import { PushServiceStandin } from './support/push-service.js';
 import { sharedServer, makeUser, call } from './support/shared.js';
+import { client } from './support/work-server.js';
 import { until } from './support/until.js';
 import { inQuietHours, minutesIn, phaseOf, quietAllows, transitionNotice } from '../src/core/notify.js';
 
@@ -168,6 +169,43 @@ test('a budget crossed is one "budget" notice per threshold, and a member who tu
     await cross(80, 2);
     await roost.notices.settled();
     assert.equal(ps.messages.length, 2);
+  } finally {
+    await roost.close();
+    await ps.close();
+  }
+});
+
+test('a Work command done is one "done" notice and a failed one one "failed", however often the bridge reports the end', async () => {
+  const ps = await new PushServiceStandin().start();
+  const roost = await inProcess();
+  try {
+    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
+    const sub = ps.subscribe(publicKey);
+    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+    const me = client(roost.url, null);
+    const space = (await me.post('/api/v2/spaces', { name: 'lap' })).json.id;
+    assert.equal((await me.post('/api/v2/projects/default/spaces', { space })).status, 200);
+    assert.equal((await me.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'a1', origin: 'bridge' }] })).status, 200);
+    const agent = `${space}:a1`;
+    const run = async (status: 'done' | 'failed') => {
+      const r = await me.post('/api/v2/commands', { project: 'default', agent, text: 'go' });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      const cmd = r.json.id;
+      assert.equal((await me.post(`/api/v2/spaces/${space}/executions`, { command: cmd, event: 'started' })).status, 200);
+      for (let i = 0; i < 3; i++) await me.post(`/api/v2/spaces/${space}/executions`, { command: cmd, event: 'finished', result: 'r', ...(status === 'failed' ? { status } : {}) });
+    };
+    await run('done');
+    await ps.until((m) => m.length >= 1);
+    await run('failed');
+    await ps.until((m) => m.length >= 2);
+    await roost.notices.settled();
+    assert.deepEqual(
+      ps.messages.map((m) => [(m.payload as any).kind, (m.payload as any).title, (m.payload as any).url]),
+      [
+        ['done', 'A Work command is done', '/work'],
+        ['failed', 'A Work command failed', '/work'],
+      ],
+    );
   } finally {
     await roost.close();
     await ps.close();
