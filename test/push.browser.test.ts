@@ -117,6 +117,13 @@ test('a push reaches the service worker, shows a notification, and its click ope
     // The notifications section knows this device is not subscribed through the browser (the stand-in's subscription is no browser's).
     await page.getByTestId('notify-state').getByText('Off for this device').waitFor();
     assert.equal(await page.getByTestId('notify-sound').isChecked(), false, 'the sound is off by default');
+    // Quiet hours, turned on in the section, are the member's, in this browser's time zone.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    await page.getByTestId('notify-quiet-on').check();
+    await until('quiet hours stored', async () => (await (await fetch(`${roost.url}/push`)).json()).quiet?.timeZone === zone, 10_000);
+    await page.getByTestId('notify-quiet-start').fill('21:30');
+    await until('the start changed', async () => (await (await fetch(`${roost.url}/push`)).json()).quiet?.start === '21:30', 10_000);
+    assert.deepEqual((await (await fetch(`${roost.url}/push`)).json()).quiet, { timeZone: zone, start: '21:30', end: '07:00', letWaiting: true });
 
     await decision.getByTestId('allow').click();
     const answer = await held;

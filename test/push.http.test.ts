@@ -41,7 +41,7 @@ test('an approval posted reaches the push service, encrypted for the subscriptio
   try {
     const info = await (await fetch(`${roost.url}/push`)).json();
     assert.match(info.publicKey, /^[A-Za-z0-9_-]{87}$/);
-    assert.deepEqual(info.prefs, { approval: true, ask: true, failed: true, finished: true });
+    assert.deepEqual(info.prefs, { approval: true, ask: true, failed: true, finished: true, done: true, budget: true });
     assert.deepEqual(info.subscriptions, []);
     // The browser subscribes with the server's key, and hands the subscription to Roost.
     const sub = ps.subscribe(info.publicKey);
@@ -106,10 +106,10 @@ test("each member's choices are kept per project: an approval they turned off is
 
     const off = await post(`${roost.url}/push/prefs`, { approval: false }, 'PUT');
     assert.equal(off.status, 200);
-    assert.deepEqual(off.json.prefs, { approval: false, ask: true, failed: true, finished: true });
+    assert.deepEqual(off.json.prefs, { approval: false, ask: true, failed: true, finished: true, done: true, budget: true });
     assert.equal((await post(`${roost.url}/push/prefs`, { approval: 'no' }, 'PUT')).status, 400);
     assert.equal((await post(`${roost.url}/push/prefs`, { sound: true }, 'PUT')).status, 400);
-    assert.deepEqual((await (await fetch(`${roost.url}/push?project=other`)).json()).prefs, { approval: true, ask: true, failed: true, finished: true });
+    assert.deepEqual((await (await fetch(`${roost.url}/push?project=other`)).json()).prefs, { approval: true, ask: true, failed: true, finished: true, done: true, budget: true });
 
     // A tool approval (off), then an ask_owner (on): only the ask arrives.
     await roost.approvals.request({ kind: 'tool', asker: 'bot-1', askerName: 'Bot One', source: 'cli', tool: 'Bash', input: 'rm -rf /tmp/x', window: 60_000 });

@@ -10,7 +10,10 @@
 //                                                     same id again replaces it (the browser's endpoint and keys
 //                                                     change, or another person signs in on that browser)
 //   push.unsubscribed { id, reason, ts }              removed by its member, or by the push service (404/410)
-//   push.prefs        { project, uid, prefs, ts }     what reaches a member in a project (NOTICE_KINDS: on/off)
+//   push.prefs        { project, uid, prefs, quiet?, ts }
+//                                                     what reaches a member in a project (NOTICE_KINDS: on/off);
+//                                                     `quiet` (the member's quiet hours, every project; null
+//                                                     clears them) when given
 //   push.sent         { key, ts }                     one notice claimed for sending (folds to nothing: its
 //                                                     idempotency key is what makes one node send it)
 //
@@ -23,12 +26,24 @@
 export const PUSH_STREAM = 'push';
 
 /** What a member may choose to hear about, per project. */
-export const NOTICE_KINDS = ['approval', 'ask', 'failed', 'finished'] as const;
+export const NOTICE_KINDS = ['approval', 'ask', 'failed', 'finished', 'done', 'budget'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 export type PushPrefs = Record<NoticeKind, boolean>;
 
 /** Every kind on: what a member hears until they choose. */
-export const DEFAULT_PREFS: Readonly<PushPrefs> = Object.freeze({ approval: true, ask: true, failed: true, finished: true });
+export const DEFAULT_PREFS: Readonly<PushPrefs> = Object.freeze({ approval: true, ask: true, failed: true, finished: true, done: true, budget: true });
+
+/**
+ * A member's quiet hours: nothing is pushed from `start` to `end` (minutes
+ * since midnight in `timeZone`, an IANA name; a window may wrap past
+ * midnight), except what waits for a person when `letWaiting`.
+ */
+export interface QuietHours {
+  timeZone: string;
+  start: number;
+  end: number;
+  letWaiting: boolean;
+}
 
 export const PUSH_LIMITS = {
   endpoint: 1000,
@@ -63,16 +78,31 @@ export interface PushState {
   subs: Map<string, PushSubscription>;
   /** `project\nuid` → prefs (absent: DEFAULT_PREFS). */
   prefs: Map<string, PushPrefs>;
+  /** uid → quiet hours (absent: none). */
+  quiet: Map<string, QuietHours>;
 }
 
 export function emptyPush(): PushState {
-  return { keys: null, subs: new Map(), prefs: new Map() };
+  return { keys: null, subs: new Map(), prefs: new Map(), quiet: new Map() };
 }
 
 const prefsKey = (project: string, uid: string) => `${project}\n${uid}`;
 
 export function prefsOf(s: PushState, project: string, uid: string): PushPrefs {
   return s.prefs.get(prefsKey(project, uid)) ?? DEFAULT_PREFS;
+}
+
+export function quietOf(s: PushState, uid: string): QuietHours | null {
+  return s.quiet.get(uid) ?? null;
+}
+
+/** Quiet hours from anything, or null (none, or not well formed; the zone's validity is the server's check). */
+export function cleanQuiet(raw: unknown): QuietHours | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const q = raw as Record<string, unknown>;
+  const minute = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 1440;
+  if (typeof q.timeZone !== 'string' || q.timeZone.length === 0 || q.timeZone.length > 64 || !minute(q.start) || !minute(q.end)) return null;
+  return { timeZone: q.timeZone, start: q.start as number, end: q.end as number, letWaiting: q.letWaiting === true };
 }
 
 /** A member's subscriptions in a project, oldest first. */
@@ -138,6 +168,11 @@ export function applyPush(s: PushState, raw: unknown): void {
       const uid = str(e.uid, PUSH_LIMITS.uid);
       if (!project || !uid) return;
       s.prefs.set(prefsKey(project, uid), cleanPrefs(e.prefs, prefsOf(s, project, uid)));
+      if (e.quiet === null) s.quiet.delete(uid);
+      else if (e.quiet !== undefined) {
+        const q = cleanQuiet(e.quiet);
+        if (q) s.quiet.set(uid, q);
+      }
       return;
     }
     default:

@@ -281,6 +281,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   await push.start();
   const notices = new Notices(push);
+  const stopCommitNotices = notices.commits(store);
   // Outbound webhooks: folded from their stream; the lease holder sends (docs/webhooks.md).
   const webhooks = new WebhookService(store, {
     backoffMs: cfg.webhookBackoffMs,
@@ -500,6 +501,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       await identity.stop();
       await fleet.stop();
       await work.stop();
+      stopCommitNotices();
       await notices.settled();
       triggers.stop();
       await triggers.settled();

@@ -22,7 +22,8 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import webpush from 'web-push';
-import { applyPush, emptyPush, prefsOf, projectSubscriptions, subscriptionsOf, PUSH_LIMITS, PUSH_STREAM, type NoticeKind, type PushState, type PushSubscription } from '../../core/push.js';
+import { quietAllows, validTimeZone } from '../../core/notify.js';
+import { applyPush, emptyPush, prefsOf, quietOf, projectSubscriptions, subscriptionsOf, PUSH_LIMITS, PUSH_STREAM, type NoticeKind, type PushState, type QuietHours, type PushSubscription } from '../../core/push.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { StreamFollower } from '../follower.js';
 import { LOCAL_OWNER, type Access, type Principal } from '../access.js';
@@ -91,6 +92,23 @@ const PrefsBody = Type.Object(
     ask: Type.Optional(Type.Boolean()),
     failed: Type.Optional(Type.Boolean()),
     finished: Type.Optional(Type.Boolean()),
+    done: Type.Optional(Type.Boolean()),
+    budget: Type.Optional(Type.Boolean()),
+    // The caller's quiet hours (every project), "HH:MM" in their IANA time zone; null clears them.
+    quiet: Type.Optional(
+      Type.Union([
+        Type.Object(
+          {
+            timeZone: Type.String({ minLength: 1, maxLength: 64 }),
+            start: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', hint: 'HH:MM' }),
+            end: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', hint: 'HH:MM' }),
+            letWaiting: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ]),
+    ),
   },
   { additionalProperties: false },
 );
@@ -109,6 +127,13 @@ function shown(s: PushSubscription) {
     service = new URL(s.endpoint).origin;
   } catch {}
   return { id: s.id, service, at: s.at };
+}
+
+const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+
+/** Quiet hours as the route takes them ("HH:MM"), or null. */
+function shownQuiet(q: QuietHours | null) {
+  return q ? { timeZone: q.timeZone, start: hhmm(q.start), end: hhmm(q.end), letWaiting: q.letWaiting } : null;
 }
 
 export class PushService {
@@ -186,7 +211,10 @@ export class PushService {
     if (Date.now() - n.at > this.opts.freshMs) return 0;
     const keys = this.state.keys;
     if (!keys) return 0;
-    const to = projectSubscriptions(this.state, n.project).filter((s) => prefsOf(this.state, s.project, s.uid)[n.kind] && this.mayHear(s.uid, s.project));
+    const now = Date.now();
+    const to = projectSubscriptions(this.state, n.project).filter(
+      (s) => prefsOf(this.state, s.project, s.uid)[n.kind] && quietAllows(quietOf(this.state, s.uid), n.kind, now) && this.mayHear(s.uid, s.project),
+    );
     if (to.length === 0) return 0;
     // One node sends: the one whose claim is not a duplicate.
     const claim = await this.store.append(PUSH_STREAM, [{ type: 'push.sent', body: JSON.stringify({ type: 'push.sent', key: n.key.slice(0, PUSH_LIMITS.key), ts: Date.now() }) }], {
@@ -248,6 +276,7 @@ export class PushService {
           sendJson(res, 200, {
             publicKey: this.publicKey,
             prefs: prefsOf(this.state, grant!.project, mine(grant!)),
+            quiet: shownQuiet(quietOf(this.state, mine(grant!))),
             subscriptions: subscriptionsOf(this.state, grant!.project, mine(grant!)).map(shown),
           }),
       }),
@@ -291,10 +320,18 @@ export class PushService {
         auth: 'viewer',
         tokens: false,
         body: PrefsBody,
-        doc: 'what reaches the caller in the project: approval, ask, failed, finished (on or off)',
+        doc: "what reaches the caller in the project: approval, ask, failed, finished, done, budget (on or off); the caller's quiet hours",
         handler: async ({ res, body, grant }) => {
-          await this.append([{ type: 'push.prefs', project: grant!.project, uid: mine(grant!), prefs: body }]);
-          sendJson(res, 200, { ok: true, prefs: prefsOf(this.state, grant!.project, mine(grant!)) });
+          const { quiet, ...prefs } = body;
+          const ev: Record<string, unknown> = { type: 'push.prefs', project: grant!.project, uid: mine(grant!), prefs };
+          if (quiet === null) ev.quiet = null;
+          else if (quiet) {
+            if (!validTimeZone(quiet.timeZone)) throw new HttpError(400, 'bad_request', '"quiet.timeZone" must be an IANA time zone name, such as Europe/Paris');
+            const min = (hm: string) => Number(hm.slice(0, 2)) * 60 + Number(hm.slice(3, 5));
+            ev.quiet = { timeZone: quiet.timeZone, start: min(quiet.start), end: min(quiet.end), letWaiting: quiet.letWaiting === true };
+          }
+          await this.append([ev]);
+          sendJson(res, 200, { ok: true, prefs: prefsOf(this.state, grant!.project, mine(grant!)), quiet: shownQuiet(quietOf(this.state, mine(grant!))) });
         },
       }),
     ];

@@ -4,7 +4,7 @@
 // off unless turned on).
 
 import { useEffect, useState } from 'preact/hooks';
-import { disablePush, enablePush, pushInfo, pushSupported, savePrefs, setSound, soundOn, type NoticeKind, type PushInfo } from './push.js';
+import { disablePush, enablePush, pushInfo, pushSupported, savePrefs, setSound, soundOn, type NoticeKind, type PushInfo, type QuietHours } from './push.js';
 import { projectOfPage } from './scope.js';
 
 const KINDS: { kind: NoticeKind; label: string }[] = [
@@ -12,7 +12,12 @@ const KINDS: { kind: NoticeKind; label: string }[] = [
   { kind: 'ask', label: 'An ask_owner question waits' },
   { kind: 'failed', label: 'An agent failed' },
   { kind: 'finished', label: 'A flock list finished' },
+  { kind: 'done', label: 'An agent or a Work command is done' },
+  { kind: 'budget', label: 'The budget crossed 80% or 100%' },
 ];
+
+/** The browser's own time zone: what quiet hours start from. */
+const ownZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 /**
  * This browser's own subscription among the member's: the server names a
@@ -58,6 +63,13 @@ export function Notifications() {
     if (r.ok) setInfo((i) => (i ? { ...i, prefs: r.body.prefs } : i));
     else setError(r.message);
   };
+  const quiet = async (q: QuietHours | null) => {
+    setError('');
+    const r = await savePrefs({ quiet: q }, project);
+    if (r.ok) setInfo((i) => (i ? { ...i, quiet: r.body.quiet } : i));
+    else setError(r.message);
+  };
+  const q = info?.quiet ?? null;
   return (
     <section class="notify" aria-labelledby="notify-h" data-testid="notifications">
       <h2 id="notify-h">Notifications</h2>
@@ -79,6 +91,20 @@ export function Notifications() {
               <input type="checkbox" checked={info.prefs[kind]} onChange={(e) => void choose(kind, (e.target as HTMLInputElement).checked)} data-testid={`notify-${kind}`} /> {label}
             </label>
           ))}
+        </fieldset>
+      )}
+      {info && (
+        <fieldset class="notify-quiet" data-testid="notify-quiet">
+          <legend>Quiet hours (every project)</legend>
+          <label>
+            <input type="checkbox" checked={q !== null} onChange={(e) => void quiet((e.target as HTMLInputElement).checked ? { timeZone: ownZone(), start: '22:00', end: '07:00', letWaiting: true } : null)} data-testid="notify-quiet-on" /> Nothing from
+          </label>{' '}
+          <input type="time" aria-label="Quiet from" disabled={!q} value={q?.start ?? '22:00'} onChange={(e) => q && void quiet({ ...q, start: (e.target as HTMLInputElement).value })} data-testid="notify-quiet-start" /> to{' '}
+          <input type="time" aria-label="Quiet until" disabled={!q} value={q?.end ?? '07:00'} onChange={(e) => q && void quiet({ ...q, end: (e.target as HTMLInputElement).value })} data-testid="notify-quiet-end" />{' '}
+          <span class="notify-note">({q?.timeZone ?? ownZone()})</span>
+          <label>
+            <input type="checkbox" disabled={!q} checked={q?.letWaiting ?? true} onChange={(e) => q && void quiet({ ...q, letWaiting: (e.target as HTMLInputElement).checked })} data-testid="notify-quiet-waiting" /> but let through what waits for me (approvals, questions)
+          </label>
         </fieldset>
       )}
       <label class="notify-sound">

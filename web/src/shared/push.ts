@@ -13,12 +13,20 @@ import { getJson, postJson, sendJson, type Answer } from './api.js';
 import { navigate } from './navigate.js';
 import { inProject } from './scope.js';
 
-export type NoticeKind = 'approval' | 'ask' | 'failed' | 'finished';
+export type NoticeKind = 'approval' | 'ask' | 'failed' | 'finished' | 'done' | 'budget';
 export type PushPrefs = Record<NoticeKind, boolean>;
+/** The member's quiet hours (every project), "HH:MM" in their IANA time zone. */
+export interface QuietHours {
+  timeZone: string;
+  start: string;
+  end: string;
+  letWaiting: boolean;
+}
 
 export interface PushInfo {
   publicKey: string;
   prefs: PushPrefs;
+  quiet: QuietHours | null;
   subscriptions: { id: string; service: string; at: number }[];
 }
 
@@ -51,8 +59,8 @@ export function pushInfo(project?: string): Promise<Answer<PushInfo>> {
   return getJson<PushInfo>(inProject('/push', project));
 }
 
-export function savePrefs(prefs: Partial<PushPrefs>, project?: string): Promise<Answer<{ prefs: PushPrefs }>> {
-  return sendJson<{ prefs: PushPrefs }>('PUT', inProject('/push/prefs', project), prefs);
+export function savePrefs(prefs: Partial<PushPrefs> & { quiet?: QuietHours | null }, project?: string): Promise<Answer<{ prefs: PushPrefs; quiet: QuietHours | null }>> {
+  return sendJson<{ prefs: PushPrefs; quiet: QuietHours | null }>('PUT', inProject('/push/prefs', project), prefs);
 }
 
 function b64urlBytes(s: string): Uint8Array<ArrayBuffer> {
