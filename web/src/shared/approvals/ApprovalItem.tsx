@@ -15,7 +15,8 @@ import { decideApproval } from './api.js';
 import { Detail } from './Detail.js';
 import './approvals.css';
 
-export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
+/** `pick`: the inbox's bulk selection (a checkbox on the item); absent elsewhere. */
+export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean; pick?: { checked: boolean; toggle(): void } }) {
   const { a, now } = props;
   const [sent, setSent] = useState(false);
   const [error, setError] = useState('');
@@ -36,6 +37,7 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
   const session = rule === null ? '' : rule === 'edits' ? 'Allow all edits this session' : rule.startsWith('command:') ? 'Allow this command this session' : `Allow ${a.tool} this session`;
   return (
     <li class="inbox-item" data-testid="inbox-item" data-approval={a.id} data-agent={a.asker} data-kind={a.kind}>
+      {props.pick && <input type="checkbox" class="inbox-pick" checked={props.pick.checked} onChange={props.pick.toggle} aria-label={`Select ${a.tool} for ${a.askerName}`} data-testid="pick" />}
       <div class="inbox-what">
         {!props.compact && (
           <p class="inbox-who">
