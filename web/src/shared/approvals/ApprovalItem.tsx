@@ -9,7 +9,8 @@
 import { useState } from 'preact/hooks';
 import { pendingFor, ruleKeyOf, type Approval } from '../../../../src/core/approvals.js';
 import { useApprovals } from '../../live/approvals.js';
-import { pageProject } from '../scope.js';
+import { postJson } from '../api.js';
+import { inProject, pageProject } from '../scope.js';
 import { since, useNow } from '../time.js';
 import { decideApproval } from './api.js';
 import { Detail } from './Detail.js';
@@ -27,6 +28,17 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
     const r = await decideApproval(a.id, d, undefined, { phrase: ask && d === 'allow' ? typed : undefined, remember });
     if (!r.ok) {
       // 409: someone (or the window) was first; the stream is about to say so.
+      setError(r.message);
+      setSent(r.status === 409);
+    }
+  };
+  // "Allow and trust this class" (owner; docs/approvals.md): offered while earned trust is on and the class may run on trust.
+  const trustOn = useApprovals(pageProject()).state.agentTrust.on;
+  const trustable = !props.compact && !ask && trustOn && !!a.actionClass && !a.barred && !!a.team;
+  const allowAndTrust = async () => {
+    setSent(true);
+    const r = await postJson(inProject(`/approvals/${encodeURIComponent(a.id)}/trust`), {});
+    if (!r.ok) {
       setError(r.message);
       setSent(r.status === 409);
     }
@@ -103,6 +115,11 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
         {session && (
           <button class="inbox-session" disabled={sent} onClick={() => answer('allow', 'session')} aria-label={`${session} for ${a.askerName}`} data-testid="allow-session">
             {session}
+          </button>
+        )}
+        {trustable && (
+          <button class="inbox-session" disabled={sent} onClick={() => void allowAndTrust()} aria-label={`Allow and trust ${a.actionClass ?? ''} for team ${a.team}`} data-testid="allow-trust">
+            Allow and trust “{a.actionClass}”
           </button>
         )}
         <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`${ask ? 'Reject' : 'Deny'} ${a.tool} for ${a.askerName}`} data-testid="deny">
