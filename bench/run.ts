@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -570,6 +570,75 @@ async function main(): Promise<void> {
     }
     add({ workload: 'observation hook (POST /hooks/claude-code, not held)', metric: 'latency p50', values: p50, unit: 'ms', target: '< 50 ms', ok: (m) => m < 50 });
     add({ workload: 'observation hook (POST /hooks/claude-code, not held)', metric: 'latency p99', values: p99, unit: 'ms' });
+  }
+
+  if ((want('trust') || want('bulk')) && NODES === 1) {
+    // Earned trust (issue 30; docs/approvals.md "Earned trust"): Claude Code's fail-closed command hook
+    // (`hold=1`) with Bash under the approval rules, posting its recorded PreToolUse payload.
+    const pre = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'claude-code', 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8')) as Record<string, unknown>;
+    const hold = (url: string, command: string, k: number) =>
+      fetch(url + '/hooks/claude-code?approvals=Bash&window=120000&hold=1&team=bench', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...pre, tool_input: { command }, tool_use_id: `toolu_bench_${k}` }) }).then(
+        async (r) => ((await r.json()) as { hookSpecificOutput?: { permissionDecision?: string } }).hookSpecificOutput?.permissionDecision ?? '',
+      );
+    const pendingOf = async (url: string) => ((await (await fetch(url + '/approvals')).json()) as { pending: { id: string; input: string }[] }).pending;
+    const waitPending = async (url: string, n: number) => {
+      for (const end = Date.now() + 60_000; Date.now() < end; await sleep(20)) {
+        const p = await pendingOf(url);
+        if (p.length >= n) return p;
+      }
+      throw new Error(`${n} calls did not come to wait`);
+    };
+    if (want('trust')) {
+      // An auto-allowed call: after three people's allows of `npm test`, 500 more, one after another; each answered allow at once.
+      const p50: number[] = [];
+      const p99: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const n = await roost();
+        await fetch(n.url + '/api/trust/agents', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ on: true }) });
+        for (let k = 0; k < 3; k++) {
+          const held = hold(n.url, 'npm test', k);
+          const [a] = await waitPending(n.url, 1);
+          await fetch(`${n.url}/approvals/${a.id}/decision`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'allow', by: 'bench' }) });
+          await held;
+        }
+        const times: number[] = [];
+        for (let k = 0; k < 500; k++) {
+          const t0 = performance.now();
+          const d = await hold(n.url, 'npm test', 100 + k);
+          times.push(performance.now() - t0);
+          if (d !== 'allow') throw new Error(`call ${k} was not allowed by trust (${d})`);
+        }
+        await n.stop();
+        times.sort((a, b) => a - b);
+        p50.push(times[250]);
+        p99.push(times[494]);
+      }
+      const label = 'an auto-allowed call (held hook, trusted class; SQLite)';
+      add({ workload: label, metric: 'hook request to answer p50', values: p50, unit: 'ms' });
+      add({ workload: label, metric: 'hook request to answer p99', values: p99, unit: 'ms', target: '< 10 ms', ok: (m) => m < 10 });
+    }
+    if (want('bulk')) {
+      // A bulk decision: 200 held calls, allowed in one POST /approvals/decisions; the answer, and every held hook woken.
+      const answered: number[] = [];
+      const woken: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const n = await roost();
+        const hooks: Promise<string>[] = [];
+        for (let k = 0; k < 200; k++) hooks.push(hold(n.url, `make target${k}`, k));
+        const ids = (await waitPending(n.url, 200)).map((a) => a.id);
+        const t0 = performance.now();
+        const r = await fetch(n.url + '/approvals/decisions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids, decision: 'allow', by: 'bench' }) });
+        const body = (await r.json()) as { decided: number };
+        answered.push(performance.now() - t0);
+        const all = await Promise.all(hooks);
+        woken.push(performance.now() - t0);
+        if (body.decided !== 200 || all.some((d) => d !== 'allow')) throw new Error(`bulk decided ${body.decided}, ${all.filter((d) => d === 'allow').length} hooks allowed`);
+        await n.stop();
+      }
+      const label = 'a bulk decision of 200 waiting calls (POST /approvals/decisions; SQLite)';
+      add({ workload: label, metric: 'answered', values: answered, unit: 'ms', target: '< 1,000 ms', ok: (m) => m < 1000 });
+      add({ workload: label, metric: 'all 200 held hooks answered', values: woken, unit: 'ms', target: '< 1,000 ms', ok: (m) => m < 1000 });
+    }
   }
 
   if (want('restart-agents') && !DB) {

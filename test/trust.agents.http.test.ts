@@ -103,6 +103,7 @@ test('earned trust: off by default, on by an owner; three allows, then the fourt
   const push = hook('alpha', S1, 'git push origin main');
   const p = await pendingFor(S1, 'git push origin main');
   assert.match(p.barred, /git push/);
+  assert.equal((await call(srv.url, agent, 'POST', `/approvals/${p.id}/trust`, {})).status, 403, 'the agent cannot allow and trust its own call');
   assert.equal((await call(srv.url, bob, 'POST', `/approvals/${p.id}/decision`, { decision: 'deny' })).status, 200);
   assert.equal(permission((await push).json), 'deny');
 

@@ -1,7 +1,8 @@
 // Earned trust in the inbox, in a real Chromium (issue 30 point 3): a call
-// allowed by trust reads "allowed by trust" in the inbox's history with who
-// earned it, and a person's Revoke drops the team a level, so the next such
-// call waits for a person.
+// allowed by trust reads "allowed by trust" on the agent's card on the floor
+// and in the inbox's history with who earned it, and a person's Revoke drops
+// the team a level, so the next such call waits for a person; "Allow and
+// trust" on it allows it and makes the class trusted again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -47,6 +48,16 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
 
   const b = await launch({ viewport: { width: 1280, height: 900 } });
   try {
+    // On the agent's card on the floor too.
+    const agentId = ((await (await fetch(srv.url + '/approvals?recent=10')).json()) as { recent: any[] }).recent.find((x) => x.decidedBy === 'trust').asker as string;
+    const floor = await b.context.newPage();
+    await floor.goto(srv.url + '/');
+    await floor.getByTestId(`agent-row-${agentId}`).locator('button').first().click();
+    const onCard = floor.getByTestId('agent-card').getByTestId('card-by-trust');
+    await onCard.waitFor();
+    assert.match((await onCard.textContent()) ?? '', /npm test.*allowed by trust \(earned from Pat\)/);
+    await floor.close();
+
     const page = await b.context.newPage();
     await page.goto(srv.url + '/inbox');
     const line = page.locator('[data-testid="by-trust"]');
@@ -55,13 +66,17 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     assert.match((await line.textContent()) ?? '', /allowed by trust \(earned from Pat\)/);
     await page.locator('[data-testid="trust-revoke"]').click();
     await page.locator('[data-testid="trust-revoked"]').waitFor();
+    const ledger = (await (await fetch(srv.url + '/api/trust')).json());
+    assert.equal(ledger.agents.holders[0].level, 1, 'a level down');
+    const fifth = npmTest();
+    await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
+    // "Allow and trust this class" on the waiting call: allowed, and the class is trusted again at once.
+    await page.locator('[data-testid="inbox-item"] [data-testid="allow-trust"]').click();
+    assert.equal((await fifth).hookSpecificOutput.permissionDecision, 'allow');
+    const after = (await (await fetch(srv.url + '/api/trust')).json());
+    assert.equal(after.agents.holders[0].level, 2, 'trusted again');
   } finally {
     await b.close();
   }
-  const ledger = (await (await fetch(srv.url + '/api/trust')).json());
-  assert.equal(ledger.agents.holders[0].level, 1, 'a level down');
-  const fifth = npmTest();
-  const w = await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
-  assert.equal((await decide(srv.url, w.id, 'deny', 'Pat')).status, 200);
-  assert.equal((await fifth).hookSpecificOutput.permissionDecision, 'deny');
+  assert.equal((await npmTest()).hookSpecificOutput.permissionDecision, 'allow', 'the next one by trust');
 });

@@ -10,7 +10,8 @@
 //   trust.enabled { on, by, ts }                    an owner turns earned trust on or off
 //   trust.never   { classes[], by, ts }             an owner's classes that never run on trust
 //   trust.changed { holder, action_class, from, to, by, reason, approval?, ts }
-//                                                   a person lowers a holder (a revocation, a demotion)
+//                                                   a person lowers a holder (a revocation, a demotion), or an
+//                                                   owner raises it with the call it allowed ("Allow and trust")
 // Trust is off until an owner turns it on; while off, nothing is judged and
 // nothing is allowed by trust.
 //
@@ -27,6 +28,7 @@ import {
   judge,
   levelOf,
   ownerLowers,
+  ownerRaises,
   recordChange,
   trustKey,
   trustRules,
@@ -105,9 +107,11 @@ export function applyAgentTrust(s: AgentTrustState, o: Record<string, unknown>, 
       const from = o.from;
       const to = o.to;
       if (!holder || !cls || !reason || typeof from !== 'number' || typeof to !== 'number' || !Number.isInteger(to)) return false;
-      if (!ownerLowers(s, holder, cls, from, to, AGENT_START_LEVEL)) return false;
       const approval = str(o.approval, 128);
-      recordChange<AgentChange>(s, { holder, task_type: cls, from, to, because: [], by, reason, ts: iso(ts), at: ts, position, announced: true, approval }, AGENT_TRUST_LIMITS.history);
+      // A raise is an owner's "Allow and trust this class": only with the allowed call it came with.
+      if (to > from ? !approval || !ownerRaises(s, holder, cls, from, to, AGENT_START_LEVEL) : !ownerLowers(s, holder, cls, from, to, AGENT_START_LEVEL)) return false;
+      const because: AgentRef[] = to > from ? [{ verdict: 'approved', by, approval }] : [];
+      recordChange<AgentChange>(s, { holder, task_type: cls, from, to, because, by, reason, ts: iso(ts), at: ts, position, announced: true, approval }, AGENT_TRUST_LIMITS.history);
       return true;
     }
     default:
@@ -133,10 +137,10 @@ export function judgeAgent(s: AgentTrustState, team: string, cls: string, ref: A
 /** When `team`'s calls of class `cls` are allowed by trust now: the level and the decisions that earned it; else null. */
 export function trustedFor(s: AgentTrustState, team: string, cls: string): { level: number; because: AgentRef[] } | null {
   if (!s.on || !team || !cls || levelOf(s, team, cls, AGENT_START_LEVEL) < MAX_TRUST) return null;
-  // The three approvals that earned the last step up (the history keeps them).
+  // The three approvals that earned the last step up (the history keeps them), or the owner's "Allow and trust" that raised it.
   for (let i = s.history.length - 1; i >= 0; i--) {
     const c = s.history[i];
-    if (c.holder === team && c.task_type === cls && c.to === MAX_TRUST && c.by === '') return { level: MAX_TRUST, because: c.because.slice() };
+    if (c.holder === team && c.task_type === cls && c.to === MAX_TRUST && c.to > c.from) return { level: MAX_TRUST, because: c.because.slice() };
   }
   return { level: MAX_TRUST, because: [] };
 }

@@ -190,6 +190,19 @@ export function ownerLowers<K extends string, R extends TrustRef>(book: TrustBoo
   return true;
 }
 
+/**
+ * An owner's raise ("Allow and trust this class", docs/approvals.md): moves
+ * the holder from its current level `from` up to `to` (at most MAX_TRUST),
+ * and starts its run again. False (nothing changed) when it would not raise,
+ * or `from` is not the holder's level now.
+ */
+export function ownerRaises<K extends string, R extends TrustRef>(book: TrustBook<LedgerEntry<K, R>, LedgerChange<K, R>>, holder: string, kind: K, from: number, to: number, base = 0): boolean {
+  if (to <= from || to > MAX_TRUST || levelOf(book, holder, kind, base) !== from) return false;
+  const entry = entryOf(book, holder, kind, base);
+  book.trust.set(trustKey(holder, kind), { ...entry, level: to, run: 0, recent: [] });
+  return true;
+}
+
 /** The rules as `GET /api/trust` shows them. */
 export function trustRules(): { promote_after: number; max_level: number; demote_on: string[]; auto_counts: false; self_counts: false } {
   return { promote_after: PROMOTE_AFTER, max_level: MAX_TRUST, demote_on: ['rejected', 'timeout'], auto_counts: false, self_counts: false };

@@ -4,6 +4,7 @@
 //
 //   PUT  /api/trust/agents {on?, never?}     owner   turn earned trust on or off for the project; the never-classes
 //   POST /approvals/:id/revoke {reason?}     editor  a call allowed by trust: its holder drops a level
+//   POST /approvals/:id/trust {reason?}      owner   "Allow and trust this class": allow a waiting call and raise its team's class to trusted
 //   GET  /api/trust/:holder/history          viewer  ?task_type= (a crow, `flock`) or ?action_class= (a team)
 //
 // Who decides is the transport's principal; the token that asked for an
@@ -11,10 +12,11 @@
 
 import { Type } from '@sinclair/typebox';
 import { agentLedgerJSON, agentLevel, AGENT_TRUST_LIMITS } from '../core/agent-trust.js';
+import { MAX_TRUST } from '../core/trust.js';
 import { CLASS_MAX } from '../core/action-class.js';
 import { flockLedger, isTrustHolder, TASK_TYPES } from '../core/flock.js';
 import { principalKey, type Access } from './access.js';
-import { decider, type ApprovalService } from './approvals.js';
+import { closedError, decider, type ApprovalService } from './approvals.js';
 import type { FlockService } from './flock/service.js';
 import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
@@ -63,6 +65,32 @@ export function trustRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         await ap.appendTrust({ type: 'trust.changed', holder: a.team, action_class: a.actionClass, from, to: from - 1, by, reason, approval: a.id });
         if (ap.state.agentTrust.changes === before) throw new HttpError(409, 'conflict', 'the ledger changed meanwhile; read it and try again');
         sendJson(res, 200, { team: a.team, action_class: a.actionClass, from, to: from - 1, by, reason });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/approvals/:id/trust',
+      auth: 'owner',
+      body: RevokeBody,
+      doc: '"Allow and trust this class": a waiting tool call allowed through the one decide path, and its team raised to trusted at its action class (one trust.changed naming the call and the owner); 409 when trust is off, the class never runs on trust, or someone decided first',
+      handler: async ({ req, res, params, body }) => {
+        const ap = await approvals.of(req);
+        const a = ap.state.byId.get(params.id);
+        if (!a) throw new HttpError(404, 'not_found', `no approval request "${params.id.slice(0, 80)}"`);
+        const principal = principalKey(access.principal(req));
+        if (a.askedBy && a.askedBy === principal) throw new HttpError(403, 'forbidden', 'the token that asked cannot change its own trust');
+        if (!ap.state.agentTrust.on) throw new HttpError(409, 'conflict', 'earned trust is off for this project (PUT /api/trust/agents {"on": true})');
+        if (!a.actionClass || !a.team) throw new HttpError(409, 'conflict', 'only a tool call of a team, with an action class, can be trusted');
+        if (a.barred) throw new HttpError(409, 'conflict', `"${a.actionClass}" never runs on trust: ${a.barred}`);
+        const by = await decider(access, req, undefined);
+        const r = await ap.decide(a.id, 'allow', by, { reason: body.reason, principal });
+        if (!r.won) throw new HttpError(409, 'conflict', closedError(a.id, r.approval).message);
+        const from = agentLevel(ap.state.agentTrust, a.team, a.actionClass);
+        if (from < MAX_TRUST) {
+          const reason = body.reason?.trim() || `allowed ${a.id} and trusted its class`;
+          await ap.appendTrust({ type: 'trust.changed', holder: a.team, action_class: a.actionClass, from, to: MAX_TRUST, by, reason, approval: a.id });
+        }
+        sendJson(res, 200, { approval: r.approval, team: a.team, action_class: a.actionClass, from, to: agentLevel(ap.state.agentTrust, a.team, a.actionClass), by });
       },
     }),
     route({

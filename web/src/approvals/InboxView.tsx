@@ -12,6 +12,7 @@ import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { Notifications } from '../shared/Notifications.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
+import { BulkBar, BULK_MAX, pickable, type Picked } from './Bulk.js';
 import { TrustLine } from '../shared/approvals/TrustLine.js';
 import { decisionOfPath, firstLook } from '../shared/approvals/first.js';
 import { pageProject } from '../shared/scope.js';
@@ -85,6 +86,14 @@ export function InboxView() {
   const now = useNow();
   const recent = recentApprovals(client.state, 20);
   const decision = decisionOfPath(location.pathname);
+  // The bulk selection (./Bulk.tsx): kept by id even once a request leaves the list, so a decision someone else made meanwhile comes back as that item's 409.
+  const [picked, setPicked] = useState<Picked>(() => new Map());
+  const toggle = (a: (typeof pending)[number]) => {
+    const next = new Map(picked);
+    if (next.has(a.id)) next.delete(a.id);
+    else if (next.size < BULK_MAX) next.set(a.id, a);
+    setPicked(next);
+  };
   return (
     <div class="inbox" data-testid="inbox">
       <div class="inbox-bar">
@@ -97,6 +106,8 @@ export function InboxView() {
         <h2 id="inbox-pending-h">
           Waiting for you <span class="inbox-n" data-testid="inbox-count">{pending.length}</span>
         </h2>
+        {/* Above the list and outside it: its result stays once the decided requests leave the list. */}
+        <BulkBar pending={pending} picked={picked} setPicked={setPicked} />
         {pending.length === 0 ? (
           <p class="inbox-empty" data-testid="inbox-empty">
             Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask, the flock’s verdicts and a nest’s asks for the owner (approved by typing their phrase).
@@ -104,7 +115,7 @@ export function InboxView() {
         ) : (
           <ul class="inbox-list" aria-live="polite">
             {pending.map((a) => (
-              <ApprovalItem key={a.id} a={a} now={now} />
+              <ApprovalItem key={a.id} a={a} now={now} pick={pickable(a) ? { checked: picked.has(a.id), toggle: () => toggle(a) } : undefined} />
             ))}
           </ul>
         )}

@@ -4,6 +4,7 @@ import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { shownStatus } from '../../../../src/core/attention.js';
 import { quietSince, type Agent, type FloorState } from '../../../../src/core/floor.js';
 import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
+import { AgentTrusted } from '../../shared/approvals/TrustLine.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
 import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
@@ -50,6 +51,8 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
       </header>
       {/* A tool call of this agent waiting for a decision: answerable right here. */}
       <AgentApprovals agent={a.id} />
+      {/* Its newest call allowed by trust, with who earned it and Revoke. */}
+      <AgentTrusted agent={a.id} />
       <dl>
         {row(
           'Status',

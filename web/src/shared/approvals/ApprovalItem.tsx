@@ -9,13 +9,15 @@
 import { useState } from 'preact/hooks';
 import { pendingFor, ruleKeyOf, type Approval } from '../../../../src/core/approvals.js';
 import { useApprovals } from '../../live/approvals.js';
-import { pageProject } from '../scope.js';
+import { postJson } from '../api.js';
+import { inProject, pageProject } from '../scope.js';
 import { since, useNow } from '../time.js';
 import { decideApproval } from './api.js';
 import { Detail } from './Detail.js';
 import './approvals.css';
 
-export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean }) {
+/** `pick`: the inbox's bulk selection (a checkbox on the item); absent elsewhere. */
+export function ApprovalItem(props: { a: Approval; now: number; compact?: boolean; pick?: { checked: boolean; toggle(): void } }) {
   const { a, now } = props;
   const [sent, setSent] = useState(false);
   const [error, setError] = useState('');
@@ -30,12 +32,24 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
       setSent(r.status === 409);
     }
   };
+  // "Allow and trust this class" (owner; docs/approvals.md): offered while earned trust is on and the class may run on trust.
+  const trustOn = useApprovals(pageProject()).state.agentTrust.on;
+  const trustable = !props.compact && !ask && trustOn && !!a.actionClass && !a.barred && !!a.team;
+  const allowAndTrust = async () => {
+    setSent(true);
+    const r = await postJson(inProject(`/approvals/${encodeURIComponent(a.id)}/trust`), {});
+    if (!r.ok) {
+      setError(r.message);
+      setSent(r.status === 409);
+    }
+  };
   const left = a.deadline - now;
   const rule = props.compact ? null : ruleKeyOf(a);
   // What "allow for this session" would cover, in the button's words.
   const session = rule === null ? '' : rule === 'edits' ? 'Allow all edits this session' : rule.startsWith('command:') ? 'Allow this command this session' : `Allow ${a.tool} this session`;
   return (
     <li class="inbox-item" data-testid="inbox-item" data-approval={a.id} data-agent={a.asker} data-kind={a.kind}>
+      {props.pick && <input type="checkbox" class="inbox-pick" checked={props.pick.checked} onChange={props.pick.toggle} aria-label={`Select ${a.tool} for ${a.askerName}`} data-testid="pick" />}
       <div class="inbox-what">
         {!props.compact && (
           <p class="inbox-who">
@@ -101,6 +115,11 @@ export function ApprovalItem(props: { a: Approval; now: number; compact?: boolea
         {session && (
           <button class="inbox-session" disabled={sent} onClick={() => answer('allow', 'session')} aria-label={`${session} for ${a.askerName}`} data-testid="allow-session">
             {session}
+          </button>
+        )}
+        {trustable && (
+          <button class="inbox-session" disabled={sent} onClick={() => void allowAndTrust()} aria-label={`Allow and trust ${a.actionClass ?? ''} for team ${a.team}`} data-testid="allow-trust">
+            Allow and trust “{a.actionClass}”
           </button>
         )}
         <button class="inbox-deny" disabled={sent} onClick={() => answer('deny')} aria-label={`${ask ? 'Reject' : 'Deny'} ${a.tool} for ${a.askerName}`} data-testid="deny">

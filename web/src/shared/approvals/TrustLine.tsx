@@ -2,9 +2,10 @@
 // (docs/approvals.md "Earned trust"): who earned it, and a Revoke that drops
 // the team a level at that action class (the next such call waits).
 import { useState } from 'preact/hooks';
-import type { Approval } from '../../../../src/core/approvals.js';
+import { recentApprovals, type Approval } from '../../../../src/core/approvals.js';
+import { useApprovals } from '../../live/approvals.js';
 import { postJson } from '../api.js';
-import { inProject } from '../scope.js';
+import { inProject, pageProject } from '../scope.js';
 
 export function TrustLine(props: { a: Approval; project?: string }) {
   const { a } = props;
@@ -32,5 +33,22 @@ export function TrustLine(props: { a: Approval; project?: string }) {
       )}
       {state && state !== 'busy' && state !== 'done' && <span role="alert"> {state}</span>}
     </>
+  );
+}
+
+/**
+ * The newest call of one floor agent that trust allowed, for its card (issue
+ * 30: "on the agent's card"): the call, "allowed by trust" with who earned it,
+ * and Revoke. Nothing when none of its recent calls was allowed by trust.
+ */
+export function AgentTrusted(props: { agent: string }) {
+  const client = useApprovals(pageProject());
+  const a = recentApprovals(client.state, 100).find((x) => x.asker === props.agent && x.trust);
+  if (!a) return null;
+  return (
+    <p class="inbox-on-card inbox-trusted" data-testid="card-by-trust">
+      <code class="inbox-tool">{a.tool}</code> <span class="inbox-digest">{a.input}</span>
+      <TrustLine a={a} />
+    </p>
   );
 }

@@ -45,3 +45,21 @@ export async function decideFleet(thread: string, session: string, rid: string, 
   }
   return postJson(inProject(fleetPath(thread), project), { type: 'session.approval', id: session, rid, state: allow ? 'allowed' : 'denied' }, nameHeaders());
 }
+
+/** One item of a decision in bulk: 200 decided by it, 409 someone (or the window) was first, 403 the caller's own, 404 unknown. */
+export interface BulkResult {
+  id: string;
+  status: number;
+  message?: string;
+}
+
+/**
+ * Many requests allowed or denied in one action (`POST /approvals/decisions`,
+ * at most 200 ids): the server sends each through the one decide path, first
+ * decision wins, and answers per item. `reason` is every item's note (on a
+ * deny, the reason the agent's model reads).
+ */
+export function decideMany(ids: string[], decision: 'allow' | 'deny', reason?: string, project?: string): Promise<Answer<{ decided: number; results: BulkResult[] }>> {
+  const by = nameHeaders()['roost-name'];
+  return postJson(inProject('/approvals/decisions', project), { ids, decision, ...(reason ? { reason } : {}), ...(by ? { by } : {}) });
+}
