@@ -10,6 +10,26 @@
 // RFC 3339, set by the server) or as the `now` of a query (ms since epoch).
 // The log position arrives as an argument and is recorded on trust changes.
 //
+// This module composes the fold from its parts, one job each, in src/core/flock/:
+//   model.ts       closed sets, FLOCK_LIMITS, the state's shape, emptyFlock
+//   read.ts        readers for hostile fields; event times
+//   crows.ts       who is a crow; flight caps, saturation, take-off and landing
+//   items.ts       lookups the handlers share (a live list, an item, a requester)
+//   lists.ts       lists and items, and the queries the driver reads (itemPhase, toFly, listStatus)
+//   flights.ts     a crow flying for an item, and landing
+//   verdicts.ts    verdicts judged into the one trust ledger (src/core/trust.ts), the ledger's view
+//   requesters.ts  strikes, cooldowns, pranks
+//   budgets.ts     the project's and a list's token budget
+//   banter.ts      a line between two crows
+//   nests.ts       nests, their names, and which crows a message goes to (pickCrows)
+//   messages.ts    nest messages, Jev's tags, the watchdog's scores; the nest queries
+//   spun.ts        spun crows and quarantine
+//   lease.ts       the driver's lease
+//   seed.ts        a list's stream alone (what a browser seeds)
+//   snapshots.ts   the state as JSON and back
+// Each part names its handlers in a table (`LIST_STEPS`, ...); `applyFlock`
+// below dispatches on the event's type. Importers use this module only.
+//
 // Events (payloads are the contract's, spec/flock-events.md, plus the extra
 // fields named here; docs/flock.md has the full table):
 //   contract, streamed on a list's SSE stream:
@@ -58,17 +78,18 @@
 //   `flockFromJSON`), then folding the rest equals folding everything.
 
 import { TRUST_LEVELS, PROMOTE_AFTER, MAX_TRUST, type TrustName } from './trust.js';
-import { FLOCK_LIMITS, type FlockEffect, type FlockState } from './flock/model.js';
-import { flockTime, get, id, int, isObj, line, text, type Obj } from './flock/read.js';
-import { itemAnswered, itemSkipped, itemTriaged, listFinished, listStarted } from './flock/lists.js';
-import { crowFlying, crowLanded } from './flock/flights.js';
-import { trustChanged, verdictEvent } from './flock/verdicts.js';
-import { banter, banterDropped, banterStarted } from './flock/banter.js';
-import { strike } from './flock/requesters.js';
-import { liveList } from './flock/items.js';
-import { nestCreated, nestDeleted, nestRenamed } from './flock/nests.js';
-import { jevTag, nestDropped, nestFlying, nestLanded, nestMessage, watch } from './flock/messages.js';
-import { crowRemoved, crowSpun } from './flock/spun.js';
+import type { FlockEffect, FlockState, FlockStep } from './flock/model.js';
+import { flockTime, get, isObj, type Obj } from './flock/read.js';
+import { LIST_STEPS } from './flock/lists.js';
+import { FLIGHT_STEPS } from './flock/flights.js';
+import { VERDICT_STEPS } from './flock/verdicts.js';
+import { REQUESTER_STEPS } from './flock/requesters.js';
+import { BUDGET_STEPS } from './flock/budgets.js';
+import { BANTER_STEPS } from './flock/banter.js';
+import { NEST_STEPS } from './flock/nests.js';
+import { MESSAGE_STEPS } from './flock/messages.js';
+import { SPUN_STEPS } from './flock/spun.js';
+import { LEASE_STEPS } from './flock/lease.js';
 export { FLOCK_PROTOCOL_VERSION, TASK_TYPES, type TaskType, TRIAGE_MODES, type TriageMode, VERDICT_TARGETS, type VerdictTarget, VERDICTS, type VerdictValue, SKIP_REASONS, type SkipReason, STRIKE_REASONS, type StrikeReason, NEST_KINDS, type NestKind, CROW_KINDS, TAGGED_BY, type TaggedBy, NEST_MODES, type NestMode, JEV_QUESTIONS, type JevQuestion, WATCH_SCORES, TODO_NEST, FLOCK_LIMITS, type VerdictRef, type Flight, type FlightBoard, type Triage, type VerdictRecord, type FlockItem, type FlockList, type NestRecord, type JevTag, type WatchRecord, type NestFlight, type Nest, type TrustEntry, type TrustChange, type SpunCrow, type Quarantine, type RequesterRecord, type FlockState, type FlockEffect, emptyFlock } from './flock/model.js';
 export { flockTime, flockTs } from './flock/read.js';
 export { isWorkerCrow, isCrow, isTrustHolder, crowAvailable, flockSaturated } from './flock/crows.js';
@@ -103,101 +124,25 @@ export function applyFlock(s: FlockState, e: unknown, position: number | null = 
   return fx;
 }
 
+/**
+ * Every event type's handler, composed from the parts' tables (one job each,
+ * src/core/flock/*). A Map: an event's `type` is the caller's, so a type such
+ * as `constructor` or `__proto__` must find nothing rather than a prototype's
+ * member. Composing checks that no two parts claim one type.
+ */
+const STEPS: ReadonlyMap<string, FlockStep> = compose([LIST_STEPS, FLIGHT_STEPS, VERDICT_STEPS, REQUESTER_STEPS, BUDGET_STEPS, BANTER_STEPS, NEST_STEPS, MESSAGE_STEPS, SPUN_STEPS, LEASE_STEPS]);
+
+function compose(tables: readonly Readonly<Record<string, FlockStep>>[]): Map<string, FlockStep> {
+  const out = new Map<string, FlockStep>();
+  for (const t of tables)
+    for (const [type, f] of Object.entries(t)) {
+      if (out.has(type)) throw new Error(`two handlers for ${type}`);
+      out.set(type, f);
+    }
+  return out;
+}
+
 function step(s: FlockState, type: string, o: Obj, at: number, ts: string, position: number | null): FlockEffect[] {
-  switch (type) {
-    case 'list.started':
-      return listStarted(s, o, at, ts);
-    case 'item.triaged':
-      return itemTriaged(s, o);
-    case 'crow.flying':
-      return crowFlying(s, o, at);
-    case 'crow.landed':
-      return crowLanded(s, o);
-    case 'item.answered':
-      return itemAnswered(s, o, at);
-    case 'verdict':
-      return verdictEvent(s, o, at, ts, position);
-    case 'trust.changed':
-      return trustChanged(s, o, at, ts, position);
-    case 'item.skipped':
-      return itemSkipped(s, o, at);
-    case 'requester.pranked': {
-      const list = s.lists.get(id(get(o, 'list_id')) ?? '');
-      const cooldown_s = int(get(o, 'cooldown_s'), 0, 1e9);
-      if (!list || list.finished || cooldown_s === undefined) return [];
-      list.pranks++;
-      list.prank = { message: text(get(o, 'message'), FLOCK_LIMITS.reason) ?? '', cooldown_s, at };
-      return [{ kind: 'list', list_id: list.list_id }];
-    }
-    case 'list.finished':
-      return listFinished(s, o, at);
-    case 'crow.banter':
-      return banter(s, o, at);
-    case 'banter.started':
-      return banterStarted(s, o, at);
-    case 'banter.dropped':
-      return banterDropped(s, o);
-    case 'requester.strike':
-      return strike(s, o, at);
-    case 'budget.set': {
-      const b = int(get(o, 'token_budget'), FLOCK_LIMITS.minBudget, FLOCK_LIMITS.maxBudget);
-      if (b === undefined || b === s.budget.project) return [];
-      s.budget.project = b;
-      return [{ kind: 'budget' }];
-    }
-    case 'list.budget': {
-      const list = liveList(s, get(o, 'list_id'));
-      const b = int(get(o, 'token_budget'), FLOCK_LIMITS.minBudget, FLOCK_LIMITS.maxBudget);
-      if (!list || b === undefined) return [];
-      list.token_budget = b;
-      return [{ kind: 'list', list_id: list.list_id }];
-    }
-    case 'nest.created':
-      return nestCreated(s, o, at);
-    case 'nest.message':
-      return nestMessage(s, o, at, ts);
-    case 'nest.flying':
-      return nestFlying(s, o, at);
-    case 'nest.dropped':
-      return nestDropped(s, o);
-    case 'nest.landed':
-      return nestLanded(s, o);
-    case 'jev.tag':
-      return jevTag(s, o);
-    case 'watch':
-      return watch(s, o);
-    case 'nest.renamed':
-      return nestRenamed(s, o);
-    case 'nest.deleted':
-      return nestDeleted(s, o);
-    case 'crow.removed':
-      return crowRemoved(s, o);
-    case 'quarantine.lifted': {
-      const crow = get(o, 'crow');
-      const by = line(get(o, 'by'), FLOCK_LIMITS.requester);
-      if (typeof crow !== 'string' || !s.quarantine.has(crow) || !by) return [];
-      s.quarantine.delete(crow);
-      return [{ kind: 'crow', crow }];
-    }
-    case 'crow.spun':
-      return crowSpun(s, o, at);
-    case 'lease.claimed': {
-      const node = line(get(o, 'node'), FLOCK_LIMITS.node);
-      const ttl = int(get(o, 'ttl_ms'), FLOCK_LIMITS.minLeaseMs, FLOCK_LIMITS.maxLeaseMs);
-      if (!node || ttl === undefined) return [];
-      const l = s.lease;
-      // A claim wins when nobody holds the lease at the claim's time, or it renews the holder's own.
-      if (l && l.node !== node && at < l.until) return [];
-      s.lease = { node, since: l && l.node === node && at < l.until ? l.since : at, until: at + ttl };
-      return [{ kind: 'lease' }];
-    }
-    case 'lease.released': {
-      const node = line(get(o, 'node'), FLOCK_LIMITS.node);
-      if (!node || !s.lease || s.lease.node !== node) return [];
-      s.lease = null;
-      return [{ kind: 'lease' }];
-    }
-    default:
-      return [];
-  }
+  const f = STEPS.get(type);
+  return f ? f(s, o, at, ts, position) : [];
 }

@@ -1,4 +1,7 @@
-import { FLOCK_LIMITS, type FlockEffect, type FlockList, type FlockState } from './model.js';
+// Banter: one line between two crows of an item, started, spoken or dropped,
+// capped per list.
+
+import { FLOCK_LIMITS, type FlockEffect, type FlockList, type FlockState, type FlockStep } from './model.js';
 import { get, line, tokens, type Obj } from './read.js';
 import { itemOf, liveList } from './items.js';
 import { isCrow } from './crows.js';
@@ -46,3 +49,10 @@ export function banterDropped(s: FlockState, o: Obj): FlockEffect[] {
   list.tokens_used += tokens(get(o, 'tokens'));
   return [{ kind: 'list', list_id: list.list_id }];
 }
+
+/** The handlers of banter. */
+export const BANTER_STEPS: Readonly<Record<string, FlockStep>> = {
+  'crow.banter': banter,
+  'banter.started': banterStarted,
+  'banter.dropped': banterDropped,
+};

@@ -1,7 +1,9 @@
+// Crows: who is a crow, a worker, a trust holder; flight caps and saturation;
+// a flight's take-off and landing on the busy counts; a nest's rotation.
+
 import { isWorkerPersona, isServiceRole } from '../personas.js';
 import { FLOCK_LIMITS, type FlockState, type Nest } from './model.js';
 
-// ---------------------------------------------------------------- crows
 
 /** A crow that takes work: one of the eight worker personas or a spun crow. */
 export function isWorkerCrow(s: FlockState, name: unknown): name is string {

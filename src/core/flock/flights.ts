@@ -1,5 +1,8 @@
+// Flights: a crow flying for an item (a subtask, a code flight's board) and
+// its landing with tokens and output.
+
 import { SESSION_ID_PATTERN } from '../fleet.js';
-import { FLOCK_LIMITS, type Flight, type FlightBoard, type FlockEffect, type FlockState } from './model.js';
+import { FLOCK_LIMITS, type Flight, type FlightBoard, type FlockEffect, type FlockState, type FlockStep } from './model.js';
 import { get, int, line, text, tokens, type Obj } from './read.js';
 import { anyFlying, itemOf, liveList, triagePassed, wanted, workers } from './items.js';
 import { isBorrowed, isWorkerCrow, land, listKey, rotated, takeOff } from './crows.js';
@@ -66,3 +69,9 @@ export function crowLanded(s: FlockState, o: Obj): FlockEffect[] {
   land(s, listKey(list.list_id, item.item_id, crow), crow);
   return [{ kind: 'list', list_id: list.list_id }];
 }
+
+/** The handlers of a list's flights. */
+export const FLIGHT_STEPS: Readonly<Record<string, FlockStep>> = {
+  'crow.flying': crowFlying,
+  'crow.landed': crowLanded,
+};

@@ -1,8 +1,10 @@
+// Lookups shared by the handlers: a live list, an item by id, its flights,
+// a requester's record.
+
 import { trimOldest } from '../bounded.js';
 import { FLOCK_LIMITS, type Flight, type FlockItem, type FlockList, type FlockState, type RequesterRecord, type Triage } from './model.js';
 import { id } from './read.js';
 
-// ---------------------------------------------------------------- lookups
 
 export function liveList(s: FlockState, v: unknown): FlockList | undefined {
   const lid = id(v);

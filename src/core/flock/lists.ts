@@ -1,5 +1,9 @@
+// Lists and items: a list started, an item triaged, answered or skipped, a
+// list finished; and the list queries the driver reads (itemPhase, toFly,
+// draftAnswer, listStatus, inFlight).
+
 import { trimOldest } from '../bounded.js';
-import { FLOCK_LIMITS, SKIP_REASONS, TASK_TYPES, TODO_NEST, TRIAGE_MODES, type Flight, type FlightBoard, type FlockEffect, type FlockItem, type FlockList, type FlockState, type SkipReason, type Triage, type VerdictValue } from './model.js';
+import { FLOCK_LIMITS, SKIP_REASONS, TASK_TYPES, TODO_NEST, TRIAGE_MODES, type Flight, type FlightBoard, type FlockEffect, type FlockItem, type FlockList, type FlockState, type SkipReason, type Triage, type VerdictValue, type FlockStep } from './model.js';
 import { cut, get, id, int, isObj, line, oneOf, optText, slugId, text, type Obj } from './read.js';
 import { anyFlying, itemOf, liveList, pushBounded, requesterOf, triagePassed, wanted, workers } from './items.js';
 
@@ -123,7 +127,6 @@ function listDone(list: FlockList): boolean {
   return list.banter.open.length === 0 && itemsClosed(list);
 }
 
-// ---------------------------------------------------------------- queries: lists
 
 export type ItemPhase =
   /** Needs the Sentry. */
@@ -340,3 +343,12 @@ export function inFlight(s: FlockState): {
   for (const l of s.lists.values()) for (const b of l.banter.open) banter.push({ list_id: l.list_id, item_id: b.item_id, crow: b.crow, to: b.to, since: b.at });
   return { flights, nestFlights, banter };
 }
+
+/** The handlers of lists and items. */
+export const LIST_STEPS: Readonly<Record<string, FlockStep>> = {
+  'list.started': listStarted,
+  'item.triaged': itemTriaged,
+  'item.answered': itemAnswered,
+  'item.skipped': itemSkipped,
+  'list.finished': listFinished,
+};

@@ -1,6 +1,10 @@
+// Nest messages: who may post what, a message folded into its nest, the
+// crows flying for it, Jev's tags and the watchdog's scores; and the queries
+// (records, open asks, pending responses) the nest view and the driver read.
+
 import { isMemberAuthor } from '../nest-people.js';
 import { isServiceRole } from '../personas.js';
-import { CROW_KINDS, FLOCK_LIMITS, JEV_QUESTIONS, NEST_KINDS, NEST_MODES, TAGGED_BY, TODO_NEST, type FlockEffect, type FlockState, type Nest, type NestKind, type NestMode, type NestRecord, type TaggedBy, type WatchRecord } from './model.js';
+import { CROW_KINDS, FLOCK_LIMITS, JEV_QUESTIONS, NEST_KINDS, NEST_MODES, TAGGED_BY, TODO_NEST, type FlockEffect, type FlockState, type Nest, type NestKind, type NestMode, type NestRecord, type TaggedBy, type WatchRecord, type FlockStep } from './model.js';
 import { flockSaturated, isBorrowed, isCrow, isWorkerCrow, land, nestKey, rotated, takeOff } from './crows.js';
 import { get, int, isObj, line, oneOf, optText, prob, slugId, text, tokens, type Obj } from './read.js';
 import { pushBounded, requesterOf } from './items.js';
@@ -344,3 +348,13 @@ export function messageDetail(s: FlockState, nest_id: string, msg_id: string): {
   const r = s.nests.get(nest_id)?.messages.get(msg_id);
   return r ? { jev: r.jev, watch: r.watch } : undefined;
 }
+
+/** The handlers of nest messages, their flights, tags and scores. */
+export const MESSAGE_STEPS: Readonly<Record<string, FlockStep>> = {
+  'nest.message': nestMessage,
+  'nest.flying': nestFlying,
+  'nest.dropped': nestDropped,
+  'nest.landed': nestLanded,
+  'jev.tag': jevTag,
+  watch,
+};

@@ -1,8 +1,10 @@
+// The flock's closed sets, its caps (FLOCK_LIMITS), the state's shape and the
+// empty state: what every other part of the fold (src/core/flock/*) reads.
+
 import type { LedgerEntry, LedgerChange } from '../trust.js';
 
 export const FLOCK_PROTOCOL_VERSION = 1;
 
-// ---------------------------------------------------------------- closed sets
 
 /** The task types the Sentry may give an item (docs/flock.md says what each means). */
 export const TASK_TYPES = ['code', 'research', 'writing', 'review', 'planning', 'data', 'other'] as const;
@@ -103,7 +105,6 @@ export const FLOCK_LIMITS = {
   node: 120,
 } as const;
 
-// ---------------------------------------------------------------- state
 
 export interface VerdictRef {
   list_id: string;
@@ -362,3 +363,11 @@ export function emptyFlock(): FlockState {
     rev: 0,
   };
 }
+
+/**
+ * One event type's handler: folds the event (`o`, its time `at` in ms and
+ * `ts` as written, its log position when known) into `s` in place and says
+ * what changed; [] when the event changes nothing. Each part of the fold
+ * names its handlers in a table (`*_STEPS`); src/core/flock.ts composes them.
+ */
+export type FlockStep = (s: FlockState, o: Record<string, unknown>, at: number, ts: string, position: number | null) => FlockEffect[];

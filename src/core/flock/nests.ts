@@ -1,9 +1,11 @@
+// Nests: created, renamed, deleted; their names and ids; the index and the
+// refusals the edge answers with; which crows a nest's message goes to (pickCrows).
+
 import { isWorkerPersona, WORKER_NAMES } from '../personas.js';
 import { get, line, slugId, type Obj } from './read.js';
-import { FLOCK_LIMITS, TODO_NEST, emptyNest, type FlockEffect, type FlockState, type Nest } from './model.js';
+import { FLOCK_LIMITS, TODO_NEST, emptyNest, type FlockEffect, type FlockState, type Nest, type FlockStep } from './model.js';
 import { crowAvailable, flightCap } from './crows.js';
 
-// ---------------------------------------------------------------- nests
 
 /** The nest id of a name: lowercase, runs of anything but a-z0-9 become one `-`, trimmed of dashes. */
 export function nestSlug(name: string): string {
@@ -81,7 +83,6 @@ export function nestDeleted(s: FlockState, o: Obj): FlockEffect[] {
   return [{ kind: 'nest', nest_id }];
 }
 
-// ---------------------------------------------------------------- queries: nests and crows
 
 /** `GET /api/nests`: the roster (the eight workers) and every nest with its core, `todo` first. */
 export function nestsIndex(s: FlockState): { roster: string[]; nests: { nest_id: string; name: string; crows: string[] }[] } {
@@ -151,3 +152,10 @@ export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: re
   }
   return out;
 }
+
+/** The handlers of nests. */
+export const NEST_STEPS: Readonly<Record<string, FlockStep>> = {
+  'nest.created': nestCreated,
+  'nest.renamed': nestRenamed,
+  'nest.deleted': nestDeleted,
+};

@@ -1,6 +1,8 @@
+// Field readers for hostile events: every reader takes `unknown` and answers a
+// clean value or undefined, never throws; and the event time (`ts`, RFC 3339).
+
 import { FLOCK_LIMITS } from './model.js';
 
-// ---------------------------------------------------------------- field readers
 // Every reader takes `unknown` and answers a clean value or undefined; none throws.
 
 export type Obj = Record<string, unknown>;

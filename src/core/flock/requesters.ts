@@ -1,5 +1,8 @@
-import { FLOCK_LIMITS, STRIKE_REASONS, type FlockEffect, type FlockState, type StrikeReason } from './model.js';
-import { get, line, oneOf, type Obj } from './read.js';
+// Requesters and pranks: strikes (rate, empty, garbage), the cooldown they
+// earn, a prank on a requester's flying lists, and the rate a requester may post at.
+
+import { FLOCK_LIMITS, STRIKE_REASONS, type FlockEffect, type FlockState, type StrikeReason, type FlockStep } from './model.js';
+import { get, id, int, line, oneOf, text, type Obj } from './read.js';
 import { requesterOf } from './items.js';
 
 export function strike(s: FlockState, o: Obj, at: number): FlockEffect[] {
@@ -20,7 +23,6 @@ export function strike(s: FlockState, o: Obj, at: number): FlockEffect[] {
   return [{ kind: 'requester', requester }];
 }
 
-// ---------------------------------------------------------------- queries: requesters
 
 /** Seconds of cooldown left for `requester` at `now` (0: none). */
 export function cooldownS(s: FlockState, requester: string, now: number): number {
@@ -48,3 +50,18 @@ export function strikesOf(s: FlockState, requester: string): { strikes: { at: nu
   const r = s.requesters.get(requester);
   return { strikes: r ? r.strikes.slice() : [], cooldownUntil: r?.cooldownUntil ?? 0 };
 }
+
+function pranked(s: FlockState, o: Obj, at: number): FlockEffect[] {
+  const list = s.lists.get(id(get(o, 'list_id')) ?? '');
+  const cooldown_s = int(get(o, 'cooldown_s'), 0, 1e9);
+  if (!list || list.finished || cooldown_s === undefined) return [];
+  list.pranks++;
+  list.prank = { message: text(get(o, 'message'), FLOCK_LIMITS.reason) ?? '', cooldown_s, at };
+  return [{ kind: 'list', list_id: list.list_id }];
+}
+
+/** The handlers of requesters' strikes and pranks. */
+export const REQUESTER_STEPS: Readonly<Record<string, FlockStep>> = {
+  'requester.strike': strike,
+  'requester.pranked': pranked,
+};

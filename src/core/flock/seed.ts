@@ -1,9 +1,11 @@
+// A list's stream alone: what a browser seeds an empty state with before it
+// folds one list's stream (nests and spun crows from the read routes).
+
 import { isWorkerPersona } from '../personas.js';
 import { FLOCK_LIMITS, emptyNest, type FlockState } from './model.js';
 import { get, isObj, line, slugId } from './read.js';
 import { spinRefusal } from './spun.js';
 
-// ---------------------------------------------------------------- a list's stream alone
 
 /**
  * Seeds a state with the context a list's own stream does not carry: the

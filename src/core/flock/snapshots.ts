@@ -1,7 +1,8 @@
+// Snapshots: the state as JSON (Maps and Sets tagged) and back.
+
 import { get, type Obj } from './read.js';
 import { type FlockState } from './model.js';
 
-// ---------------------------------------------------------------- snapshots
 
 // Maps and Sets are written as tagged arrays; everything else in the state is
 // plain data built by this module, so the tags cannot collide with it.

@@ -1,5 +1,8 @@
+// Spun crows and quarantine: the Boss's spin-ups under the registry cap, an
+// owner's removal, a quarantine lifted; the registry and the quarantined list.
+
 import { isTakenPersonaName, isWorkerPersona } from '../personas.js';
-import { FLOCK_LIMITS, type FlockEffect, type FlockState, type Quarantine } from './model.js';
+import { FLOCK_LIMITS, type FlockEffect, type FlockState, type Quarantine, type FlockStep } from './model.js';
 import { get, int, line, slugId, type Obj } from './read.js';
 
 /** Why the owner may not remove a spun crow now, or '' (it is unknown, or has flights in the air). */
@@ -66,3 +69,18 @@ export function spunCrows(s: FlockState): { name: string; persona: string; trust
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((c) => ({ name: c.name, persona: c.persona, trust: c.trust === 1 ? 'regular' : 'stranger' }));
 }
+
+function quarantineLifted(s: FlockState, o: Obj): FlockEffect[] {
+  const crow = get(o, 'crow');
+  const by = line(get(o, 'by'), FLOCK_LIMITS.requester);
+  if (typeof crow !== 'string' || !s.quarantine.has(crow) || !by) return [];
+  s.quarantine.delete(crow);
+  return [{ kind: 'crow', crow }];
+}
+
+/** The handlers of spun crows and quarantine. */
+export const SPUN_STEPS: Readonly<Record<string, FlockStep>> = {
+  'crow.spun': crowSpun,
+  'crow.removed': crowRemoved,
+  'quarantine.lifted': quarantineLifted,
+};

@@ -1,10 +1,14 @@
+// Verdicts and the flock's use of the one trust ledger (src/core/trust.ts):
+// which verdicts need a person, a verdict judged into the ledger, an owner's
+// demotion or reset, the announcements, and the ledger as GET /api/trust serves it.
+// No level, rule or count is kept here: they are the ledger's.
+
 import { levelOf, MAX_TRUST, entryOf as ledgerEntry, recordChange as ledgerRecord, judge, trustKey, copyChange, announce, ownerLowers, trustRules, type TrustName, TRUST_LEVELS } from '../trust.js';
-import { FLOCK_LIMITS, FLOCK_PROTOCOL_VERSION, TASK_TYPES, VERDICTS, VERDICT_TARGETS, type FlockEffect, type FlockItem, type FlockList, type FlockState, type TaskType, type TrustChange, type TrustEntry, type VerdictRecord, type VerdictRef, type VerdictTarget, type VerdictValue } from './model.js';
+import { FLOCK_LIMITS, FLOCK_PROTOCOL_VERSION, TASK_TYPES, VERDICTS, VERDICT_TARGETS, type FlockEffect, type FlockItem, type FlockList, type FlockState, type TaskType, type TrustChange, type TrustEntry, type VerdictRecord, type VerdictRef, type VerdictTarget, type VerdictValue, type FlockStep } from './model.js';
 import { get, int, isObj, line, oneOf, type Obj } from './read.js';
 import { itemOf, liveList } from './items.js';
 import { isTrustHolder } from './crows.js';
 
-// ---------------------------------------------------------------- trust
 
 function baseLevel(s: FlockState, holder: string): number {
   return s.spun.get(holder)?.trust ?? 0;
@@ -156,7 +160,6 @@ export function trustChanged(s: FlockState, o: Obj, at: number, ts: string, posi
   return [{ kind: 'trust', change: copyChange(change) }];
 }
 
-// ---------------------------------------------------------------- queries: trust
 
 export interface LedgerJSON {
   protocol: number;
@@ -229,3 +232,9 @@ export function flockLedger(s: FlockState): LedgerJSON {
 export function unannouncedTrust(s: FlockState): TrustChange[] {
   return s.history.filter((c) => !c.announced);
 }
+
+/** The handlers of verdicts and trust changes. */
+export const VERDICT_STEPS: Readonly<Record<string, FlockStep>> = {
+  verdict: verdictEvent,
+  'trust.changed': trustChanged,
+};

@@ -1,3 +1,6 @@
+// Model calls: the provider per role, a call with its usage recorded in
+// batches, and a code flight run by a coding agent on a fleet board.
+
 import type { ModelRole } from '../../models/config.js';
 import type { ModelProvider, ModelRequest, ModelOutcome } from '../../models/index.js';
 import { nestTeam, crowAgentId } from './floor.js';

@@ -1,3 +1,8 @@
+// The list driver: one pass over a list reads the fold's queries (itemPhase,
+// toFly, pickCrows, draftAnswer) and appends each item's next step; flights
+// are flown against the list's budget (reserved while in the air), banter
+// is planned, and a list is finished once every item is closed.
+
 import { type FlockList, leaseHolder, flockTs, itemPhase, draftAnswer, outputNeedsApproval, type FlockItem, type Triage, toFly, FLOCK_LIMITS, pickCrows, triageNeedsApproval, itemsClosed } from '../../core/flock.js';
 import { triageRequest, worstCase, mergeRequest, workRequest, CODE_RESERVE, normalTriage, type TriageInput, banterRequest, banterLine } from './prompts.js';
 import type { ModelRole } from '../../models/config.js';

@@ -1,3 +1,6 @@
+// The driver's lease: held only while there is work, renewed by its holder,
+// taken by any node once it runs out; taking it resumes what the log says is unfinished.
+
 import { leaseHolder, unfinishedLists, flockTs, inFlight, unannouncedTrust, trustChangedEvent } from '../../core/flock.js';
 import { FlockVerdicts } from './verdicts.js';
 

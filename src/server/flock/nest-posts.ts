@@ -1,3 +1,6 @@
+// Nests and messages: a nest created, a message posted (one at a time per
+// node: a msg_id is the next number), hooks on every post, Jev's tag logged.
+
 import { flockTs } from '../../core/flock.js';
 import { randomUUID } from 'node:crypto';
 import type { JevAnswer } from './jev.js';

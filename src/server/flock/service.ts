@@ -19,7 +19,12 @@
 // verdict (keyed, so once). A restart resumes from the log: flights with no
 // landing are flown again, open banter is dropped, unannounced trust changes
 // are announced.
-
+//
+// The service is one class built by job, each a file that extends the one
+// before: streams.ts (the stream, fold, snapshots and channels; every field)
+// < nest-posts.ts < verdicts.ts < lease.ts < calls.ts < drive.ts (the list
+// driver) < this file (a list's intake, strikes, the project's budget).
+// settings.ts holds the settings and the types they share.
 
 import { randomUUID } from 'node:crypto';
 import { flockTs, type FlockItem, cooldownS, FLOCK_LIMITS, flyingListsOf } from '../../core/flock.js';

@@ -1,3 +1,7 @@
+// The flock service's settings, defaults and options, its stream's name, a
+// verdict's approval id, and the small types its parts share (service.ts and
+// the classes it extends: streams, nest-posts, verdicts, lease, calls, drive).
+
 import type { ModelRoster } from '../../models/config.js';
 import { JEV_BAND } from './jev.js';
 import type { Live, ChannelOptions } from '../live.js';

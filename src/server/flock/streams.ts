@@ -1,3 +1,10 @@
+// The flock service's base (FlockService in service.ts extends it through
+// one class per job): the project's `flock` stream folded on the fold host,
+// its state and snapshots, the list and nest frames and their live channels,
+// and every field the jobs above share (declared here, so each is
+// initialised before any job's code runs). What the jobs above provide is
+// declared abstract at the end.
+
 import { FoldedStream } from '../folded.js';
 import { type FlockState, emptyFlock, applyFlock, FLOCK_PROTOCOL_VERSION, flockReplacer, flockFromJSON, leaseHolder, listStatus, FLOCK_LIMITS, flockTs, nestRecordJSON } from '../../core/flock.js';
 import { ListFrames, type ListFrame, LIST_EVENTS } from './list-frames.js';

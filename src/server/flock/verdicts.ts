@@ -1,3 +1,7 @@
+// Verdicts: each pending verdict is an approval of kind `verdict` in the one
+// approvals model; its close is appended as the verdict (keyed, so once);
+// the trust changes the fold computed are announced; an owner demotes.
+
 import { type VerdictTarget, type FlockList, type FlockItem, itemPhase, type VerdictValue, flockTs, previewTrust, trustChangedEvent, unannouncedTrust, trustLevel } from '../../core/flock.js';
 import type { Approval } from '../../core/approvals.js';
 import { HttpError } from '../http.js';
