@@ -172,7 +172,7 @@ test('every module in src/core reads no clock and draws no random number (time a
   assert.ok(files.filter((f) => f.layer === 'core').length >= 10, 'the core modules are read');
 });
 
-test('the flock modules import only src/core: personas nothing at all, the fold only the personas, the fleet fold (for a code flight\'s session id shape), the bounded collections\' trim, the one trust ledger and the people\'s labels', () => {
+test('the flock modules import only src/core: personas nothing at all, the fold (src/core/flock.ts and its parts in src/core/flock/) only its own parts, the personas, the fleet fold (for a code flight\'s session id shape), the bounded collections\' trim, the one trust ledger and the people\'s labels', () => {
   const of = (name: string) => files.find((f) => f.rel === join('core', name));
   for (const name of ['flock.ts', 'flock-wire.ts', 'personas.ts']) assert.ok(of(name), `src/core/${name} exists`);
   assert.deepEqual(of('personas.ts')!.imports, []);
@@ -182,8 +182,116 @@ test('the flock modules import only src/core: personas nothing at all, the fold 
   // nest-people.ts (the author labels of people in nests) imports nothing either.
   assert.deepEqual(of('trust.ts')!.imports, []);
   assert.deepEqual(of('nest-people.ts')!.imports, []);
-  assert.deepEqual([...of('flock.ts')!.imports].sort(), ['./bounded.js', './fleet.js', './nest-people.js', './personas.js', './trust.js']);
+  const outside = new Set(['bounded.ts', 'fleet.ts', 'nest-people.ts', 'personas.ts', 'trust.ts']);
+  const fold = files.filter((f) => f.rel === join('core', 'flock.ts') || f.rel.startsWith(join('core', 'flock') + sep));
+  assert.ok(fold.length >= 10, 'the fold is read in its parts');
+  const seen = new Set<string>();
+  for (const f of fold)
+    for (const spec of f.imports) {
+      const target = relative(join(SRC, 'core'), resolve(dirname(f.file), spec)).replace(/\.js$/, '.ts');
+      seen.add(target);
+      assert.ok(outside.has(target) || target === 'flock.ts' || target.startsWith('flock' + sep), `${f.rel} imports ${spec}`);
+    }
+  for (const name of outside) assert.ok(seen.has(name), `the fold imports ${name}`);
+  // No part keeps a ledger of its own: the levels and their rules are the one ledger's.
+  for (const f of fold) assert.doesNotMatch(readFileSync(f.file, 'utf8'), /PROMOTE_AFTER\s*=|TRUST_LEVELS\s*=|function (?:judge|levelOf|ownerLowers)\b/, `${f.rel} keeps no second trust ledger`);
   assert.deepEqual(of('flock-wire.ts')!.imports.filter((i) => layerOfImport(of('flock-wire.ts')!.file, i) !== 'core'), []);
+});
+
+// No import circles (DESIGN.md, house style): a type two files share lives in
+// the lower one, and routes depend on their service, never the reverse. The
+// graph is every relative import (type-only ones too) between the files of
+// src/ and web/src; its strongly connected components (Tarjan's algorithm,
+// linear in files plus imports) must each be one file that does not import itself.
+
+/** The file a relative import names (`./x.js` is `x.ts`, `x.tsx` or `x.js`; a folder its index), or null. */
+function fileOfImport(from: string, spec: string, known: ReadonlySet<string>): string | null {
+  if (!spec.startsWith('.')) return null;
+  const base = resolve(dirname(from), spec);
+  const stem = base.replace(/\.(js|mjs|jsx)$/, '');
+  for (const c of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${stem}.js`, `${stem}.mjs`, join(base, 'index.ts'), join(base, 'index.tsx')]) if (known.has(c)) return c;
+  return null;
+}
+
+/** The import circles of a graph (node to the nodes it imports): each strongly connected component with a cycle, its members sorted. */
+export function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const out: string[][] = [];
+  let next = 0;
+  for (const root of graph.keys()) {
+    if (index.has(root)) continue;
+    // An explicit stack of (node, position in its edge list): deep import chains do not overflow the call stack.
+    const work: [string, number][] = [[root, 0]];
+    index.set(root, next);
+    low.set(root, next++);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length) {
+      const top = work[work.length - 1];
+      const [v, i] = top;
+      const edges = graph.get(v) ?? [];
+      if (i < edges.length) {
+        top[1]++;
+        const w = edges[i];
+        if (!index.has(w)) {
+          index.set(w, next);
+          low.set(w, next++);
+          stack.push(w);
+          onStack.add(w);
+          work.push([w, 0]);
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+        continue;
+      }
+      work.pop();
+      if (work.length) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent)!, low.get(v)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const scc: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          scc.push(w);
+        } while (w !== v);
+        if (scc.length > 1 || edges.includes(v)) out.push(scc.sort());
+      }
+    }
+  }
+  return out;
+}
+
+test('the circle finder finds every circle of a made-up graph, and none where there is none', () => {
+  const g = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
+  // a -> b -> c -> a is one circle; d imports into it and e -> f -> e is a second one; g imports itself.
+  const made = g({ a: ['b'], b: ['c'], c: ['a', 'x'], d: ['a'], x: [], e: ['f'], f: ['e', 'x'], g: ['g'] });
+  assert.deepEqual(circles(made).map((c) => c.join(' ')).sort(), ['a b c', 'e f', 'g']);
+  // The same without the edges back: a diamond and a chain, no circle.
+  assert.deepEqual(circles(g({ a: ['b', 'c'], b: ['d'], c: ['d'], d: [], e: ['a'] })), []);
+  // A chain of 10,000 files is read without overflowing the stack, and one edge back makes it a single circle.
+  const chain = new Map(Array.from({ length: 10_000 }, (_, i) => [`m${i}`, i + 1 < 10_000 ? [`m${i + 1}`] : []] as [string, string[]]));
+  assert.deepEqual(circles(chain), []);
+  chain.set('m9999', ['m0']);
+  assert.equal(circles(chain)[0]?.length, 10_000);
+  // A circle of real-looking files resolved the way the tree's are: a view and its component importing each other's type.
+  const web = ['web/src/flock/A.tsx', 'web/src/flock/components/B.tsx'].map((p) => join(ROOT, p));
+  const known = new Set(web);
+  assert.equal(fileOfImport(web[0], './components/B.js', known), web[1]);
+  assert.equal(fileOfImport(web[1], '../A.js', known), web[0]);
+  assert.deepEqual(circles(new Map([[web[0], [web[1]]], [web[1], [web[0]]]])), [web.slice().sort()]);
+});
+
+test('no import circles in src/ or web/src', () => {
+  const mine = everything.filter((f) => f.place.startsWith('src/') || f.place === 'web');
+  const known = new Set(mine.map((f) => f.file));
+  const graph = new Map(mine.map((f) => [f.file, f.imports.map((i) => fileOfImport(f.file, i, known)).filter((x): x is string => x !== null)]));
+  const edges = [...graph.values()].reduce((n, e) => n + e.length, 0);
+  assert.ok(graph.size > 200 && edges > 500, `the graph is read (${graph.size} files, ${edges} imports)`);
+  assert.deepEqual(circles(graph).map((c) => c.map((f) => relative(ROOT, f)).join(' <-> ')), []);
 });
 
 // Inside web/src (docs/web.md, "Where the code is"): views never import each

@@ -29,6 +29,7 @@ import { trustRoutes } from './trust.js';
 import { bulkRoutes } from './approvals-bulk.js';
 import type { ModelRoster } from '../models/config.js';
 import { WorkService } from './work/service.js';
+import { WorkRoutes } from './work/routes.js';
 import { PRESENCE_EXPIRE_MS } from './presence.js';
 import { staticFiles } from './static.js';
 import { Edge } from './edge.js';
@@ -428,7 +429,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...trustRoutes(flocks, approvalsByProject, access),
     ...bulkRoutes(approvalsByProject, access),
     ...ids.routes(),
-    ...work.routes(),
+    ...new WorkRoutes(work).routes(),
     ...push.routes(),
     ...webhookRoutes(webhooks, access),
   ];

@@ -10,6 +10,7 @@ import type { EventStore } from '../../src/storage/types.js';
 import { Router } from '../../src/server/http.js';
 import { mountRoutes } from '../../src/server/route.js';
 import { WorkService } from '../../src/server/work/service.js';
+import { WorkRoutes } from '../../src/server/work/routes.js';
 import { FleetService } from '../../src/server/fleet.js';
 import { decide, type Access, type AccessChange, type Grant, type Principal, type Role } from '../../src/server/access.js';
 import { Live } from '../../src/server/live.js';
@@ -92,7 +93,7 @@ export async function workServer(access: Access, projects = ['alpha', 'beta'], d
   await work.start();
   live.declare('fleet', fleet.scope);
   for (const [app, spec] of Object.entries(work.scopes())) live.declare(app, spec);
-  const router = mountRoutes(new Router(), work.routes(), { access, space: (id, p) => work.needSpace(id, p) });
+  const router = mountRoutes(new Router(), new WorkRoutes(work).routes(), { access, space: (id, p) => work.needSpace(id, p) });
   const server: Server = createServer(router.handle);
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as { port: number }).port;

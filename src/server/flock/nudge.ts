@@ -13,10 +13,10 @@
 // most `nudgeAfterMs` apart, so a claim made meanwhile is never late by more
 // than that), reads the fold with `now`, and posts what is due.
 
-import { flockTs, type NestRecord } from '../../core/flock.js';
+import { flockTs, type FlockState, type NestRecord } from '../../core/flock.js';
 import { expectations, type DueNudge } from '../../core/nudge.js';
 import { argmax } from './jev.js';
-import type { FlockService } from './service.js';
+import type { Jev } from './jev.js';
 
 /** The default expectation: ten minutes, like an approval's window. */
 export const NUDGE_AFTER_MS = 10 * 60 * 1000;
@@ -25,13 +25,20 @@ const MIN_WAIT_MS = 50;
 
 const pct = (p: number) => `${Math.round(p * 100)}%`;
 
+/** What the nudger needs of the flock service (the service provides it; the type lives here so this file never imports the service). */
+export interface NudgeHost {
+  readonly state: FlockState;
+  readonly jev: Jev;
+  postMessage(nest_id: string, build: () => Record<string, unknown>, opts?: { key?: string }): Promise<string>;
+}
+
 export class Nudger {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
 
   constructor(
-    private svc: FlockService,
+    private svc: NudgeHost,
     readonly afterMs: number,
   ) {}
 

@@ -25,12 +25,13 @@
 
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { FLOCK_LIMITS, flockTs, isBreach, isWorkerCrow, resolvedAt, type NestRecord, type WatchRecord } from '../../core/flock.js';
+import { FLOCK_LIMITS, flockTs, isBreach, isWorkerCrow, resolvedAt, type FlockState, type NestRecord, type WatchRecord } from '../../core/flock.js';
 import type { Approval } from '../../core/approvals.js';
 import type { ModelProvider, ModelRequest } from '../../models/index.js';
 import { HttpError } from '../http.js';
 import type { ApprovalService } from '../approvals.js';
-import type { FlockService } from './service.js';
+import type { FlockSettings } from './settings.js';
+import type { ModelRoster } from '../../models/config.js';
 import { embeddedWatchScorer, type WatchInput } from './watch-scorer.js';
 
 type Obj = Record<string, unknown>;
@@ -85,6 +86,17 @@ function prob(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? Math.min(1, Math.max(0, Math.round(v * 1e4) / 1e4)) : undefined;
 }
 
+/** What the watchdog needs of the flock service (the service provides it; the type lives here so this file never imports the service). */
+export interface WatchHost {
+  readonly state: FlockState;
+  readonly project: string;
+  readonly settings: FlockSettings;
+  readonly models: ModelRoster | null;
+  append(events: Obj[], key?: string): Promise<void>;
+  postMessage(nest_id: string, build: () => Obj, opts?: { key?: string }): Promise<string>;
+  onPosted(h: (nest_id: string, msg_id: string, ev: Obj) => Promise<void>): () => void;
+}
+
 export class NestWatch {
   private unlisten: (() => void)[] = [];
   /** Calls in the air, by `<nest>\0<msg>` (one per message, whatever happens). */
@@ -92,7 +104,7 @@ export class NestWatch {
   private stopped = false;
 
   constructor(
-    private svc: FlockService,
+    private svc: WatchHost,
     private approvals: () => Promise<ApprovalService>,
   ) {}
 

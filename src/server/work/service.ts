@@ -28,13 +28,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applySpaceRegistry, type SpaceRecord, type Who, type WorkState } from '../../core/work.js';
 import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJsonText } from '../http.js';
-import type { Route } from '../route.js';
 import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live.js';
 import { LocalAccess, type Access, type AccessChange, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
 import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';
 import { SpaceFeeds } from './feed.js';
-import { WorkRoutes } from './routes.js';
 
 export { PRESENCE_EXPIRE_MS };
 
@@ -129,11 +127,6 @@ export class WorkService {
       local: (project) => this.localPresence(project),
       onChange: (project) => this.pushPresence(project),
     });
-  }
-
-  /** The /api/v2 routes (docs/work.md); the route layer resolves a `space` route's Space with `needSpace`. */
-  routes(): Route[] {
-    return new WorkRoutes(this).routes();
   }
 
   projectList(): ProjectInfo[] {

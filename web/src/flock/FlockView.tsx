@@ -20,6 +20,7 @@ import { ListCard } from './components/ListCard.js';
 import { Ledger } from './components/Ledger.js';
 import { NestsView } from './NestsView.js';
 import { Budget } from './components/Budget.js';
+import type { Watchdog } from './nests.js';
 import './flock.css';
 
 interface Overview {
@@ -28,15 +29,6 @@ interface Overview {
   token_budget: number;
   /** Whether the Sentry's watchdog scores crows' claims and deliveries (docs/flock.md, "The watchdog"). */
   watchdog?: Watchdog;
-}
-
-export interface Watchdog {
-  on: boolean;
-  /** Who scores: the model, or the embedded scorer on a server with no model. */
-  scorer?: 'model' | 'embedded';
-  model: string | null;
-  band: number;
-  reason: string;
 }
 
 const NESTS = '/flock/nests';

@@ -7,13 +7,12 @@
 // through the contract's routes and come back on the stream.
 import { useMemo } from 'preact/hooks';
 import type { FlockClient } from '../live/flock.js';
-import type { Watchdog } from './FlockView.js';
 import { inProject } from '../shared/scope.js';
 import { followLink } from '../shared/navigate.js';
 import { NewNest } from './components/NewNest.js';
 import { NestChat } from './components/NestChat.js';
 import { NestCrowsPanel } from './components/NestCrows.js';
-import { nestCrows } from './nests.js';
+import { nestCrows, type Watchdog } from './nests.js';
 import './nests.css';
 
 export function nestPath(nest_id: string): string {

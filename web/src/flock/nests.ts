@@ -156,3 +156,22 @@ export function askState(r: NestRecord, now: number): AskState {
 export function matchesPhrase(text: string, phrase: string): boolean {
   return phrase !== '' && text.replace(/\r\n?/g, '\n').trim().toLowerCase() === phrase.trim().toLowerCase();
 }
+
+/** The watchdog's state as `GET /api/flock` gives it (the flock view's header and a nest's crows panel show it). */
+export interface Watchdog {
+  on: boolean;
+  /** Who scores: the model, or the embedded scorer on a server with no model. */
+  scorer?: 'model' | 'embedded';
+  model: string | null;
+  band: number;
+  reason: string;
+}
+
+/** How much of a message a reply quotes. */
+const QUOTE = 90;
+
+/** A message on one line, cut to `n` characters (a reply's quote). */
+export function snippet(text: string, n = QUOTE): string {
+  const one = text.replace(/\s+/g, ' ');
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}

@@ -13,8 +13,7 @@ import { postJson } from '../../shared/api.js';
 import { nameHeaders } from '../../shared/me.js';
 import { inProject } from '../../shared/scope.js';
 import { useWho } from '../../shared/projects.js';
-import { answersAsks, authorWords } from '../nests.js';
-import { snippet } from './NestChat.js';
+import { answersAsks, authorWords, snippet } from '../nests.js';
 
 /** The headers the owner may send over HTTP: the crow kinds and ask_owner (nudge and flag are the harness's and the Sentry's). */
 const HEADERS = [...CROW_KINDS, 'ask_owner'] as const;

@@ -7,19 +7,12 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { NestRecord, Quarantine } from '../../../../src/core/flock.js';
 import type { FlockClient } from '../../live/flock.js';
 import { clock } from '../../shared/time.js';
-import { TAGGED_WORDS, authorWords, pct, repliesOf, topProbs } from '../nests.js';
+import { TAGGED_WORDS, authorWords, pct, repliesOf, snippet, topProbs } from '../nests.js';
 import { AskCard } from './AskCard.js';
 import { Composer } from './Composer.js';
 
-/** How much of a message a reply quotes. */
-const QUOTE = 90;
 /** Messages drawn at once (a nest keeps up to 5,000): the newest, and more on request. */
 const PAGE = 200;
-
-export function snippet(text: string, n = QUOTE): string {
-  const one = text.replace(/\s+/g, ' ');
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-}
 
 /** Moves focus (and the view) to a message of the chat. */
 export function focusMessage(msg_id: string): void {

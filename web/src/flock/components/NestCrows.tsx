@@ -3,9 +3,8 @@
 // the project's registry, and a quarantine badge on every crow the Sentry
 // flagged (project-wide, until the owner lifts it). Whether the watchdog runs.
 import type { Nest } from '../../../../src/core/flock.js';
-import type { CrowMark, NestCrows } from '../nests.js';
+import type { CrowMark, NestCrows, Watchdog } from '../nests.js';
 import { clock } from '../../shared/time.js';
-import type { Watchdog } from '../FlockView.js';
 
 function Badges(props: { c: CrowMark }) {
   const { c } = props;
