@@ -8,11 +8,15 @@
 //   (node_modules/.cache/roost-test-times.json, rewritten after every run), else
 //   an estimate from its kind; the long files start first so the run does not
 //   end waiting on one of them (longest-processing-time first).
-// - Heavy files share fewer slots: a file that drives a real Chromium or a real
-//   agent CLI (*.browser.test.ts, *.claude|codex|gemini.test.ts) takes most of a
-//   core while it runs, so at most ROOST_TEST_HEAVY (default 2) of them run at
-//   once, while up to ROOST_TEST_CONCURRENCY (default 3) files run in all: the
-//   third slot is for files that mostly wait (servers, timers, PostgreSQL).
+// - More files at once than cores: a file mostly waits (on its servers, on
+//   PostgreSQL, on a CLI or Chromium, on timers); measured in CPU time, a real
+//   agent CLI's file takes about 10 s and a Chromium file about 13 s of CPU,
+//   a light one 1 to 3 s (a sample: about 750 s for the suite), while
+//   `node --test` at 2 files at once ran it in 910 s, 1,820 core-seconds.
+//   Up to ROOST_TEST_CONCURRENCY (default 4) files run at once, of which at
+//   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
+//   *.claude|codex|gemini.test.ts: a Chromium's memory, a CLI's start-up burst),
+//   so one slot is always left to the light files.
 // - A file has 300 s (ROOST_TEST_FILE_TIMEOUT_S): the real CLIs' suites take a few tens of seconds each
 //   test, more on a busy machine; a file that hangs is killed and fails then.
 // - A file's output (the spec reporter's) is printed whole when it ends, so two
@@ -55,8 +59,8 @@ if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1'
 }
 
 const FILE_TIMEOUT_MS = 1000 * Number(process.env.ROOST_TEST_FILE_TIMEOUT_S ?? 300);
-const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 3));
-const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 2)));
+const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 4));
+const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 3)));
 const heavy = (f) => /\.(browser|claude|codex|gemini)\./.test(f);
 
 // The last run's time of each file, or an estimate: heavy files and PostgreSQL
