@@ -11,7 +11,7 @@
 // - More files at once than cores: a file mostly waits (on its servers, on
 //   PostgreSQL, on a CLI or Chromium, on timers); measured in CPU time, a real
 //   agent CLI's file takes about 10 s and a Chromium file about 13 s of CPU,
-//   a light one 1 to 3 s (a sample: about 750 s for the suite), while
+//   a light one 0.5 to 8 s (a sample: about 900 s for the suite), while
 //   `node --test` at 2 files at once ran it in 910 s, 1,820 core-seconds.
 //   Up to ROOST_TEST_CONCURRENCY (default 4) files run at once, of which at
 //   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
