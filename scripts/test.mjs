@@ -1,13 +1,32 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with node's test runner (TypeScript via tsx).
 // Usage: node scripts/test.mjs [filter-substring ...]
-// A test file (a process) has 300 s: the real CLIs' suites take a few tens of
-// seconds each test, more on a busy machine; a file that hangs fails then.
+//
+// Each file is its own process (`node --import tsx <file>`, node:test running in
+// it), as `node --test` would make it, but scheduled here:
+// - Longest first: the time each file took in its last run on this checkout
+//   (node_modules/.cache/roost-test-times.json, rewritten after every run), else
+//   an estimate from its kind; the long files start first so the run does not
+//   end waiting on one of them (longest-processing-time first).
+// - More files at once than cores: a file mostly waits (on its servers, on
+//   PostgreSQL, on a CLI or Chromium, on timers); measured in CPU time, a real
+//   agent CLI's file takes about 10 s and a Chromium file about 13 s of CPU,
+//   a light one 0.5 to 8 s (a sample: about 900 s for the suite), while
+//   `node --test` at 2 files at once ran it in 910 s, 1,820 core-seconds.
+//   Up to ROOST_TEST_CONCURRENCY (default 4) files run at once, of which at
+//   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
+//   *.claude|codex|gemini.test.ts: a Chromium's memory, a CLI's start-up burst),
+//   so one slot is always left to the light files.
+// - A file has 300 s (ROOST_TEST_FILE_TIMEOUT_S): the real CLIs' suites take a few tens of seconds each
+//   test, more on a busy machine; a file that hangs is killed and fails then.
+// - A file's output (the spec reporter's) is printed whole when it ends, so two
+//   files never interleave. After the run: the slowest files, then one closing
+//   line, "tests: N passed, N failed, N skipped" (CI reads it).
 // In CI (CI=true) a suite whose environment is missing fails instead of skipping.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 function walk(dir) {
@@ -38,34 +57,135 @@ if (filters.length === 0 && (process.env.CI === 'true' || process.env.CI === '1'
     }
   }
 }
-// Two reporters: the spec reporter on the terminal, and one that times each file
-// (scripts/timing-reporter.mjs). The slowest files are printed after the run, then
-// one closing line, "N passed, N failed, N skipped", counted from the same events.
-const timingFile = join(mkdtempSync(join(tmpdir(), 'roost-test-')), 'timing.json');
-const r = spawnSync(
-  process.execPath,
-  // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
-  [
-    '--import', 'tsx', '--import', './test/support/scrypt-cost.ts', '--test',
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/timing-reporter.mjs', `--test-reporter-destination=${timingFile}`,
-    '--test-timeout=300000', `--test-concurrency=${process.env.ROOST_TEST_CONCURRENCY ?? 2}`, ...files,
-  ],
-  { cwd: root, stdio: 'inherit' },
-);
-let timing;
+
+const FILE_TIMEOUT_MS = 1000 * Number(process.env.ROOST_TEST_FILE_TIMEOUT_S ?? 300);
+const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 4));
+const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 3)));
+const heavy = (f) => /\.(browser|claude|codex|gemini)\./.test(f);
+
+// The last run's time of each file, or an estimate: heavy files and PostgreSQL
+// ones take longest, then the rest by size (a bigger file has more tests).
+const timesFile = join(root, 'node_modules', '.cache', 'roost-test-times.json');
+let known = {};
 try {
-  timing = JSON.parse(readFileSync(timingFile, 'utf8'));
-} catch {
-  timing = undefined;
+  known = JSON.parse(readFileSync(timesFile, 'utf8'));
+} catch {}
+function estimate(f) {
+  if (typeof known[f] === 'number') return known[f];
+  const size = statSync(join(root, f)).size / 1000; // about a second per KB for the heavy kinds
+  if (/\.(claude|codex|gemini)\./.test(f)) return 30_000 + size * 1500;
+  if (f.includes('.browser.')) return 15_000 + size * 1000;
+  if (f.includes('.pg.')) return 5_000 + size * 500;
+  return size * 300;
 }
-if (timing) {
-  const rows = timing.files.sort((a, b) => b.ms - a.ms);
-  const total = rows.reduce((s, f) => s + f.ms, 0);
-  console.log(`\nper-file time (slowest ${Math.min(25, rows.length)} of ${rows.length}; sum ${(total / 1000).toFixed(0)} s over the run's concurrency):`);
-  for (const f of rows.slice(0, 25)) {
-    console.log(`  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, f.file)}${f.failed ? `  (${f.failed} failed)` : ''}`);
-  }
-  console.log(`tests: ${timing.passed} passed, ${timing.failed} failed, ${timing.skipped} skipped`);
+const queue = [...files].sort((a, b) => estimate(b) - estimate(a));
+
+// Two reporters in each file's process: spec (its text, printed when the file
+// ends) and scripts/timing-reporter.mjs (its counts, as JSON in a temp file).
+const tmp = mkdtempSync(join(tmpdir(), 'roost-test-'));
+const results = [];
+let running = 0;
+// The running files' process groups: killed with the runner (Ctrl-C, CI's timeout).
+const groups = new Set();
+function killGroup(pid) {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {}
 }
-process.exit(r.status ?? 1);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const pid of groups) killGroup(pid);
+    process.exit(130);
+  });
+}
+let runningHeavy = 0;
+const t0 = Date.now();
+
+function runFile(file, n) {
+  const json = join(tmp, `${n}.json`);
+  const started = Date.now();
+  const child = spawn(
+    process.execPath,
+    [
+      // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
+      '--import', 'tsx', '--import', './test/support/scrypt-cost.ts',
+      '--test-reporter=spec', '--test-reporter-destination=stdout',
+      '--test-reporter=./scripts/timing-reporter.mjs', `--test-reporter-destination=${json}`,
+      file,
+    ],
+    // Its own process group, so a file that hangs is killed with everything it started (servers, Chromium, CLIs).
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  groups.add(child.pid);
+  const out = [];
+  child.stdout.on('data', (d) => out.push(d));
+  child.stderr.on('data', (d) => out.push(d));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, FILE_TIMEOUT_MS);
+  return new Promise((done) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      groups.delete(child.pid);
+      const ms = Date.now() - started;
+      let counts = { passed: 0, failed: 0, skipped: 0 };
+      try {
+        counts = JSON.parse(readFileSync(json, 'utf8'));
+      } catch {}
+      // A file that fails outside any test (it does not load, a hook throws, it hangs) fails as one test.
+      const failed = counts.failed || (code !== 0 || signal ? 1 : 0);
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)\n`);
+      for (const d of out) process.stdout.write(d);
+      if (timedOut) process.stdout.write(`✖ ${file}: killed after ${FILE_TIMEOUT_MS / 1000} s\n`);
+      else if (failed && !counts.failed) process.stdout.write(`✖ ${file}: exited ${signal ?? code} outside any test\n`);
+      results.push({ file, ms, passed: counts.passed, failed, skipped: counts.skipped });
+      done();
+    });
+  });
+}
+
+await new Promise((finish) => {
+  let n = 0;
+  const next = () => {
+    while (running < SLOTS && queue.length > 0) {
+      // The longest waiting file that fits: a heavy one only while a heavy slot is free.
+      const i = runningHeavy < HEAVY_SLOTS ? 0 : queue.findIndex((f) => !heavy(f));
+      if (i < 0) break;
+      const [file] = queue.splice(i, 1);
+      const h = heavy(file);
+      running++;
+      if (h) runningHeavy++;
+      void runFile(file, n++).then(() => {
+        running--;
+        if (h) runningHeavy--;
+        if (queue.length === 0 && running === 0) finish();
+        else next();
+      });
+    }
+  };
+  next();
+});
+rmSync(tmp, { recursive: true, force: true });
+
+// This run's times order the next run (a file that failed keeps its time too).
+try {
+  mkdirSync(dirname(timesFile), { recursive: true });
+  for (const r of results) known[r.file] = r.ms;
+  writeFileSync(timesFile, JSON.stringify(known, null, 1));
+} catch {}
+
+const rows = [...results].sort((a, b) => b.ms - a.ms);
+const total = rows.reduce((s, f) => s + f.ms, 0);
+const sum = (k) => results.reduce((s, r) => s + r[k], 0);
+console.log(
+  `\nper-file time (slowest ${Math.min(25, rows.length)} of ${rows.length}; sum ${(total / 1000).toFixed(0)} s, ${((Date.now() - t0) / 1000).toFixed(0)} s wall at ${SLOTS} at once, ${HEAVY_SLOTS} heavy):`,
+);
+for (const f of rows.slice(0, 25)) {
+  console.log(`  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${f.file}${f.failed ? `  (${f.failed} failed)` : ''}`);
+}
+const failedFiles = results.filter((r) => r.failed).map((r) => r.file);
+if (failedFiles.length) console.log(`failed files: ${failedFiles.join(', ')}`);
+console.log(`tests: ${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped`);
+process.exit(sum('failed') > 0 ? 1 : 0);

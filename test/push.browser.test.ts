@@ -33,7 +33,7 @@ test('a push reaches the service worker, shows a notification, and its click ope
   if (!need(t, existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'sw.js')), 'the built web app (npm run build)')) return;
   const ps = await new PushServiceStandin().start();
   const roost = await inProcess();
-  const browser = await launch({ viewport: { width: 390, height: 844 } });
+  const browser = await launch({ viewport: { width: 390, height: 844 }, persistent: true });
   try {
     // The worker and the manifest, as the server serves them: under the app's own policy.
     const sw = await fetch(`${roost.url}/sw.js`);

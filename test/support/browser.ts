@@ -1,7 +1,9 @@
 // Headless Chromium for browser tests: Debian's `chromium` (or ROOST_CHROMIUM),
-// driven by playwright-core, with a fresh profile. Never downloads a browser.
+// driven by playwright-core: one browser per test file, a new context per
+// launch(). Never downloads a browser.
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { after } from 'node:test';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { tempDir } from './server.js';
 
@@ -25,32 +27,64 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** A persistent context on a temp profile (Chromium wants --user-data-dir for that). */
 /**
+ * One headless Chromium per test file (per process), launched by the first
+ * `launch()` and closed after the file's last test: each `launch()` is a new
+ * context in it, as separate as a fresh profile (its own cookies, storage and
+ * cache), so two people in one test are two contexts. Starting Chromium is the
+ * costly part (about a second of CPU), so a file pays it once, not per test or
+ * per screen size. `persistent: true` gives a context of its own browser on a
+ * temp profile instead: Chromium offers push messaging only there.
+ *
  * `bypassCSP`: for a test that polls with string predicates (Playwright
  * evaluates those with eval, which the app's content security policy
  * forbids); every other test runs the app under its real policy.
+ * `phone`: a 390x844 touch screen (`hasTouch`, `isMobile`, 3x pixels), unless `viewport` says another size.
  */
-/** `phone`: a 390x844 touch screen (`hasTouch`, `isMobile`, 3x pixels), unless `viewport` says another size. */
 export const PHONE = { width: 390, height: 844 };
-export async function launch(opts: { reducedMotion?: boolean; viewport?: { width: number; height: number }; bypassCSP?: boolean; phone?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+let shared: Promise<Browser> | null = null;
+// Registered on the file's root test when a test file imports this helper: after its last test.
+after(async () => {
+  const b = shared;
+  shared = null;
+  if (b) await (await b).close().catch(() => {});
+});
+
+export async function launch(
+  opts: { reducedMotion?: boolean; viewport?: { width: number; height: number }; bypassCSP?: boolean; phone?: boolean; persistent?: boolean } = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const exe = chromiumPath();
   if (!exe) throw new Error('chromium not found');
-  const profile = tempDir('roost-chromium-');
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: exe,
-    headless: true,
-    args: CHROMIUM_ARGS,
+  const options = {
     viewport: opts.viewport ?? (opts.phone ? PHONE : { width: 1440, height: 900 }),
     ...(opts.phone ? { hasTouch: true, isMobile: true, deviceScaleFactor: 3 } : {}),
-    reducedMotion: opts.reducedMotion ? 'reduce' : 'no-preference',
+    reducedMotion: opts.reducedMotion ? ('reduce' as const) : ('no-preference' as const),
     bypassCSP: opts.bypassCSP ?? false,
-  });
+  };
+  if (opts.persistent) {
+    const profile = tempDir('roost-chromium-');
+    const context = await chromium.launchPersistentContext(profile, { executablePath: exe, headless: true, args: CHROMIUM_ARGS, ...options });
+    return {
+      context,
+      async close() {
+        await context.close().catch(() => {});
+        rmSync(profile, { recursive: true, force: true });
+      },
+    };
+  }
+  shared ??= chromium.launch({ executablePath: exe, headless: true, args: CHROMIUM_ARGS });
+  let browser: Browser;
+  try {
+    browser = await shared;
+  } catch (e) {
+    shared = null;
+    throw e;
+  }
+  const context = await browser.newContext(options);
   return {
     context,
     async close() {
       await context.close().catch(() => {});
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }

@@ -8,7 +8,7 @@
 // every object it keeps outlives a young-generation collection and is copied
 // by it: at about ten frames a list, that was half of what each scavenge
 // copied under a steady flow of lists, and the scavenges were the flock's
-// slowest items (docs/flock.md, "A fifth look"). The buffer's bytes live
+// slowest items (docs/flock.md, "The driver"). The buffer's bytes live
 // outside V8's heap; a packed list is two small objects.
 
 import type { Ev } from '../live.js';
