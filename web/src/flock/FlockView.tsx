@@ -24,7 +24,7 @@ import './flock.css';
 
 interface Overview {
   ready: boolean;
-  models: unknown[];
+  models: { role: string; model: string | null }[];
   token_budget: number;
   /** Whether the Sentry's watchdog scores crows' claims and deliveries (docs/flock.md, "The watchdog"). */
   watchdog?: Watchdog;
@@ -79,6 +79,7 @@ export function FlockView() {
           <Budget tokens={client.state.budget.project} />
         )}
       </header>
+      {overview?.ready && <ModelLine models={overview.models} />}
       {nest_id === null && overview && !overview.ready && (
         <p class="fl-refusal" data-testid="flock-no-model">
           No model is connected, so no list can fly. Start Roost with one: <code>roost serve --model anthropic:claude-haiku-4-5</code>, or a local one with{' '}
@@ -91,6 +92,17 @@ export function FlockView() {
         <NestsView client={client} nest_id={nest_id} watchdog={overview?.watchdog ?? null} />
       )}
     </div>
+  );
+}
+
+/** Which model the crows fly on (the demo model says "demo model"), by name, once each. */
+function ModelLine(props: { models: Overview['models'] }) {
+  const names = [...new Set((Array.isArray(props.models) ? props.models : []).map((m) => m?.model).filter((m): m is string => typeof m === 'string' && m !== ''))];
+  if (names.length === 0) return null;
+  return (
+    <p class="fl-muted fl-model" data-testid="flock-model">
+      The crows fly on {names.join(', ')}.
+    </p>
   );
 }
 
