@@ -267,7 +267,6 @@ export async function runApps(opts: AppsOptions): Promise<void> {
     }
     await boardPost([{ type: 'session.turn', id, text }], `${id}:turn`);
   };
-  let totalCost = 0;
   const scripted = (s: (typeof SESSIONS)[number]) => async () => {
     const id = sessions.get(s.key)!.id;
     for (let k = 0; !signal.aborted; k++) {
@@ -289,7 +288,6 @@ export async function runApps(opts: AppsOptions): Promise<void> {
       await speak(id, first);
       await sleep(3_000);
       await speak(id, last);
-      totalCost += step.cost;
       const tokens = Math.round(step.cost * 200_000);
       await boardPost(
         [
@@ -327,23 +325,17 @@ export async function runApps(opts: AppsOptions): Promise<void> {
     });
   }
 
-  // ---- Cost: a budget a little above what the demo has spent
-  guard('Cost', async () => {
-    await sleep(200);
-    for (let i = 0; !signal.aborted; i++) {
-      const u = await api('GET', '/usage');
-      const spent = spentUsd(u.json) || totalCost || 0.5;
-      await api('PUT', '/usage/budget', { usd: Math.max(1, Math.ceil((spent / 0.86) * 100) / 100) });
-      await sleep(i === 0 ? 6_000 : 30_000);
-    }
-  });
-
-  // ---- Cost: Claude Code's own telemetry (OTLP logs) of the floor's teams, every few seconds
-  guard('telemetry', async () => {
+  // ---- Cost: Claude Code's own telemetry (OTLP logs) of the floor's teams, every few seconds, and
+  // a project budget kept a little above what the demo has spent (near its limit, not crossed).
+  guard('cost', async () => {
     for (let i = 0; !signal.aborted; i++) {
       const [team, model, cost] = TELEMETRY[i % TELEMETRY.length];
       await api('POST', '/v1/logs', otlpRecord(`demo-${team.toLowerCase()}-${run}`, model, cost, i));
-      await sleep(i < 4 ? 700 : 15_000);
+      if (i >= 3) {
+        const spent = spentUsd((await api('GET', '/usage')).json);
+        if (spent > 0) await api('PUT', '/usage/budget', { usd: Math.ceil((spent / 0.87) * 100) / 100 });
+      }
+      await sleep(i < 4 ? 700 : 8_000);
     }
   });
 
