@@ -94,6 +94,31 @@ test('--demo: every app alive within 10 s; Allow lets the agent go on, Deny chan
     // The person's own project stayed empty.
     const def = (await (await fetch(server.url + '/state')).json()) as { agents: unknown[] };
     assert.equal(def.agents.length, 0, 'nothing on the default floor');
+
+    // There, every empty view says the one command that fills it, with a copy button, and links to the demo.
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const firstSteps: [string, string, RegExp][] = [
+      ['/', 'first-step-floor', /^npx roost hooks install --user$/],
+      ['/fleet', 'first-step-fleet', /^npx roost bridge --server http:\/\/127\.0\.0\.1:\d+ --root ~\/code$/],
+      ['/work', 'first-step-work', /^npx roost bridge --server http:\/\/127\.0\.0\.1:\d+ --root ~\/code --contribute$/],
+      ['/cost', 'first-step-cost', /^npx roost hooks install --user$/],
+      ['/inbox', 'first-step-inbox', /^npx roost hooks install --user --approvals Bash$/],
+    ];
+    for (const [path, id, command] of firstSteps) {
+      await page.goto(server.url + path);
+      const step = page.getByTestId(id);
+      await step.waitFor({ timeout: 10_000 });
+      const text = await step.getByTestId('first-step-command').innerText();
+      assert.match(text, command, path);
+      assert.equal(new URL((await step.getByTestId('first-step-demo').getAttribute('href'))!, server.url).searchParams.get('project'), 'demo', path);
+      await step.getByTestId('first-step-copy').click();
+      await step.getByText('Copied').waitFor({ timeout: 5_000 });
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), text, `${path}: the command is on the clipboard`);
+    }
+    // The demo link opens the same view in the demo project, alive.
+    await page.goto(server.url + '/fleet');
+    await page.getByTestId('first-step-fleet').getByTestId('first-step-demo').click();
+    await page.getByText('Refund flow').first().waitFor({ timeout: 10_000 });
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

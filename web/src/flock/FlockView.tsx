@@ -20,6 +20,7 @@ import { ListCard } from './components/ListCard.js';
 import { Ledger } from './components/Ledger.js';
 import { NestsView } from './NestsView.js';
 import { Budget } from './components/Budget.js';
+import { FirstStep } from '../shared/FirstStep.js';
 import './flock.css';
 
 interface Overview {
@@ -81,10 +82,13 @@ export function FlockView() {
       </header>
       {overview?.ready && <ModelLine models={overview.models} />}
       {nest_id === null && overview && !overview.ready && (
-        <p class="fl-refusal" data-testid="flock-no-model">
-          No model is connected, so no list can fly. Start Roost with one: <code>roost serve --model anthropic:claude-haiku-4-5</code>, or a local one with{' '}
-          <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md).
-        </p>
+        <div class="fl-refusal" data-testid="flock-no-model">
+          <p>
+            No model is connected, so no list can fly. Start Roost with one (key in <code>ANTHROPIC_API_KEY</code>), or a local one with{' '}
+            <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md):
+          </p>
+          <FirstStep command="npx roost serve --model anthropic:claude-haiku-4-5" testid="first-step-flock" />
+        </div>
       )}
       {nest_id === null ? (
         <Lists client={client} me={me} />
