@@ -15,7 +15,7 @@ import { inProcess, child } from './support/server.js';
 import { until } from './support/until.js';
 import { runDemo } from '../src/cli/demo.js';
 import { stopDemo } from '../src/cli/demo-apps.js';
-import { ModelRoster, modelSettings, parseModelSpec, createProvider, DEMO_MODEL_NAME, type ModelSpec } from '../src/models/index.js';
+import { ModelRoster, modelSettings, parseModelSpec, createProvider, DEMO_MODEL_NAME } from '../src/models/index.js';
 import { DemoProvider } from '../src/models/demo.js';
 import { triageRequest, TriageSchema } from '../src/server/flock/prompts.js';
 import { respondRequest, RespondSchema } from '../src/server/flock/nest-prompts.js';
@@ -111,7 +111,7 @@ test('the demo model is chosen only by --demo or --model demo, and is named "dem
   assert.ok(named.ok && named.value.default?.provider === 'demo', '--model demo');
   const spec = parseModelSpec('demo');
   assert.ok(spec.ok);
-  const p = createProvider(spec.value as ModelSpec);
+  const p = createProvider(spec.value);
   assert.equal(p.label, DEMO_MODEL_NAME);
   assert.equal(p.model, 'demo model');
   assert.deepEqual(new ModelRoster(flag.ok ? flag.value : { default: null, roles: {} }).describe().map((r) => r.model), Array(7).fill('demo model'));

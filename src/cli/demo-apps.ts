@@ -220,16 +220,16 @@ export async function runApps(opts: AppsOptions): Promise<void> {
     const s = [...sessions.values()].find((x) => x.id === c.session);
     const started = await space.execution(c.id, 'started');
     if (started.status !== 200 || !s) return;
-    s.state = 'working';
+    become(keyOf(s.id), 'working');
     await status(s.id, 'running', `Work: ${c.text.slice(0, 60)}`);
     let i = 0;
     for (const line of script?.[1] ?? [`Working on: ${c.text}`]) {
-      await sleep(3_000);
+      await sleep(4_000);
       await space.execution(c.id, 'output', { text: line }, `${c.id}:output:${i++}`);
     }
     await sleep(3_000);
     await space.execution(c.id, 'finished', { status: 'done', result: script?.[2] ?? `Done: ${c.text}` });
-    s.state = 'idle';
+    become(keyOf(s.id), 'idle');
     await status(s.id, 'idle', 'ready for a prompt');
   };
   const hasWork = (await space.register().catch(() => false)) === true;
@@ -246,7 +246,7 @@ export async function runApps(opts: AppsOptions): Promise<void> {
       ],
       `${id}:approval:${rid}`,
     );
-    sessions.get(keyOf(id))!.state = 'blocked';
+    become(keyOf(id), 'blocked');
     // The first decision on the board is the answer (an Allow or Deny in the inbox lands here too).
     for (;;) {
       if (signal.aborted) return null;
@@ -258,6 +258,12 @@ export async function runApps(opts: AppsOptions): Promise<void> {
     }
   };
   const keyOf = (id: string) => [...sessions.entries()].find(([, v]) => v.id === id)![0];
+  /** A session's Work state changed: the Space says so (the board's status says it on the board). */
+  const become = (key: string, state: 'idle' | 'working' | 'blocked') => {
+    const s = sessions.get(key)!;
+    s.state = state;
+    space.observe({ session: s.id, label: s.name, origin: 'bridge', state, cwd: '~/code/shop' });
+  };
   const speak = async (id: string, text: string) => {
     // Partial text first (lossy frames), then the turn that carries it all.
     const words = text.split(' ');
@@ -273,7 +279,7 @@ export async function runApps(opts: AppsOptions): Promise<void> {
       const step = s.steps[k % s.steps.length];
       await sleep(s.key === 'refunds' ? 1_000 : 4_000);
       await boardPost([{ type: 'session.prompt', id, text: step.prompt }], `${id}:prompt`);
-      sessions.get(s.key)!.state = 'working';
+      become(s.key, 'working');
       await status(id, 'running', 'thinking');
       await sleep(1_500);
       await speak(id, step.say[0]);
@@ -282,7 +288,7 @@ export async function runApps(opts: AppsOptions): Promise<void> {
       await speak(id, step.say[1]);
       const allowed = await ask(id, step, k);
       if (allowed === null) return;
-      sessions.get(s.key)!.state = 'working';
+      become(s.key, 'working');
       const [first, last] = allowed ? step.allowed : step.denied;
       await status(id, 'running', allowed ? `${step.ask[0]} ${step.ask[1]}` : 'trying another way');
       await speak(id, first);
@@ -300,7 +306,7 @@ export async function runApps(opts: AppsOptions): Promise<void> {
         ],
         `${id}:result`,
       );
-      sessions.get(s.key)!.state = 'idle';
+      become(s.key, 'idle');
       await status(id, 'idle', 'ready for a prompt');
       await sleep(10_000);
     }
@@ -315,12 +321,12 @@ export async function runApps(opts: AppsOptions): Promise<void> {
       const conv = await api('POST', '/api/v2/conversations', { title: 'Release 2.4', project }, `demo-conv-${run}`);
       const cid = typeof conv.json?.id === 'string' ? conv.json.id : null;
       const queue = (i: number) => api('POST', '/api/v2/commands', { agent, text: WORK_COMMANDS[i % WORK_COMMANDS.length][0], project }, `demo-cmd-${run}-${i}`);
-      for (let i = 0; i < 3; i++) await queue(i);
+      for (let i = 0; i < 4; i++) await queue(i);
       for (let i = 0; !signal.aborted; i++) {
         const [who, text] = CONVERSATION[i % CONVERSATION.length];
         if (cid) await api('POST', `/api/v2/conversations/${encodeURIComponent(cid)}/messages`, { text: `${who}: ${text}`, project }, `demo-msg-${run}-${i}`);
         await sleep(9_000);
-        if (i % 3 === 2) await queue(3 + i);
+        if (i % 2 === 1) await queue(4 + i);
       }
     });
   }
@@ -328,6 +334,10 @@ export async function runApps(opts: AppsOptions): Promise<void> {
   // ---- Cost: Claude Code's own telemetry (OTLP logs) of the floor's teams, every few seconds, and
   // a project budget kept a little above what the demo has spent (near its limit, not crossed).
   guard('cost', async () => {
+    // Each team's Claude Code session starts (its hook), so its telemetry is booked to its room.
+    for (const [team] of TELEMETRY) {
+      await api('POST', `/hooks/claude-code?team=${team}`, { hook_event_name: 'SessionStart', session_id: `demo-${team.toLowerCase()}-${run}`, cwd: `/home/demo/${team.toLowerCase()}`, source: 'startup' });
+    }
     for (let i = 0; !signal.aborted; i++) {
       const [team, model, cost] = TELEMETRY[i % TELEMETRY.length];
       await api('POST', '/v1/logs', otlpRecord(`demo-${team.toLowerCase()}-${run}`, model, cost, i));

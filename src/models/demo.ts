@@ -61,9 +61,13 @@ const ANSWERS = [
   (t: string) => `My take on "${t}": the plain version works; the risky part is the edge case nobody wrote down, so I added a line about it.`,
 ];
 
+/** Banter: one line between crows (the request asks for "one short line"). */
+const BANTER = ['Your turn, and mind the edge cases.', 'Nice landing. I would have said it shorter.', 'Done before the coffee cooled.', 'Check my numbers, I checked yours.'];
+
 /** A scripted answer to text, varied by the request so two items read differently. */
 function answerFor(req: ModelRequest): string {
   const t = asked(req).slice(0, 120) || 'the task';
+  if (/one short line/i.test(req.system)) return BANTER[t.length % BANTER.length];
   for (const [re, text] of KNOWN) if (re.test(t)) return text;
   let h = 0;
   for (let i = 0; i < t.length; i++) h = (h * 31 + t.charCodeAt(i)) >>> 0;
