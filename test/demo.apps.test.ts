@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { inProcess, child } from './support/server.js';
 import { until } from './support/until.js';
 import { runDemo } from '../src/cli/demo.js';
-import { stopDemo } from '../src/cli/demo-apps.js';
+import { prepareDemoProject, stopDemo } from '../src/cli/demo-apps.js';
+import { call, makeUser, mintToken, sharedServer } from './support/shared.js';
 import { ModelRoster, modelSettings, parseModelSpec, createProvider, DEMO_MODEL_NAME } from '../src/models/index.js';
 import { DemoProvider } from '../src/models/demo.js';
 import { triageRequest, TriageSchema } from '../src/server/flock/prompts.js';
@@ -148,4 +149,19 @@ test("the demo model's answers pass the flock's schemas, and it never triages an
 
 test('serve --demo in shared mode is refused: only an owner asks for the demo, as a client', async () => {
   await assert.rejects(child({ args: ['--demo', '--shared'] }), /refusing --demo in shared mode/);
+});
+
+test('shared mode: the demo client runs only for an owner of the project "demo"', async () => {
+  const srv = await sharedServer();
+  try {
+    assert.equal((await call(srv.url, srv.owner, 'POST', '/projects', { id: 'demo', name: 'Demo' })).status, 201);
+    const bob = await makeUser(srv, 'bob', 'demo', 'editor');
+    const editor = await mintToken(srv, bob, 'demo', 'editor');
+    const owner = await mintToken(srv, srv.owner, 'demo', 'owner');
+    await assert.rejects(prepareDemoProject({ server: srv.url }), /did not say who we are \(401\)/, 'nobody signed in');
+    await assert.rejects(prepareDemoProject({ server: srv.url, token: editor.token }), /refusing the demo in shared mode: only an owner of the project "demo"/);
+    await prepareDemoProject({ server: srv.url, token: owner.token });
+  } finally {
+    await srv.close();
+  }
 });
