@@ -15,12 +15,12 @@ test('the demo fills a floor with several teams that keep moving', async () => {
     // The demo runs until its story has moved on (the floor past 30 events),
     // however slow this machine is today; 20 s is the give-up point.
     const stop = new AbortController();
-    const demo = runDemo({ server: server.url, rate: 40, durationMs: 20_000, signal: stop.signal, log: (l) => l.includes('retrying') && complaints.push(l) });
-    await until('the floor past 30 events', async () => ((await (await fetch(server.url + '/state')).json()) as { position: number }).position > 30, 20_000);
+    const demo = runDemo({ server: server.url, rate: 40, durationMs: 20_000, floorOnly: true, signal: stop.signal, log: (l) => l.includes('retrying') && complaints.push(l) });
+    await until('the floor past 30 events', async () => ((await (await fetch(server.url + '/state?project=demo')).json()) as { position: number }).position > 30, 20_000);
     stop.abort();
     await demo;
     assert.deepEqual(complaints, [], 'every batch was accepted');
-    const state = (await (await fetch(server.url + '/state')).json()) as {
+    const state = (await (await fetch(server.url + '/state?project=demo')).json()) as {
       agents: { id: string; role: string; desk: number; team: string; parent: string | null; tool: string }[];
       teams: { id: string; task: string }[];
       position: number;
@@ -52,9 +52,9 @@ test('a long demo run leaves no abort listeners behind (no MaxListenersExceededW
     // Count the signal's listeners through the run: at most the one sleep in progress.
     const count = setInterval(() => (most = Math.max(most, getEventListeners(stop.signal, 'abort').length)), 5);
     // At 200 events/s for 4 s the demo sleeps hundreds of times.
-    await runDemo({ server: server.url, rate: 200, durationMs: 4_000, signal: stop.signal });
+    await runDemo({ server: server.url, rate: 200, durationMs: 4_000, floorOnly: true, signal: stop.signal });
     clearInterval(count);
-    const pos = ((await (await fetch(server.url + '/state')).json()) as { position: number }).position;
+    const pos = ((await (await fetch(server.url + '/state?project=demo')).json()) as { position: number }).position;
     assert.ok(pos > 50, `the demo ran for a while: ${pos} events`);
     assert.ok(most <= 2, `at most the sleep in progress (and the post's fetch) listen: ${most}`);
     assert.equal(getEventListeners(stop.signal, 'abort').length, 0, 'no listener left after the run');

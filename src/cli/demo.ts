@@ -2,12 +2,24 @@
 // with a lead and helpers, read, edit, run tests, message each other, write
 // tasks on their whiteboards, sometimes wait for a person or fail, and
 // helpers come and go. Everything goes through POST /events like any agent.
+// The other apps (fleet, Work, flock, cost, approvals) are demo-apps.ts; all
+// of it goes to its own project, `demo` (docs/demo.md).
 //
 // The randomness is seeded so two runs tell the same story (handy for
 // screenshots); the timing follows the wall clock.
 
+import { DEMO_PROJECT, prepareDemoProject, runApps } from './demo-apps.js';
+
 export interface DemoOptions {
   server: string;
+  /** The project the demo writes to (default `demo`: never the person's own). */
+  project?: string;
+  /** Shared mode: an owner's token of the project. */
+  token?: string;
+  /** Only the floor (no Space, Work, flock, cost or trust story). */
+  floorOnly?: boolean;
+  /** Multiplies the pauses of the other apps' story (default 1). */
+  pace?: number;
   /** Mean events per second across the whole floor. */
   rate?: number;
   seed?: number;
@@ -221,14 +233,14 @@ export class Demo {
  * the request is garbage-collected, so each post gets a signal of its own,
  * tied to the run's and untied when the post is done.
  */
-async function post(server: string, events: Record<string, unknown>[], signal?: AbortSignal): Promise<void> {
+async function post(server: string, events: Record<string, unknown>[], signal?: AbortSignal, project = DEMO_PROJECT, token?: string): Promise<void> {
   const own = new AbortController();
   const abort = () => own.abort();
   signal?.addEventListener('abort', abort, { once: true });
   try {
     const res = await fetch(new URL('/events', server), {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'roost-project': project, ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify(events),
       signal: own.signal,
     });
@@ -241,6 +253,23 @@ async function post(server: string, events: Record<string, unknown>[], signal?: 
 
 /** Posts the demo story until aborted (or `durationMs` passes). */
 export async function runDemo(opts: DemoOptions): Promise<void> {
+  const project = opts.project ?? DEMO_PROJECT;
+  if (!opts.floorOnly) await prepareDemoProject({ server: opts.server, project, token: opts.token });
+  // The other apps run beside the floor, until the same end.
+  const apps = new AbortController();
+  const stopApps = () => apps.abort();
+  opts.signal?.addEventListener('abort', stopApps, { once: true });
+  const others = opts.floorOnly ? Promise.resolve() : runApps({ server: opts.server, project, token: opts.token, signal: apps.signal, log: opts.log, pace: opts.pace });
+  try {
+    await runFloor(opts, project);
+  } finally {
+    apps.abort();
+    opts.signal?.removeEventListener('abort', stopApps);
+    await others;
+  }
+}
+
+async function runFloor(opts: DemoOptions, project: string): Promise<void> {
   const rate = opts.rate ?? 4;
   const demo = new Demo(opts.seed);
   const log = opts.log ?? (() => {});
@@ -258,8 +287,8 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       const t = setTimeout(done, ms);
       signal?.addEventListener('abort', done, { once: true });
     });
-  await post(opts.server, demo.opening(), opts.signal);
-  log(`roost demo: posting to ${opts.server} (about ${rate} events/s); Ctrl-C to stop`);
+  await post(opts.server, demo.opening(), opts.signal, project, opts.token);
+  log(`roost demo: posting to ${opts.server} in project "${project}" (about ${rate} events/s on the floor); open ${new URL(`/?project=${project}`, opts.server).href}`);
   while (!opts.signal?.aborted && Date.now() < end) {
     // Exponential gaps: a believable, uneven rhythm.
     await sleep(Math.min(2_000, -Math.log(1 - Math.random()) * (1000 / rate)));
@@ -267,7 +296,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     const events = demo.beat(Date.now());
     if (events.length === 0) continue;
     try {
-      await post(opts.server, events, opts.signal);
+      await post(opts.server, events, opts.signal, project, opts.token);
     } catch (e) {
       if (opts.signal?.aborted) break;
       log(`roost demo: ${(e as Error).message}; retrying`);

@@ -8,6 +8,7 @@ import { loadIdentity } from './owner.js';
 import { MODEL_FLAG_OPTIONS, ModelRoster, modelSettings } from '../models/config.js';
 import { adminCommand } from './admin.js';
 import { runDemo } from './demo.js';
+import { stopDemo } from './demo-apps.js';
 import { hooksCommand } from './hooks.js';
 import { mcpCommand } from './mcp.js';
 import { doctorCommand } from './doctor.js';
@@ -16,11 +17,11 @@ import { bridgeCommand } from '../bridge/index.js';
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
 usage:
-  roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]
+  roost serve [--port 4319] [--host 127.0.0.1] [--data ./.roost] [--db postgres://...] [--demo]   (--demo: every app alive, in project "demo": docs/demo.md)
               [--shared] [--origin https://roost.example.com] [--public-url https://roost.example.com]   (shared mode: docs/security.md)
-              [--model anthropic:<model> | openai:<model>[@URL] | ollama:<model>] [--model-<role> ...]   (the flock: docs/models.md)
+              [--model anthropic:<model> | openai:<model>[@URL] | ollama:<model> | demo] [--model-<role> ...]   (the flock: docs/models.md)
   roost admin create-owner --login NAME [--name "Full Name"] [--password-stdin]   (the first account)
-  roost demo  [--server http://127.0.0.1:4319] [--rate 4]   (a few fake teams, for a first look)
+  roost demo  [--server http://127.0.0.1:4319] [--rate 4] [--floor-only] [--stop]   (every app alive in project "demo"; --stop ends its sessions)
   roost mcp   [--server URL] [--agent ID] [--team T]   (an MCP server on stdio: status, messages, task, ask a person)
   roost emit  --type status --agent bot-1 [--team T] [--status working] [--activity "..."]
               [--tool T] [--text T] [--to a,b] [--task T] [--parent P] [--role R] [--source S]
@@ -128,10 +129,17 @@ async function serve(argv: string[]): Promise<void> {
   const pushSubject = env.ROOST_PUSH_SUBJECT || undefined;
   if (pushSubject !== undefined && !/^(mailto:|https:\/\/)\S{1,300}$/.test(pushSubject)) throw new Error(`ROOST_PUSH_SUBJECT must be a mailto: or https: URL, got "${pushSubject.slice(0, 60)}"`);
   const pushPrivateEndpoints = env.ROOST_PUSH_PRIVATE_ENDPOINTS === '1' ? true : undefined;
+  const shared = values.shared === true || env.ROOST_SHARED === '1' || !isLoopback(host);
+  // The demo writes as the person at the machine; in shared mode nobody is, so only an owner may start it, as a client.
+  if (values.demo && shared) {
+    throw new Error(
+      'refusing --demo in shared mode: the demo runs only when an owner of the project "demo" asks for it.\n' +
+        'Start the server without --demo, then, as that owner: ROOST_TOKEN=<your token of project "demo"> roost demo --server URL',
+    );
+  }
   const store = await openStore({ db, dataDir });
   // Beyond loopback every request must be authenticated: without an account
   // nobody could sign in, so refuse and say how to make the first one.
-  const shared = values.shared === true || env.ROOST_SHARED === '1' || !isLoopback(host);
   if (shared && (await loadIdentity(store)).users.size === 0) {
     await store.close();
     throw new Error(
@@ -231,14 +239,16 @@ async function emit(argv: string[]): Promise<void> {
 }
 
 async function demoVerb(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, rate: { type: 'string' } } });
+  const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, rate: { type: 'string' }, stop: { type: 'boolean' }, 'floor-only': { type: 'boolean' } } });
   const server = values.server ?? process.env.ROOST_SERVER ?? 'http://127.0.0.1:4319';
+  const token = process.env.ROOST_TOKEN || undefined;
+  if (values.stop) return stopDemo({ server, token, log: (l) => console.log(l) });
   const rate = values.rate !== undefined ? Number(values.rate) : undefined;
   if (rate !== undefined && !(rate > 0 && rate <= 1000)) throw new Error(`--rate must be between 0 and 1000 events/s, got ${values.rate}`);
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort());
   process.once('SIGTERM', () => ac.abort());
-  await runDemo({ server, rate, signal: ac.signal, log: (l) => console.log(l) });
+  await runDemo({ server, rate, token, floorOnly: values['floor-only'], signal: ac.signal, log: (l) => console.log(l) });
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -9,6 +9,7 @@
 import { AnthropicProvider } from './anthropic.js';
 import { OpenAIProvider, isOpenAIHosted } from './openai.js';
 import { withRetries, type RetryOptions } from './retry.js';
+import { DemoProvider, DEMO_MODEL_NAME } from './demo.js';
 import type { ModelProvider } from './types.js';
 
 export const MODEL_ROLES = ['sentry', 'crow', 'elder', 'quill', 'boss', 'banter', 'jev'] as const;
@@ -29,7 +30,8 @@ export const ROLE_DUTIES: Record<ModelRole, string> = {
 export const OLLAMA_BASE_URL = 'http://127.0.0.1:11434/v1';
 
 export interface ModelSpec {
-  provider: 'anthropic' | 'openai';
+  /** `demo`: the offline, scripted demo model (demo.ts), only ever named by `--model demo` or `--demo`. */
+  provider: 'anthropic' | 'openai' | 'demo';
   model: string;
   baseURL?: string;
   /** A key the spec implies (Ollama's placeholder); real keys come from the environment. */
@@ -49,6 +51,7 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
  */
 export function parseModelSpec(input: string): Parsed<ModelSpec> {
   const text = input.trim();
+  if (text.toLowerCase() === 'demo') return { ok: true, value: DEMO_SPEC };
   const colon = text.indexOf(':');
   const usage = 'write it as <provider>:<model>[@<base URL>], e.g. anthropic:claude-haiku-4-5 or openai:gpt-4o-mini@http://127.0.0.1:8080/v1';
   if (colon <= 0) return { ok: false, message: `"${text.slice(0, 80)}" names no provider: ${usage}` };
@@ -80,6 +83,9 @@ export function parseModelSpec(input: string): Parsed<ModelSpec> {
   }
 }
 
+/** The demo model's spec: `--model demo`, or what `--demo` sets when no model is configured. */
+export const DEMO_SPEC: ModelSpec = Object.freeze({ provider: 'demo', model: DEMO_MODEL_NAME, text: 'demo' });
+
 export interface ModelSettings {
   /** The spec every role uses unless it has its own. */
   default: ModelSpec | null;
@@ -108,6 +114,8 @@ export function modelSettings(flags: Record<string, unknown>, env: Record<string
   };
   const d = read('model', 'ROOST_MODEL');
   if (!d.ok) return d;
+  // `--demo` (docs/demo.md): the demo model serves the flock when nothing else is configured; never otherwise.
+  if (d.value === null && flags.demo === true) d.value = DEMO_SPEC;
   const roles: Partial<Record<ModelRole, ModelSpec>> = {};
   for (const r of MODEL_ROLES) {
     const p = read(`model-${r}`, `ROOST_MODEL_${r.toUpperCase()}`);
@@ -132,6 +140,8 @@ export const NO_PROVIDER_MESSAGE =
 export function createProvider(spec: ModelSpec, opts: { retry?: RetryOptions; env?: Record<string, string | undefined> } = {}): ModelProvider {
   const env = opts.env ?? process.env;
   let p: ModelProvider;
+  // Offline and scripted: no retries to wrap.
+  if (spec.provider === 'demo') return new DemoProvider();
   if (spec.provider === 'anthropic') {
     p = new AnthropicProvider({ model: spec.model, label: spec.text, ...(spec.baseURL ? { baseURL: spec.baseURL } : {}), ...(spec.apiKey ? { apiKey: spec.apiKey } : {}) });
   } else {

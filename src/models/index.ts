@@ -5,6 +5,7 @@ export * from './types.js';
 export { AnthropicProvider, anthropicUsage, type AnthropicOptions } from './anthropic.js';
 export { OpenAIProvider, openaiUsage, isOpenAIHosted, type OpenAIOptions } from './openai.js';
 export { withRetries, type RetryOptions } from './retry.js';
+export { DemoProvider, DEMO_MODEL_NAME } from './demo.js';
 export {
   MODEL_ROLES,
   ROLE_DUTIES,
@@ -13,6 +14,7 @@ export {
   OLLAMA_BASE_URL,
   ModelRoster,
   createProvider,
+  DEMO_SPEC,
   modelSettings,
   parseModelSpec,
   specFor,

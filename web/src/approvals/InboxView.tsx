@@ -11,6 +11,7 @@ import { useApprovals } from '../live/approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { Notifications } from '../shared/Notifications.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
+import { FirstStep } from '../shared/FirstStep.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
 import { BulkBar, BULK_MAX, pickable, type Picked } from './Bulk.js';
 import { TrustLine } from '../shared/approvals/TrustLine.js';
@@ -109,9 +110,12 @@ export function InboxView() {
         {/* Above the list and outside it: its result stays once the decided requests leave the list. */}
         <BulkBar pending={pending} picked={picked} setPicked={setPicked} />
         {pending.length === 0 ? (
-          <p class="inbox-empty" data-testid="inbox-empty">
-            Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask, the flock’s verdicts and a nest’s asks for the owner (approved by typing their phrase).
-          </p>
+          <div class="inbox-empty" data-testid="inbox-empty">
+            <p>
+              Nothing waits for a decision. With <code>roost hooks install --approvals Bash</code>, an agent’s Bash calls wait here; so do the fleet board’s sessions that ask, the flock’s verdicts and a nest’s asks for the owner (approved by typing their phrase).
+            </p>
+            <FirstStep command="npx roost hooks install --user --approvals Bash" testid="first-step-inbox" />
+          </div>
         ) : (
           <ul class="inbox-list" aria-live="polite">
             {pending.map((a) => (

@@ -9,6 +9,7 @@ import { costLabel, formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type Usag
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { sendJson } from '../shared/api.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
+import { FirstStep } from '../shared/FirstStep.js';
 import { inProject, pageProject } from '../shared/scope.js';
 import { count, line } from '../shared/cost.js';
 import { useUsage } from '../live/usage.js';
@@ -157,6 +158,12 @@ export function CostView() {
         <strong>{costLabel(s.project)}</strong> · {count(tokensOf(s.project))} tokens · {s.project.requests} requests
         {s.project.unpricedTokens > 0 && ` (${count(s.project.unpricedTokens)} tokens of models with no price)`}
       </p>
+      {s.count === 0 && client.connection === 'live' && (
+        <div class="cost-empty">
+          <p>Nothing spent yet. Claude Code reports its tokens and cost once the hooks (with telemetry) are in:</p>
+          <FirstStep command="npx roost hooks install --user" testid="first-step-cost" />
+        </div>
+      )}
       {s.refused.records > 0 && (
         <p class="note" role="status" data-testid="cost-refused">
           {s.refused.records} record{s.refused.records === 1 ? '' : 's'} refused as implausible, not booked ({count(s.refused.tokens)} tokens claimed;{' '}

@@ -18,6 +18,7 @@ import { SessionCard } from './components/SessionCard.js';
 import { StartForm } from './components/StartForm.js';
 import { StartingRow, type StartPending } from './components/StartingRow.js';
 import { ThreadPicker } from './components/ThreadPicker.js';
+import { FirstStep } from '../shared/FirstStep.js';
 import './fleet.css';
 
 /** The thread in the URL (`/fleet/<thread>`), else the one looked at last. */
@@ -120,8 +121,9 @@ export function FleetView() {
               <h2>No sessions in this thread yet</h2>
               <p>
                 Start one with <em>New session</em>: the workstation bridge (<code>roost bridge</code>) runs Claude Code for it, and everybody here sees its turns, its approvals
-                and its result.
+                and its result. Run the bridge on the machine where sessions should run:
               </p>
+              <FirstStep command={`npx roost bridge --server ${location.origin} --root ~/code${projectOfPage() ? ` --project ${projectOfPage()}` : ''}${thread !== 'default' ? ` --thread ${thread}` : ''}`} testid="first-step-fleet" />
             </div>
           )}
           <ul class="cards" aria-label="Open sessions">

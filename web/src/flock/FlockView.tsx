@@ -21,11 +21,12 @@ import { Ledger } from './components/Ledger.js';
 import { NestsView } from './NestsView.js';
 import { Budget } from './components/Budget.js';
 import type { Watchdog } from './nests.js';
+import { FirstStep } from '../shared/FirstStep.js';
 import './flock.css';
 
 interface Overview {
   ready: boolean;
-  models: unknown[];
+  models: { role: string; model: string | null }[];
   token_budget: number;
   /** Whether the Sentry's watchdog scores crows' claims and deliveries (docs/flock.md, "The watchdog"). */
   watchdog?: Watchdog;
@@ -71,11 +72,15 @@ export function FlockView() {
           <Budget tokens={client.state.budget.project} />
         )}
       </header>
+      {overview?.ready && <ModelLine models={overview.models} />}
       {nest_id === null && overview && !overview.ready && (
-        <p class="fl-refusal" data-testid="flock-no-model">
-          No model is connected, so no list can fly. Start Roost with one: <code>roost serve --model anthropic:claude-haiku-4-5</code>, or a local one with{' '}
-          <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md).
-        </p>
+        <div class="fl-refusal" data-testid="flock-no-model">
+          <p>
+            No model is connected, so no list can fly. Start Roost with one (key in <code>ANTHROPIC_API_KEY</code>), or a local one with{' '}
+            <code>roost serve --model ollama:llama3.1:8b</code> (docs/models.md):
+          </p>
+          <FirstStep command="npx roost serve --model anthropic:claude-haiku-4-5" testid="first-step-flock" />
+        </div>
       )}
       {nest_id === null ? (
         <Lists client={client} me={me} />
@@ -83,6 +88,17 @@ export function FlockView() {
         <NestsView client={client} nest_id={nest_id} watchdog={overview?.watchdog ?? null} />
       )}
     </div>
+  );
+}
+
+/** Which model the crows fly on (the demo model says "demo model"), by name, once each. */
+function ModelLine(props: { models: Overview['models'] }) {
+  const names = [...new Set((Array.isArray(props.models) ? props.models : []).map((m) => m?.model).filter((m): m is string => typeof m === 'string' && m !== ''))];
+  if (names.length === 0) return null;
+  return (
+    <p class="fl-muted fl-model" data-testid="flock-model">
+      The crows fly on {names.join(', ')}.
+    </p>
   );
 }
 

@@ -5,6 +5,7 @@ import type { Conversation } from '../../../../src/core/work.js';
 import type { WorkModel } from '../../live/work.js';
 import { NewConversation } from './NewConversation.js';
 import { SpacesBox } from './SpacesBox.js';
+import { FirstStep } from '../../shared/FirstStep.js';
 
 export type Selection = { kind: 'general' } | { kind: 'conv'; id: string } | null;
 
@@ -39,7 +40,12 @@ export function Rail(props: {
         </button>
       ))}
       <h2>Agents</h2>
-      {agents.length === 0 && <p class="muted small">No agent yet. Run roost bridge on your machine and contribute its Space here.</p>}
+      {agents.length === 0 && (
+        <>
+          <p class="muted small">No agent yet. Run roost bridge on your machine and contribute its Space here:</p>
+          <FirstStep command={`npx roost bridge --server ${location.origin} --root ~/code --contribute${project && project !== 'default' ? ` --project ${project}` : ''}`} testid="first-step-work" />
+        </>
+      )}
       {agents.map((a) => {
         const c = model.conversations[a.conversation];
         const on = sel?.kind === 'conv' && sel.id === a.conversation;
