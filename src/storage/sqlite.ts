@@ -482,9 +482,9 @@ export class SqliteStore implements EventStore {
    * event loop for what can be folded again. The flock's snapshot (~600 KB
    * with its 500 kept lists) took 15 ms to write synced.
    */
-  async putSnapshot(stream: string, position: number, state: string): Promise<void> {
+  async putSnapshot(stream: string, position: number, state: string, opts?: { history?: boolean }): Promise<void> {
     this.synchronous(false);
-    this.writer.snapshot(stream, position, state);
+    this.writer.snapshot(stream, position, state, opts?.history === true);
     this.lazyCommitted();
   }
 
