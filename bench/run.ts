@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,rewind,search-index-ingest,signin,flock,flock-ingest,push,webhooks]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -695,6 +695,24 @@ async function main(): Promise<void> {
     add({ workload: label, metric: 'two words + team, p99', values: p99, unit: 'ms', target: '< 50', ok: (m) => m < 50 });
     add({ workload: label, metric: 'two words + team, p50', values: p50, unit: 'ms' });
     add({ workload: label, metric: 'index bytes per event', values: size, unit: 'B' });
+  }
+
+  if (want('rewind')) {
+    // Rewind to random positions of a large floor log (bench/rewind.ts, docs/floor.md "Rewind"), snapshots every 2,500 events (FLOOR_REWIND_EVERY).
+    const count = Number(args.events ?? (args.quick ? 100_000 : 1_000_000));
+    const r = await child<{ byEvery: Record<string, { p50: number; p99: number; snapshotMiBPerM: number }> }>('rewind.js', [String(count)]);
+    const label = `rewind the floor (${count.toLocaleString('en')} events, 200 agents)`;
+    add({ workload: label, metric: 'state at a position, p99', values: [r.byEvery['2500'].p99], unit: 'ms', target: '< 300', ok: (m) => m < 300 });
+    add({ workload: label, metric: 'state at a position, p50', values: [r.byEvery['2500'].p50], unit: 'ms' });
+    add({ workload: label, metric: 'kept snapshots per million events', values: [r.byEvery['2500'].snapshotMiBPerM], unit: 'MiB' });
+  }
+
+  if (want('search-index-ingest')) {
+    // Single-event ingest with the search index kept current and without (bench/ingest-index.ts), each as a share of bare node:http.
+    const r = await child<{ indexedShare: number; plainShare: number }>('ingest-index.js', [String(args.quick ? 1 : 4), String(SECONDS)]);
+    add({ workload: 'durable single-event POST /events, search index kept current', metric: 'share of baseline', values: [r.indexedShare], unit: '%' });
+    add({ workload: 'durable single-event POST /events, no search index', metric: 'share of baseline', values: [r.plainShare], unit: '%' });
+    add({ workload: 'search index on ingest', metric: 'indexed share over unindexed', values: [(100 * r.indexedShare) / r.plainShare], unit: '%', target: '≥ 90%', ok: (m) => m >= 90 });
   }
 
   if (want('work-fold')) {

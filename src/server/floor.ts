@@ -34,7 +34,7 @@ import { FoldedStream } from './folded.js';
 import { PROJECT_PARAM } from './access.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
-import { parseRewindAt, rewind } from './rewind.js';
+import { FLOOR_REWIND_EVERY, parseRewindAt, rewind } from './rewind.js';
 
 export const FLOOR_STREAM = 'floor';
 
@@ -143,7 +143,7 @@ export class FloorService {
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: floorToJSON(state) }),
         stored: {
-          every: opts.snapshotEvery,
+          every: Math.min(opts.snapshotEvery, FLOOR_REWIND_EVERY),
           body: (state, position) => JSON.stringify({ position, floor: floorToJSON(state) } satisfies SnapshotBody),
           load: (text) => {
             const body = JSON.parse(text) as SnapshotBody;

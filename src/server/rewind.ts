@@ -16,6 +16,13 @@
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { HttpError } from './http.js';
 
+/**
+ * The floor keeps a snapshot at least every this many events (fewer when
+ * the server's `snapshotEvery` is smaller): a rewind folds at most this many
+ * past its snapshot. Chosen from bench/rewind.ts (docs/floor.md, "Rewind").
+ */
+export const FLOOR_REWIND_EVERY = 2_500;
+
 export const REWIND_LIMITS = {
   /** Entries one rewind folds past its snapshot, at most. */
   maxFold: 50_000,
