@@ -35,6 +35,8 @@ const WORKLOADS = [
   'restart-agents',
   'fold',
   'search',
+  'rewind',
+  'search-index-ingest',
   'work-fold',
   'flock',
   'flock-ingest',

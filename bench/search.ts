@@ -77,7 +77,19 @@ async function main(): Promise<void> {
     times.sort((a, b) => a - b);
     const q = (p: number): number => times[Math.min(times.length - 1, Math.floor(p * times.length))];
     let bytes = 0;
-    if (!url) {
+    if (url) {
+      // The table and its indexes (text, tsvector, GIN, B-trees), what the index costs on disk.
+      const { default: pg } = await import('pg');
+      const schema = new URL(url).searchParams.get('schema') ?? 'public';
+      const c = new pg.Client({ connectionString: url.replace(/\?.*$/, '') });
+      await c.connect();
+      try {
+        const r = await c.query<{ b: string }>('SELECT pg_total_relation_size($1::regclass) AS b', [`"${schema}".search_docs`]);
+        bytes = Number(r.rows[0].b);
+      } finally {
+        await c.end();
+      }
+    } else {
       const { default: Database } = await import('better-sqlite3');
       await store.close();
       const db = new Database(join(dir, 'roost.db'), { readonly: true });

@@ -414,6 +414,16 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.deepEqual(await s.getSnapshot(st), { position: 100, state: 'again' });
     });
 
+    test('history snapshots are kept for good: a rewind finds the nearest at or before any position', async () => {
+      const s = await store();
+      const st = fresh('snaphist');
+      for (let p = 10; p <= 100; p += 10) await s.putSnapshot(st, p, `state@${p}`, { history: true });
+      assert.deepEqual(await s.getSnapshot(st), { position: 100, state: 'state@100' });
+      assert.deepEqual(await s.getSnapshot(st, 15), { position: 10, state: 'state@10' }, 'the oldest is still there');
+      assert.deepEqual(await s.getSnapshot(st, 55), { position: 50, state: 'state@50' });
+      assert.equal(await s.getSnapshot(st, 9), null);
+    });
+
     test('commit listeners run after the commit, in position order, never for duplicates', async () => {
       const s = await store();
       const st = fresh('listen');

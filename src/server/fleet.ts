@@ -50,6 +50,7 @@ import type { Holders } from './holders.js';
 import type { UsageService } from './usage.js';
 import type { PerProject } from './scoped.js';
 import { PRESENCE_EXPIRE_MS, Presence } from './presence.js';
+import { parseRewindAt, rewind } from './rewind.js';
 
 /** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
 export const FLEET_STREAM_PREFIX = 'sessions:';
@@ -204,6 +205,7 @@ class Board extends OnFoldHost<SessionsState> {
           body: (state, position) => JSON.stringify({ position, state } satisfies SnapshotBody),
           load: (text) => JSON.parse(text) as SnapshotBody,
           label: 'fleet snapshot',
+          history: true,
         },
         applied: (entry) => this.tell(entry),
       },
@@ -394,6 +396,7 @@ export class FleetService {
     return [
       route({ method: 'GET', path: '/fleet/:thread', auth: 'viewer', params: thread, page: true, handler: this.getState }),
       route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, handler: this.post }),
+      route({ method: 'GET', path: '/fleet/:thread/rewind', auth: 'viewer', params: thread, doc: 'the board as it was at ?at=<position or ISO time> (read-only)', handler: this.getRewind }),
       route({ method: 'GET', path: '/fleet/:thread/stream', auth: 'viewer', params: thread, stream: true, handler: this.getStream }),
       route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, handler: this.postRequest }),
       route({ method: 'POST', path: '/fleet/:thread/live', auth: 'editor', params: thread, body: { wire: wireOf(checkLive) }, maxBody: 64 * 1024, handler: this.postLive }),
@@ -752,6 +755,14 @@ export class FleetService {
     const board = await this.board(params.thread, projectFor(req));
     await board.fresh();
     sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: board.pos, bridges: this.bridgesOn(projectFor(req), board.thread), ...board.state });
+  };
+
+  /** GET /fleet/:thread/rewind?at=: the board folded by the same fold from the nearest kept snapshot up to a past position or time. */
+  getRewind = async ({ req, res, url, params }: Ctx): Promise<void> => {
+    const at = parseRewindAt(url.searchParams.get('at'));
+    const board = await this.board(params.thread, projectFor(req));
+    const r = await rewind(this.store, { stream: board.stream, empty: emptySessions, load: (text) => JSON.parse(text) as SnapshotBody, step: (state, entry) => fold(state, entry).state }, at);
+    sendJson(res, 200, { protocol: FLEET_PROTOCOL_VERSION, epoch: this.store.epoch, thread: board.thread, position: r.position, at: r.at, head: r.head, first: r.first, ...r.state });
   };
 
   getStream = async ({ req, res, url, params }: Ctx): Promise<void> => {

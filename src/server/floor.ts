@@ -34,6 +34,7 @@ import { FoldedStream } from './folded.js';
 import { PROJECT_PARAM } from './access.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
+import { FLOOR_REWIND_EVERY, parseRewindAt, rewind } from './rewind.js';
 
 export const FLOOR_STREAM = 'floor';
 
@@ -47,6 +48,7 @@ export function floorRoutes(floors: PerProject<FloorService>, live: Live): Route
     route({ method: 'POST', path: '/events', auth: 'editor', body: 'raw', doc: 'one event or a batch of up to 200', handler: ({ req, res }) => floors.with(req, (f) => f.postEvents(req, res)) }),
     route({ method: 'GET', path: '/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`floor:${grant!.project}`])) }),
     route({ method: 'GET', path: '/state', auth: 'viewer', handler: async ({ req, res }) => (await floors.of(req)).getState(req, res) }),
+    route({ method: 'GET', path: '/rewind', auth: 'viewer', doc: 'the floor as it was at ?at=<position or ISO time> (read-only)', handler: async ({ req, res, url }) => (await floors.of(req)).getRewind(res, url) }),
     route({ method: 'POST', path: '/reset', auth: 'owner', handler: async ({ req, res }) => (await floors.of(req)).postReset(req, res) }),
   ];
 }
@@ -141,13 +143,14 @@ export class FloorService {
         },
         snapshot: (state, position, reset) => JSON.stringify({ protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position, reset, state: floorToJSON(state) }),
         stored: {
-          every: opts.snapshotEvery,
+          every: Math.min(opts.snapshotEvery, FLOOR_REWIND_EVERY),
           body: (state, position) => JSON.stringify({ position, floor: floorToJSON(state) } satisfies SnapshotBody),
           load: (text) => {
             const body = JSON.parse(text) as SnapshotBody;
             return { state: floorFromJSON(body.floor), position: body.position };
           },
           label: 'snapshot',
+          history: true,
         },
       },
       { live: opts.live, channel: opts.channel, maxReplay: opts.maxReplay },
@@ -279,6 +282,27 @@ export class FloorService {
 
   getState = (_req: IncomingMessage, res: ServerResponse): void => {
     sendJson(res, 200, { protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position: this.pos, ...floorToJSON(this.state) });
+  };
+
+  /** GET /rewind?at=: the floor folded by the same fold from the nearest kept snapshot up to a past position or time. */
+  getRewind = async (res: ServerResponse, url: URL): Promise<void> => {
+    const r = await rewind(
+      this.store,
+      {
+        stream: this.stream,
+        empty: emptyFloor,
+        load: (text) => {
+          const body = JSON.parse(text) as SnapshotBody;
+          return { state: floorFromJSON(body.floor), position: body.position };
+        },
+        step: (state, entry) => {
+          applyEvent(state, JSON.parse(entry.body) as FloorEvent);
+          return state;
+        },
+      },
+      parseRewindAt(url.searchParams.get('at')),
+    );
+    sendJson(res, 200, { protocol: FLOOR_PROTOCOL_VERSION, epoch: this.store.epoch, position: r.position, at: r.at, head: r.head, first: r.first, ...floorToJSON(r.state) });
   };
 
   getHealth = (_req: IncomingMessage, res: ServerResponse): void => {

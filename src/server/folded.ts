@@ -47,6 +47,8 @@ export interface FoldSpec<S> {
     body(state: S, position: number): string;
     load(body: string): { state: S; position: number };
     label: string;
+    /** Every stored snapshot is kept for good (the floor's and the boards': rewinds fold from them). */
+    history?: boolean;
   };
   /** After a live entry is folded and published (waiters, listeners). */
   applied?(entry: LogEntry, out: Folded<S>): void;
@@ -87,7 +89,7 @@ export class FoldedStream<S> {
     this.follower = new StreamFollower(store, spec.stream, {
       apply: (e) => this.apply(e),
       afterFold: spec.afterFold,
-      snapshots: stored && { every: stored.every, body: (position) => stored.body(this.state, position), label: stored.label },
+      snapshots: stored && { every: stored.every, body: (position) => stored.body(this.state, position), label: stored.label, history: stored.history },
     });
   }
 

@@ -31,7 +31,7 @@ export interface FollowerOptions {
   /** After a run of applied entries (a commit's, or a read's), once the waiters are woken. */
   afterFold?: () => void;
   /** Store a snapshot of the fold every `every` events; `body(position)` is what is stored. */
-  snapshots?: { every: number; body: (position: number) => string; label: string };
+  snapshots?: { every: number; body: (position: number) => string; label: string; history?: boolean };
 }
 
 export class StreamFollower {
@@ -165,7 +165,7 @@ export class StreamFollower {
     if (s && this.pos - this.lastSnapshot >= s.every) {
       const position = this.pos;
       this.lastSnapshot = position;
-      this.store.putSnapshot(this.stream, position, s.body(position)).catch((e) => console.error(`roost: ${s.label} failed`, e));
+      this.store.putSnapshot(this.stream, position, s.body(position), s.history ? { history: true } : undefined).catch((e) => console.error(`roost: ${s.label} failed`, e));
     }
   }
 

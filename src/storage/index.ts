@@ -17,5 +17,6 @@ export async function openStore(opts: { db?: string; dataDir: string }): Promise
     return PostgresStore.open(opts.db);
   }
   if (opts.db && opts.db !== 'sqlite') throw new Error(`unknown database "${opts.db}": use a postgres:// URL, or leave it out for SQLite`);
-  return new SqliteStore({ path: join(opts.dataDir, 'roost.db') });
+  // ROOST_SEARCH_INDEX=search: the index is written only when a search asks (SqliteOptions.searchIndex; the ingest bench's comparison).
+  return new SqliteStore({ path: join(opts.dataDir, 'roost.db'), searchIndex: process.env.ROOST_SEARCH_INDEX === 'search' ? 'search' : 'commit' });
 }

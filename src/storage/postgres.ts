@@ -733,12 +733,13 @@ export class PostgresStore implements EventStore {
     return r.rows.length ? Number(r.rows[0].head) : 0;
   }
 
-  async putSnapshot(stream: string, position: number, state: string): Promise<void> {
+  async putSnapshot(stream: string, position: number, state: string, opts?: { history?: boolean }): Promise<void> {
     await this.q(
       'INSERT INTO snapshots (stream, position, state, at) VALUES ($1, $2, $3, $4) ON CONFLICT (stream, position) DO UPDATE SET state = EXCLUDED.state, at = EXCLUDED.at',
       [stream, position, state, Date.now()],
     );
-    // Keeps the newest few (the one just written among them, unless newer ones exist).
+    // Keeps the newest few (the one just written among them, unless newer ones exist); history is kept for good.
+    if (opts?.history === true) return;
     await this.q(
       `DELETE FROM snapshots WHERE stream = $1 AND position <
          (SELECT min(position) FROM (SELECT position FROM snapshots WHERE stream = $1 ORDER BY position DESC LIMIT $2) AS t)`,

@@ -200,10 +200,11 @@ export class BatchWriter {
     return prior !== undefined && prior.stream === stream;
   }
 
-  snapshot(stream: string, position: number, state: string): void {
+  /** Stores a snapshot; keeps only the newest few of the stream unless `history` (kept for good, for rewinds). */
+  snapshot(stream: string, position: number, state: string, history = false): void {
     this.db.transaction(() => {
       this.snapPut.run(stream, position, state, Date.now());
-      this.snapPrune.run(stream, stream, SNAPSHOTS_KEPT);
+      if (!history) this.snapPrune.run(stream, stream, SNAPSHOTS_KEPT);
     })();
   }
 }

@@ -148,6 +148,13 @@ export interface SqliteOptions {
   checkpoints?: Partial<CheckpointOptions>;
   /** How long (ms) a flush with an append that is not lazy may wait for more appends (see the file comment); 1 by default. */
   gatherMs?: number;
+  /**
+   * 'commit' (the default): the search index is kept current right after each
+   * commit. 'search': only a search indexes, catching up its project's
+   * streams first (the same catch-up), so ingest pays nothing for the index:
+   * bench/ingest-index.ts compares the two (`ROOST_SEARCH_INDEX=search`).
+   */
+  searchIndex?: 'commit' | 'search';
 }
 
 export class SqliteStore implements EventStore {
@@ -211,10 +218,12 @@ export class SqliteStore implements EventStore {
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
     // The search index is written after each commit like a lazy append (see sqlite-search.ts).
     this.searchIndex = new SqliteSearch(this.db, { before: () => this.synchronous(false), after: () => this.lazyCommitted() });
-    this.listeners.add((_stream, _head, entries) => {
-      if (entries && entries.length) this.searchIndex.committed(entries);
-    });
-    this.searchIndex.startBackfill(() => this.closed);
+    if (opts.searchIndex !== 'search') {
+      this.listeners.add((_stream, _head, entries) => {
+        if (entries && entries.length) this.searchIndex.committed(entries);
+      });
+      this.searchIndex.startBackfill(() => this.closed);
+    }
   }
 
   private searchIndex: SqliteSearch;
@@ -482,9 +491,9 @@ export class SqliteStore implements EventStore {
    * event loop for what can be folded again. The flock's snapshot (~600 KB
    * with its 500 kept lists) took 15 ms to write synced.
    */
-  async putSnapshot(stream: string, position: number, state: string): Promise<void> {
+  async putSnapshot(stream: string, position: number, state: string, opts?: { history?: boolean }): Promise<void> {
     this.synchronous(false);
-    this.writer.snapshot(stream, position, state);
+    this.writer.snapshot(stream, position, state, opts?.history === true);
     this.lazyCommitted();
   }
 

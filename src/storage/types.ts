@@ -202,8 +202,13 @@ export interface EventStore extends SearchIndex {
    * not before it resolves): a snapshot lost to a power cut costs a longer
    * replay, never an entry, and it never survives without the entries it
    * covers (SQLite's WAL keeps its commits in order).
+   *
+   * A stream keeps its newest few snapshots, unless `history` is set: then
+   * this one is kept for good (a rewind folds from the nearest snapshot at
+   * or before the moment it shows, docs/floor.md "Rewind"). A stream whose
+   * snapshots are history passes it on every put.
    */
-  putSnapshot(stream: string, position: number, state: string): Promise<void>;
+  putSnapshot(stream: string, position: number, state: string, opts?: { history?: boolean }): Promise<void>;
   /** The newest snapshot at or before `atOrBefore` (default: the newest of all). */
   getSnapshot(stream: string, atOrBefore?: number): Promise<Snapshot | null>;
   onCommit(listener: CommitListener): () => void;

@@ -19,6 +19,8 @@ import { StartForm } from './components/StartForm.js';
 import { StartingRow, type StartPending } from './components/StartingRow.js';
 import { ThreadPicker } from './components/ThreadPicker.js';
 import { FirstStep } from '../shared/FirstStep.js';
+import { RewindBar, useRewind, type RewindBody } from '../shared/Rewind.js';
+import type { SessionsState } from '../../../src/core/fleet.js';
 import './fleet.css';
 
 /** The thread in the URL (`/fleet/<thread>`), else the one looked at last. */
@@ -52,13 +54,16 @@ export function FleetView() {
     newRef.current?.focus();
   };
 
-  const sessions = client.state.sessions;
+  // Rewind: the board as it was at `?at=` (the server's fold of the past), read-only; the live board keeps folding behind it.
+  const rewind = useRewind<RewindBody & SessionsState>(`/fleet/${encodeURIComponent(thread)}/rewind`);
+  const past = rewind.active;
+  const sessions = (rewind.shown ?? client.state).sessions;
   const open = sessions.filter((s) => s.state !== 'ended');
   const ended = sessions.filter((s) => s.state === 'ended');
   const waitingApprovals = open.reduce((n, s) => n + s.approvals.filter((a) => a.state === 'pending').length, 0);
   // A start request is settled once the bridge's spawn with its id is on the board.
   const unsettled: StartPending[] = [];
-  for (const [id, r] of client.requests) {
+  if (!past) for (const [id, r] of client.requests) {
     if (!dismissed.has(id) && !sessions.some((s) => s.id === id)) unsettled.push({ id, name: r.session, by: r.by, refused: r.refused });
   }
 
@@ -90,20 +95,22 @@ export function FleetView() {
           {ended.length > 0 && ` · ${ended.length} ended`}
         </p>
       </div>
+      <RewindBar rewind={rewind} livePosition={client.position} what="The board" />
       {client.denied && (
         <p class="fleet-denied" role="alert" data-testid="board-denied">
           This board is not open to you: {client.denied}
         </p>
       )}
       <div class="fleet-main">
-        <section class="sessions" aria-labelledby="sessions-h">
+        {/* Rewound: the past in a disabled fieldset, so nothing in it can act (no decision is made from the past). */}
+        <fieldset class="sessions rewound-past" disabled={past} aria-labelledby="sessions-h">
           <div class="sessions-head">
             <h1 id="sessions-h">Sessions</h1>
-            <button class="primary" ref={newRef} aria-expanded={showStart} aria-controls="start-form" onClick={() => setShowStart(!showStart)} data-testid="new-session">
+            {!past && <button class="primary" ref={newRef} aria-expanded={showStart} aria-controls="start-form" onClick={() => setShowStart(!showStart)} data-testid="new-session">
               {showStart ? 'Cancel' : 'New session'}
-            </button>
+            </button>}
           </div>
-          {showStart && (
+          {showStart && !past && (
             <StartForm
               thread={thread}
               onDone={closeStart}
@@ -129,7 +136,7 @@ export function FleetView() {
           <ul class="cards" aria-label="Open sessions">
             {open.map((s) => (
               <li key={s.id}>
-                <SessionCard s={s} thread={thread} live={client.live.get(s.id)} onPrompt={promptSession} />
+                <SessionCard s={s} thread={thread} live={past ? undefined : client.live.get(s.id)} onPrompt={promptSession} readOnly={past} />
               </li>
             ))}
           </ul>
@@ -139,14 +146,20 @@ export function FleetView() {
               <ul class="cards" aria-label="Ended sessions">
                 {ended.map((s) => (
                   <li key={s.id}>
-                    <SessionCard s={s} thread={thread} onPrompt={promptSession} />
+                    <SessionCard s={s} thread={thread} onPrompt={promptSession} readOnly={past} />
                   </li>
                 ))}
               </ul>
             </details>
           )}
-        </section>
-        <Chat client={client} thread={thread} open={open} to={composerTo} setTo={setComposerTo} textRef={composerRef} />
+        </fieldset>
+        {past ? (
+          <p class="fleet-past-note" data-testid="chat-hidden">
+            The chat and its composer are live only: go back to live to read the newest lines and to prompt a session.
+          </p>
+        ) : (
+          <Chat client={client} thread={thread} open={open} to={composerTo} setTo={setComposerTo} textRef={composerRef} />
+        )}
       </div>
     </div>
   );

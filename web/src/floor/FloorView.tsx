@@ -5,13 +5,14 @@
 
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { countShown, shownStatus } from '../../../src/core/attention.js';
-import { QUIET_AFTER_MS, agentIdOf } from '../../../src/core/floor.js';
+import { QUIET_AFTER_MS, agentIdOf, floorFromJSON, type FloorJSON, type FloorState } from '../../../src/core/floor.js';
 import { FloorClient } from '../live/floor.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { loadPref, savePref } from '../shared/prefs.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { pageProject } from '../shared/scope.js';
 import { useWaiting } from '../shared/waiting.js';
+import { RewindBar, useRewind, type RewindBody } from '../shared/Rewind.js';
 import { AgentCard } from './components/AgentCard.js';
 import { AgentList, ListRows, type RowContext } from './components/AgentList.js';
 import { EmptyFloor } from './components/EmptyFloor.js';
@@ -41,7 +42,14 @@ function quietAfterMs(): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : QUIET_AFTER_MS;
 }
 
+/** What GET /rewind answers: the floor at a past position. */
+type FloorRewind = RewindBody & FloorJSON;
+
 export function FloorView() {
+  // Rewind: the floor as it was at `?at=` (the server's fold of the past); the live client keeps folding behind it.
+  const rewind = useRewind<FloorRewind>('/rewind');
+  const past = useMemo<FloorState | null>(() => (rewind.shown ? floorFromJSON(rewind.shown) : null), [rewind.shown]);
+  const pastRef = useRef<FloorState | null>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const wrapRef = useRef<HTMLDivElement>(null);
   const [, setTick] = useState(0);
@@ -58,7 +66,7 @@ export function FloorView() {
   if (hereKept.current.key !== hereKey) hereKept.current = { key: hereKey, set: waiting.here };
   const here = hereKept.current.set;
   const hereRef = useRef(here);
-  hereRef.current = here;
+  hereRef.current = past ? null : here;
   // The clock the view reads quiet agents against: the fold stays pure, the view passes `now` in.
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -145,9 +153,13 @@ export function FloorView() {
       lastStep = t0;
       const now = Date.now();
       const d = client.drain(now);
-      if (d.replaced) scene.replaceState(client.state);
+      // Rewound, the canvas shows the past: the live frames are folded, not drawn.
+      const pastShown = pastRef.current;
+      if (pastShown) {
+        if (d.changed) uiDirty = true;
+      } else if (d.replaced) scene.replaceState(client.state);
       else if (d.changed) scene.apply(d.effects, client.state, now);
-      if (d.changed) {
+      if (d.changed && !pastShown) {
         uiDirty = true;
         rows.scan(client.state);
       }
@@ -167,7 +179,7 @@ export function FloorView() {
       const big = client.state.agents.size > 60;
       let drew = false;
       if (!big || t0 - lastDraw >= 30 || scene.pendingInput) {
-        if ((drew = scene.draw(client.state, now))) lastDraw = t0;
+        if ((drew = scene.draw(pastShown ?? client.state, now))) lastDraw = t0;
       }
       // The zoom level beside the buttons follows the wheel and the keys.
       if (scene.scale !== lastScale) {
@@ -229,9 +241,22 @@ export function FloorView() {
     sceneRef.current?.setFilter(filtersKey(filters), shown);
   }, [filters, shown]);
 
-  const state = client.state;
-  const rowContext = useMemo<RowContext>(() => ({ now, quietAfter, here, rows, onPick: (id) => pickRef.current(id) }), [now, quietAfter, here, rows]);
-  const counts = countShown(state, waiting.client.ready ? waiting.client.state : null, now, quietAfter);
+  // Rewound: the past's state, read against the past's clock, with nothing of today's approvals.
+  useEffect(() => {
+    pastRef.current = past;
+    const scene = sceneRef.current;
+    if (!scene) return;
+    const s = past ?? client.state;
+    scene.replaceState(s);
+    rows.scan(s);
+    rows.flush(Number.MAX_SAFE_INTEGER);
+    scene.markDirty();
+  }, [past, client, rows]);
+  const state = past ?? client.state;
+  const viewNow = past ? rewind.shown?.at ?? now : now;
+  const viewHere = past ? null : here;
+  const rowContext = useMemo<RowContext>(() => ({ now: viewNow, quietAfter, here: viewHere, rows, onPick: (id) => pickRef.current(id) }), [viewNow, quietAfter, viewHere, rows]);
+  const counts = countShown(state, !past && waiting.client.ready ? waiting.client.state : null, viewNow, quietAfter);
   const everyone = [...state.agents.values()];
   const agents = shown ? everyone.filter(shown) : everyone;
   const selAgent = selected ? state.agents.get(selected) ?? null : null;
@@ -307,6 +332,7 @@ export function FloorView() {
           {showList ? 'Hide list' : 'Show list'}
         </button>
       </div>
+      <RewindBar rewind={rewind} livePosition={client.position} what="The floor" />
       <FloorControls
         state={state}
         roles={rolesOf(state)}
@@ -342,9 +368,9 @@ export function FloorView() {
           />
           {total === 0 && <EmptyFloor />}
           {total > 0 && <Legend />}
-          {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, now, quietAfter, waiting.here)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
+          {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, viewNow, quietAfter, viewHere)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
           {selAgent && historyOf !== selAgent.id && (
-            <AgentCard agent={selAgent} state={state} now={now} quietAfter={quietAfter} here={waiting.here} onClose={() => setSelected(null)} onPick={setSelected} onHistory={() => setHistoryOf(selAgent.id)} />
+            <AgentCard agent={selAgent} state={state} now={viewNow} quietAfter={quietAfter} here={viewHere} onClose={() => setSelected(null)} onPick={setSelected} onHistory={() => setHistoryOf(selAgent.id)} />
           )}
           {selAgent && historyOf === selAgent.id && (
             <Timeline agent={selAgent} project={client.project} names={(id) => state.agents.get(id)?.name ?? id} onClose={() => setHistoryOf(null)} />

@@ -12,10 +12,11 @@ import { FLAVOR_TEXT, STATE_COLOR, STATE_LABEL } from '../look.js';
 // The fold keeps an unchanged session the same object: a card re-renders only when its session changed.
 export const SessionCard = memo(
   SessionCardView,
-  (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread,
+  (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread && a.readOnly === b.readOnly,
 );
 
-function SessionCardView(props: { s: Session; thread: string; live?: { type: string; tool: string; text: string }; onPrompt: (id: string) => void }) {
+/** `readOnly`: the board rewound to the past (web/src/shared/Rewind.tsx): shown, never acted on (no answers, no prompt, no close). */
+function SessionCardView(props: { s: Session; thread: string; live?: { type: string; tool: string; text: string }; onPrompt: (id: string) => void; readOnly?: boolean }) {
   const { s, thread, live } = props;
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
@@ -84,7 +85,17 @@ function SessionCardView(props: { s: Session; thread: string; live?: { type: str
       {pending.length > 0 && (
         <section class="approvals" aria-label={`Waiting for approval in ${s.name}`}>
           <h3>Needs approval</h3>
-          <FleetApprovalList thread={thread} session={s} approvals={pending} onError={setError} />
+          {props.readOnly ? (
+            <ul data-testid="past-approvals">
+              {pending.map((a) => (
+                <li key={a.rid} data-testid={`pending-${a.rid}`}>
+                  <code>{a.tool || 'a tool'}</code> {a.digest && <span class="digest">{a.digest}</span>} — waiting
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <FleetApprovalList thread={thread} session={s} approvals={pending} onError={setError} />
+          )}
         </section>
       )}
       {decided.length > 0 && (
@@ -104,7 +115,7 @@ function SessionCardView(props: { s: Session; thread: string; live?: { type: str
           {error}
         </p>
       )}
-      {!ended && (
+      {!ended && !props.readOnly && (
         <footer>
           <button onClick={() => props.onPrompt(s.id)} aria-label={`Prompt ${s.name}`}>
             Prompt
