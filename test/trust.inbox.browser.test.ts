@@ -52,6 +52,10 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     const agentId = ((await (await fetch(srv.url + '/approvals?recent=10')).json()) as { recent: any[] }).recent.find((x) => x.decidedBy === 'trust').asker as string;
     const floor = await b.context.newPage();
     await floor.goto(srv.url + '/');
+    // On the floor itself, over the canvas, without opening anything.
+    const overFloor = floor.getByTestId(`floor-trusted-${agentId}`);
+    await overFloor.waitFor();
+    assert.match((await overFloor.textContent()) ?? '', /npm test.*allowed by trust \(earned from Pat\)/);
     await floor.getByTestId(`agent-row-${agentId}`).locator('button').first().click();
     const onCard = floor.getByTestId('agent-card').getByTestId('card-by-trust');
     await onCard.waitFor();
@@ -79,4 +83,27 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     await b.close();
   }
   assert.equal((await npmTest()).hookSpecificOutput.permissionDecision, 'allow', 'the next one by trust');
+
+  // Revoked from the floor: its line over the canvas names the newest call allowed by trust; Revoke drops the team a level and the next call waits.
+  const b2 = await launch({ viewport: { width: 1280, height: 900 } });
+  try {
+    const newest = ((await (await fetch(srv.url + '/approvals?recent=10')).json()) as { recent: any[] }).recent.find((x) => x.decidedBy === 'trust');
+    const floor = await b2.context.newPage();
+    await floor.goto(srv.url + '/');
+    const line = floor.getByTestId(`floor-trusted-${newest.asker}`);
+    await line.waitFor();
+    assert.match((await line.textContent()) ?? '', /npm test.*allowed by trust/);
+    await line.getByTestId('trust-revoke').click();
+    await line.getByTestId('trust-revoked').waitFor();
+    const ledger = await (await fetch(srv.url + '/api/trust')).json();
+    assert.equal(ledger.agents.holders[0].level, 1, 'a level down, from the floor');
+    assert.ok(ledger.agents.history.some((h: any) => h.approval === newest.id && h.to === 1), 'the revocation names the call it revoked');
+    const next = npmTest();
+    const waiting = await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
+    assert.equal(waiting.tool, 'Bash');
+    await decide(srv.url, waiting.id, 'deny', 'Pat');
+    assert.equal((await next).hookSpecificOutput.permissionDecision, 'deny');
+  } finally {
+    await b2.close();
+  }
 });
