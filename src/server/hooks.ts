@@ -228,7 +228,8 @@ export class HookService {
     // it (Gemini's delegated helper joining) happens only if the call runs.
     const after = allowed ? m.events.slice(1) : [];
     await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason)), ...after]).catch((e) => console.error('roost: floor append failed', e));
-    sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
+    // A person's note on an allow goes to the model too, where the tool's hook can carry it.
+    sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason, allowed && closed.reason ? reason : ''));
   }
 
   /**
