@@ -5,20 +5,15 @@
 // trust" on it allows it and makes the class trusted again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inProcess } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
 import { until } from './support/until.js';
 import { decide, pendingOf } from './support/approvals-http.js';
+import { holdBash } from './support/held-hooks.js';
 import type { Roost } from '../src/server/index.js';
 
 const exe = chromiumPath();
-const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
-const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8')) as Record<string, unknown>;
-const HOLD = '/hooks/claude-code?approvals=Bash&window=120000&hold=1&team=alpha';
 
 let srv: Roost;
 before(async () => {
@@ -28,10 +23,7 @@ after(async () => {
   await srv?.close();
 });
 
-function npmTest(): Promise<any> {
-  const payload = { ...PRE_BASH, tool_input: { command: 'npm test' }, tool_use_id: `toolu_${Math.random().toString(36).slice(2)}` };
-  return fetch(srv.url + HOLD, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) }).then((r) => r.json());
-}
+const npmTest = (): Promise<any> => holdBash(srv.url, 'npm test');
 
 test('the inbox shows "allowed by trust" with who earned it; Revoke makes the next call wait', { timeout: 120_000 }, async (t) => {
   if (!need(t, exe !== null, 'chromium is not installed')) return;
