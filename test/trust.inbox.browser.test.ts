@@ -54,6 +54,23 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     assert.match((await onCard.textContent()) ?? '', /npm test.*allowed by trust \(earned from Pat\)/);
     await floor.close();
 
+    // The page's Trust section: on, the never-classes, the team's level at the class and who earned it.
+    const flock = await b.context.newPage();
+    await flock.goto(srv.url + '/flock');
+    const section = flock.getByTestId('agents-trust');
+    await section.getByTestId('agents-trust-alpha-npm test').waitFor();
+    assert.match((await section.getByTestId('agents-trust-on').textContent()) ?? '', /Earned trust is on/);
+    assert.match((await section.getByTestId('agents-trust-never').textContent()) ?? '', /git push.*rm.*sudo/);
+    assert.match((await section.getByTestId('agents-trust-alpha-npm test').textContent()) ?? '', /trusted/);
+    assert.match((await section.getByTestId('agents-trust-history').textContent()) ?? '', /alpha \(npm test\) regular → trusted after approved by Pat, approved by Pat, approved by Pat/);
+    // An owner adds a never-class there: an event, and the ledger says so.
+    await section.getByTestId('agents-trust-never-edit').click();
+    await section.getByTestId('agents-trust-never-input').fill('git push, rm, sudo, make deploy');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await until('the never-class saved', async () => ((await (await fetch(srv.url + '/api/trust')).json()).agents.never.includes('make deploy') ? true : undefined), 10_000);
+    await section.getByText('make deploy').waitFor();
+    await flock.close();
+
     const page = await b.context.newPage();
     await page.goto(srv.url + '/inbox');
     const line = page.locator('[data-testid="by-trust"]');
