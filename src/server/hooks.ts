@@ -159,7 +159,7 @@ export class HookService {
     const asked = { ...newToolApproval(tool, payload, m, url), ...classOf(req, payload, m, approvals) };
     // The team is trusted at this action class (earned trust, on for this project): logged and answered at once.
     const trusted = asked.actionClass && !asked.barred ? trustedFor(approvals.state.agentTrust, asked.team ?? '', asked.actionClass) : null;
-    if (trusted) {
+    if (trusted && !approvals.state.byId.has(id)) {
       // The allow and the floor's "working" are queued in the same turn, so they share one
       // commit (one fsync on SQLite) rather than paying one each. Should the fold refuse the
       // allow (the ledger moved meanwhile), the call waits as usual and its "waiting" follows.
