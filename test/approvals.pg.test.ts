@@ -2,23 +2,15 @@
 // one node is released by a decision made on the other (the wake-up comes
 // from the log, not from the decision handler); two people deciding at once
 // on different nodes get one winner and one 409; expiry is logged once.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { child, type ChildServer } from './support/server.js';
+import { child } from './support/server.js';
 import { need } from './support/env.js';
-import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
+import { PG_URL, pgReachable, sql } from './support/pg.js';
 import { until as waitUntil } from './support/until.js';
+import { PRE_BASH, postJson, twoPgNodes } from './support/held-hooks.js';
 
 const reachable = await pgReachable();
-const PRE_BASH = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code', 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8'));
-
-async function postJson(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: r.status, json: await r.json() };
-}
 
 async function pendingOn(url: string): Promise<any[]> {
   return ((await (await fetch(url + '/approvals')).json())).pending;
@@ -27,20 +19,11 @@ async function pendingOn(url: string): Promise<any[]> {
 const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 15_000) => waitUntil<T>(what, f, ms, 30);
 
 describe('approvals on two nodes', { timeout: 90_000 }, () => {
-  const db = freshSchema('roost_approvals');
-  let a: ChildServer;
-  let b: ChildServer;
-  before(async () => {
-    if (!reachable) return;
-    [a, b] = await Promise.all([child({ args: ['--db', db.url] }), child({ args: ['--db', db.url] })]);
-  });
-  after(async () => {
-    for (const s of [a, b]) await s?.stop('SIGKILL');
-    if (reachable) await db.drop();
-  });
+  const nodes = twoPgNodes('roost_approvals', reachable);
 
   test('held on node A, decided on node B: A answers; concurrent decisions on both nodes have one winner', async (t) => {
     if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const { a, b } = nodes;
     const held = postJson(`${a.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, PRE_BASH);
     const [p] = await until('the held call pending on the other node', async () => {
       const l = await pendingOn(b.url);
@@ -65,6 +48,7 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
 
   test('a node that starts later does not take a request another node holds for orphaned; when that node dies, the request is withdrawn and a decision is 409', async (t) => {
     if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const { a, b, db } = nodes;
     const held = postJson(`${a.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_node' }).catch(() => null);
     const [p] = await until('the held call pending on the other node', async () => {
       const l = (await pendingOn(b.url)).filter((x) => x.holder);
@@ -90,12 +74,13 @@ describe('approvals on two nodes', { timeout: 90_000 }, () => {
       assert.equal(rows[0].n, '1', 'two nodes noticed; the withdrawal is in the log once');
     } finally {
       await c.stop('SIGKILL');
-      a = await child({ args: ['--db', db.url] });
+      nodes.a = await child({ args: ['--db', db.url] });
     }
   });
 
   test('a window that passes with both nodes up is expired once, and the hook is denied', async (t) => {
     if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
+    const { b, db } = nodes;
     const r = await postJson(`${b.url}/hooks/claude-code?approvals=all&window=1500&hold=1`, { ...PRE_BASH, tool_use_id: 'toolu_exp' });
     assert.equal(r.json.hookSpecificOutput.permissionDecision, 'deny');
     assert.match(r.json.hookSpecificOutput.permissionDecisionReason, /No decision in Roost within 1500ms/);

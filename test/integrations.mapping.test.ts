@@ -335,6 +335,30 @@ test('decision points and answers in each tool’s own shape', () => {
   assert.deepEqual(decisionAnswer('cursor', {}, 'deny', 'no'), { permission: 'deny', user_message: 'no', agent_message: 'no' });
 });
 
+test("a decision's note goes where each real CLI's hook carries it to the model (recorded payloads)", () => {
+  const real = (dir: string, f: string) => JSON.parse(readFileSync(join(FIX, '..', dir, f), 'utf8'));
+  const claudePre = load('hooks-real-2.1.197/09-PreToolUse-Bash.json');
+  const codexAsk = real('codex-real-0.171.0', '19-PermissionRequest-denied.json');
+  const geminiBefore = real('gemini-cli-real-0.61.0', '04-BeforeTool.json');
+  assert.equal(isDecisionPoint('codex', codexAsk), true);
+  assert.equal(isDecisionPoint('gemini-cli', geminiBefore), true);
+  const why = 'Denied in Roost by Pat: use the staging runner';
+  const ok = 'Allowed in Roost by Pat: only the unit suite';
+  // Claude Code 2.1.197: the deny's reason is permissionDecisionReason (the model reads it); an allow's note is additionalContext.
+  assert.deepEqual(decisionAnswer('claude-code', claudePre, 'deny', why, ''), { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: why } });
+  assert.deepEqual(decisionAnswer('claude-code', claudePre, 'allow', ok, ok), { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: ok, additionalContext: ok } });
+  assert.equal((decisionAnswer('claude-code', claudePre, 'allow', 'Allowed by trust in Roost') as any).hookSpecificOutput.additionalContext, undefined, 'no note, no context');
+  // Codex 0.171.0 PermissionRequest: the denial's message is what the model reads; its output schema allows no other
+  // keys (hookSpecificOutput: hookEventName, decision; decision: behavior, message, interrupt, updatedInput, updatedPermissions).
+  const codexDeny = decisionAnswer('codex', codexAsk, 'deny', why, '') as any;
+  assert.deepEqual(codexDeny, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: why } } });
+  const codexAllow = decisionAnswer('codex', codexAsk, 'allow', ok, ok) as any;
+  assert.deepEqual(codexAllow, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  // Gemini CLI 0.61.0 BeforeTool: a deny's `reason` is sent to the model ("Tool execution blocked: <reason>"); it reads no context before a tool runs.
+  assert.deepEqual(decisionAnswer('gemini-cli', geminiBefore, 'deny', why, ''), { decision: 'deny', reason: why });
+  assert.deepEqual(decisionAnswer('gemini-cli', geminiBefore, 'allow', ok, ok), { decision: 'allow', reason: ok });
+});
+
 test('src/integrations imports only src/core and itself', () => {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'integrations');
   for (const f of readdirSync(dir)) {

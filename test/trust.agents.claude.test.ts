@@ -2,8 +2,10 @@
 // model stand-in), as issue 30 asks it to show: in one project, three
 // `npm test` calls allowed by a person and the fourth allowed by trust with no
 // person (the model sees the command's output); `git push` waits even so; a
-// second session of the same team starts trusted; a session of another team
-// waits, and a person's deny with a note reaches the model as the reason.
+// second session of the same team starts trusted; a person's revocation drops
+// the level and the next call waits (a note on its allow reaches the model, a
+// deny drops the level again); a session of another team waits, and a
+// person's deny with a note reaches the model as the reason.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -100,6 +102,29 @@ test('the real Claude Code CLI: three npm test allowed by a person, the fourth b
     await m2.close();
   }
 
+  // A person takes that back (Revoke on the call trust allowed): the level drops and the next npm test waits.
+  // Allowed with a note, the model reads the note; then the person's deny drops the level once more.
+  const trusted = (await approvalsOf(roost.url)).recent.find((a) => a.decidedBy === 'trust' && a.actionClass === 'npm test');
+  assert.deepEqual([(await post('POST', `/approvals/${trusted.id}/revoke`, { reason: 'wrong suite' })).json.to], [1]);
+  const m2b = await modelStandin(commands('tr_d', ['npm test', 'npm test']));
+  try {
+    const run = spawnClaude(shop, m2b.url, 'run the tests twice', { timeoutMs: 180_000 });
+    const seen = new Set<string>();
+    const first = await nextPending('npm test', seen);
+    seen.add(first.id);
+    assert.equal((await post('POST', `/approvals/${first.id}/decision`, { decision: 'allow', by: 'Pat', reason: 'only the unit suite from now on' })).status, 200);
+    const second = await nextPending('npm test', seen);
+    assert.equal((await post('POST', `/approvals/${second.id}/decision`, { decision: 'deny', by: 'Pat', reason: 'enough for today' })).status, 200);
+    const done = await run.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.ok(resultOf(m2b, 'tr_d1')?.content.includes(OUTPUT), 'the allowed one ran');
+    const after = m2b.requests.filter((r) => resultOf({ requests: [r] }, 'tr_d1'));
+    assert.ok(after.some((r) => JSON.stringify(r).includes('only the unit suite from now on')), 'the note on an allow reaches the model');
+    assert.match(resultOf(m2b, 'tr_d2')?.content ?? '', /enough for today/, 'the deny reason reaches the model');
+  } finally {
+    await m2b.close();
+  }
+
   // Team beta: waits, and a deny with a note reaches the model as the reason.
   const other = project('other', 'beta');
   const m3 = await modelStandin(commands('tr_c', ['npm test']));
@@ -118,6 +143,6 @@ test('the real Claude Code CLI: three npm test allowed by a person, the fourth b
   const ledger = (await (await fetch(roost.url + '/api/trust')).json());
   assert.deepEqual(
     ledger.agents.holders.map((h: any) => [h.team, h.action_class, h.level]),
-    [['alpha', 'git push', 0], ['alpha', 'npm test', 2], ['beta', 'npm test', 0]],
+    [['alpha', 'git push', 0], ['alpha', 'npm test', 0], ['beta', 'npm test', 0]],
   );
 });

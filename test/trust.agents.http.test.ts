@@ -98,8 +98,8 @@ test('earned trust: off by default, on by an owner; three allows, then the fourt
   assert.equal(byTrust.trust.level, 2);
   assert.equal(byTrust.trust.because.length, 3);
 
-  // git push waits every time, whatever its approvals.
-  for (let i = 0; i < 4; i++) await decided('alpha', S1, 'git push origin main', 'allow');
+  // git push waits every time, even after ten approvals.
+  for (let i = 0; i < 10; i++) await decided('alpha', S1, 'git push origin main', 'allow');
   const push = hook('alpha', S1, 'git push origin main');
   const p = await pendingFor(S1, 'git push origin main');
   assert.match(p.barred, /git push/);

@@ -6,17 +6,12 @@
 // someone else decided first, are 409s.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inProcess } from './support/server.js';
 import { until } from './support/until.js';
 import { approvalsOf, decide, pendingOf } from './support/approvals-http.js';
+import { holdBash, postJson } from './support/held-hooks.js';
 import type { Roost } from '../src/server/index.js';
 
-const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
-const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8')) as Record<string, unknown>;
-const HOLD = '/hooks/claude-code?approvals=Bash&window=120000&hold=1&team=alpha';
 
 let srv: Roost;
 before(async () => {
@@ -26,15 +21,8 @@ after(async () => {
   await srv?.close();
 });
 
-function run(command: string): Promise<any> {
-  const payload = { ...PRE_BASH, tool_input: { command }, tool_use_id: `toolu_${Math.random().toString(36).slice(2)}` };
-  return fetch(srv.url + HOLD, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) }).then((r) => r.json());
-}
-
-async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const r = await fetch(srv.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: r.status, json: await r.json() };
-}
+const run = (command: string): Promise<any> => holdBash(srv.url, command);
+const post = (path: string, body: unknown) => postJson(srv.url + path, body);
 
 const waiting = (cmd: string) => until(`${cmd} waiting`, async () => (await pendingOf(srv.url)).find((a) => a.input.includes(cmd)), 10_000);
 

@@ -5,20 +5,15 @@
 // trust" on it allows it and makes the class trusted again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inProcess } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { need } from './support/env.js';
 import { until } from './support/until.js';
 import { decide, pendingOf } from './support/approvals-http.js';
+import { holdBash } from './support/held-hooks.js';
 import type { Roost } from '../src/server/index.js';
 
 const exe = chromiumPath();
-const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
-const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197', '09-PreToolUse-Bash.json'), 'utf8')) as Record<string, unknown>;
-const HOLD = '/hooks/claude-code?approvals=Bash&window=120000&hold=1&team=alpha';
 
 let srv: Roost;
 before(async () => {
@@ -28,10 +23,7 @@ after(async () => {
   await srv?.close();
 });
 
-function npmTest(): Promise<any> {
-  const payload = { ...PRE_BASH, tool_input: { command: 'npm test' }, tool_use_id: `toolu_${Math.random().toString(36).slice(2)}` };
-  return fetch(srv.url + HOLD, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) }).then((r) => r.json());
-}
+const npmTest = (): Promise<any> => holdBash(srv.url, 'npm test');
 
 test('the inbox shows "allowed by trust" with who earned it; Revoke makes the next call wait', { timeout: 120_000 }, async (t) => {
   if (!need(t, exe !== null, 'chromium is not installed')) return;
@@ -52,11 +44,32 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     const agentId = ((await (await fetch(srv.url + '/approvals?recent=10')).json()) as { recent: any[] }).recent.find((x) => x.decidedBy === 'trust').asker as string;
     const floor = await b.context.newPage();
     await floor.goto(srv.url + '/');
+    // On the floor itself, over the canvas, without opening anything.
+    const overFloor = floor.getByTestId(`floor-trusted-${agentId}`);
+    await overFloor.waitFor();
+    assert.match((await overFloor.textContent()) ?? '', /npm test.*allowed by trust \(earned from Pat\)/);
     await floor.getByTestId(`agent-row-${agentId}`).locator('button').first().click();
     const onCard = floor.getByTestId('agent-card').getByTestId('card-by-trust');
     await onCard.waitFor();
     assert.match((await onCard.textContent()) ?? '', /npm test.*allowed by trust \(earned from Pat\)/);
     await floor.close();
+
+    // The page's Trust section: on, the never-classes, the team's level at the class and who earned it.
+    const flock = await b.context.newPage();
+    await flock.goto(srv.url + '/flock');
+    const section = flock.getByTestId('agents-trust');
+    await section.getByTestId('agents-trust-alpha-npm test').waitFor();
+    assert.match((await section.getByTestId('agents-trust-on').textContent()) ?? '', /Earned trust is on/);
+    assert.match((await section.getByTestId('agents-trust-never').textContent()) ?? '', /git push.*rm.*sudo/);
+    assert.match((await section.getByTestId('agents-trust-alpha-npm test').textContent()) ?? '', /trusted/);
+    assert.match((await section.getByTestId('agents-trust-history').textContent()) ?? '', /alpha \(npm test\) regular → trusted after approved by Pat, approved by Pat, approved by Pat/);
+    // An owner adds a never-class there: an event, and the ledger says so.
+    await section.getByTestId('agents-trust-never-edit').click();
+    await section.getByTestId('agents-trust-never-input').fill('git push, rm, sudo, make deploy');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await until('the never-class saved', async () => ((await (await fetch(srv.url + '/api/trust')).json()).agents.never.includes('make deploy') ? true : undefined), 10_000);
+    await section.getByText('make deploy').waitFor();
+    await flock.close();
 
     const page = await b.context.newPage();
     await page.goto(srv.url + '/inbox');
@@ -79,4 +92,27 @@ test('the inbox shows "allowed by trust" with who earned it; Revoke makes the ne
     await b.close();
   }
   assert.equal((await npmTest()).hookSpecificOutput.permissionDecision, 'allow', 'the next one by trust');
+
+  // Revoked from the floor: its line over the canvas names the newest call allowed by trust; Revoke drops the team a level and the next call waits.
+  const b2 = await launch({ viewport: { width: 1280, height: 900 } });
+  try {
+    const newest = ((await (await fetch(srv.url + '/approvals?recent=10')).json()) as { recent: any[] }).recent.find((x) => x.decidedBy === 'trust');
+    const floor = await b2.context.newPage();
+    await floor.goto(srv.url + '/');
+    const line = floor.getByTestId(`floor-trusted-${newest.asker}`);
+    await line.waitFor();
+    assert.match((await line.textContent()) ?? '', /npm test.*allowed by trust/);
+    await line.getByTestId('trust-revoke').click();
+    await line.getByTestId('trust-revoked').waitFor();
+    const ledger = await (await fetch(srv.url + '/api/trust')).json();
+    assert.equal(ledger.agents.holders[0].level, 1, 'a level down, from the floor');
+    assert.ok(ledger.agents.history.some((h: any) => h.approval === newest.id && h.to === 1), 'the revocation names the call it revoked');
+    const next = npmTest();
+    const waiting = await until('the next npm test waits', async () => (await pendingOf(srv.url))[0], 10_000);
+    assert.equal(waiting.tool, 'Bash');
+    await decide(srv.url, waiting.id, 'deny', 'Pat');
+    assert.equal((await next).hookSpecificOutput.permissionDecision, 'deny');
+  } finally {
+    await b2.close();
+  }
 });

@@ -1,8 +1,9 @@
 // The real Claude Code CLI exporting OpenTelemetry to a real `roost serve`:
 // `roost hooks install` writes the hooks and the telemetry variables, Claude
-// Code runs a session with a subagent against the model stand-in, and the
+// Code runs a session with two sub-agents against the model stand-in, and the
 // tokens and cost on the floor's roll-up equal what the stand-in reported, to
-// the token, for the main agent and for the subagent separately.
+// the token, for the main agent and each sub-agent separately; the session's
+// cost is the sum of the three (issue 31, "cost you can believe").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,22 +19,29 @@ import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, n
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
 const built = existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'main.js'));
 
-test('Claude Code’s OTLP export: the session’s and its subagent’s tokens and cost, each to the token', async (t) => {
+test('Claude Code’s OTLP export: the session’s and its two sub-agents’ tokens and cost, each to the token; the session costs the sum of the three', async (t) => {
   if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
   if (!need(t, built, 'a build (npm run build)')) return;
   const server = await child();
-  const sub = firstUserIncludes('SUBTASK');
+  const subA = firstUserIncludes('SUBTASK A');
+  const subB = firstUserIncludes('SUBTASK B');
+  const sub = (r: Parameters<typeof subA>[0]) => subA(r) || subB(r);
   const usages: Partial<Usage>[] = [
     { input_tokens: 120, output_tokens: 12, cache_read_input_tokens: 0, cache_creation_input_tokens: 40 },
     { input_tokens: 300, output_tokens: 30, cache_read_input_tokens: 50, cache_creation_input_tokens: 5 },
     { input_tokens: 400, output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    { input_tokens: 150, output_tokens: 15, cache_read_input_tokens: 70, cache_creation_input_tokens: 0 },
+    { input_tokens: 250, output_tokens: 25, cache_read_input_tokens: 0, cache_creation_input_tokens: 9 },
     { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 200, cache_creation_input_tokens: 0 },
   ];
+  // Two sub-agents, one after the other (issue 31: a session's cost is its own and its sub-agents' calls).
   const model = await modelStandin([
-    step({ ...toolUse('Agent', { description: 'check', prompt: 'SUBTASK: run a check', subagent_type: 'general-purpose' }, 'toolu_agent'), usage: usages[0] }, not(sub)),
-    step({ ...toolUse('Bash', { command: 'echo sub', description: 'sub' }, 'toolu_sub'), usage: usages[1] }, and(sub, not(hasResult('toolu_sub')))),
-    step({ ...text('sub done'), usage: usages[2] }, hasResult('toolu_sub')),
-    step({ ...text('All done.'), usage: usages[3] }, hasResult('toolu_agent')),
+    step({ ...toolUse('Agent', { description: 'check', prompt: 'SUBTASK A: run a check', subagent_type: 'general-purpose' }, 'toolu_agent'), usage: usages[0] }, and(not(sub), not(hasResult('toolu_agent')))),
+    step({ ...toolUse('Bash', { command: 'echo sub', description: 'sub' }, 'toolu_sub'), usage: usages[1] }, and(subA, not(hasResult('toolu_sub')))),
+    step({ ...text('sub done'), usage: usages[2] }, and(subA, hasResult('toolu_sub'))),
+    step({ ...toolUse('Agent', { description: 'look', prompt: 'SUBTASK B: look around', subagent_type: 'Explore' }, 'toolu_agent2'), usage: usages[3] }, and(not(sub), hasResult('toolu_agent'), not(hasResult('toolu_agent2')))),
+    step({ ...text('looked'), usage: usages[4] }, subB),
+    step({ ...text('All done.'), usage: usages[5] }, and(not(sub), hasResult('toolu_agent2'))),
   ]);
   try {
     const setup = claudeSetup('shop');
@@ -48,10 +56,11 @@ test('Claude Code’s OTLP export: the session’s and its subagent’s tokens a
     const result = run.messages.find((m) => m.type === 'result');
 
     // What the stand-in reported, request by request, split by whose conversation it was.
-    const expected = { main: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 }, sub: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 } };
+    const zero = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 });
+    const expected = { main: zero(), a: zero(), b: zero() };
     for (const r of model.requests) {
       const u = { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(r.step >= 0 ? usages[r.step] : {}) };
-      const who = sub(r) ? expected.sub : expected.main;
+      const who = subA(r) ? expected.a : subB(r) ? expected.b : expected.main;
       who.input += u.input_tokens;
       who.output += u.output_tokens;
       who.cacheRead += u.cache_read_input_tokens;
@@ -72,18 +81,22 @@ test('Claude Code’s OTLP export: the session’s and its subagent’s tokens a
     const lead = agents.get(session);
     assert.ok(lead, 'the session has its usage');
     const helpers = state.agents.filter((a: any) => a.parent === session);
-    assert.equal(helpers.length, 1, 'the subagent has its own');
-    const helper = helpers[0];
+    assert.equal(helpers.length, 2, `each sub-agent has its own: ${JSON.stringify(state.agents.map((a: any) => [a.id, a.role, a.own.requests]))}; steps ${model.requests.map((r) => r.step).join(',')}`);
     const pick = (x: any) => ({ input: x.input, output: x.output, cacheRead: x.cacheRead, cacheWrite: x.cacheWrite, requests: x.requests });
     assert.deepEqual(pick(lead.own), expected.main, 'the main agent’s tokens, to the token');
-    assert.deepEqual(pick(helper.own), expected.sub, 'the subagent’s tokens, to the token');
+    // Which helper is which: by their tokens (each sub-agent's requests were its own).
+    const got = helpers.map((h: any) => pick(h.own)).sort((x: any, y: any) => x.input - y.input);
+    assert.deepEqual(got, [expected.a, expected.b].sort((x, y) => x.input - y.input), 'each sub-agent’s tokens, to the token');
     assert.equal(lead.team, 'shop');
-    // The helper is the one the hooks put on the floor (its agent id), not a guess.
-    assert.match(helper.id, new RegExp(`^${session}/[0-9a-f]+$`));
-    // Cost: Claude Code's own per-request figures; their sum is its result's total (rounded per request to a micro-dollar).
-    const total = lead.own.costMicros + helper.own.costMicros;
+    // The helpers are the ones the hooks put on the floor (their agent ids), not a guess.
+    for (const h of helpers) assert.match(h.id, new RegExp(`^${session}/[0-9a-f]+$`));
+    // Cost: Claude Code's own per-request figures; the session's is the sum of the three, and equals its result's total (rounded per request to a micro-dollar).
+    const total = lead.own.costMicros + helpers[0].own.costMicros + helpers[1].own.costMicros;
+    const rolled = new Map<string, any>(state.sessions).get(session);
+    assert.equal(rolled.costMicros, total, 'the session’s cost is its own and its two sub-agents’');
+    assert.equal(rolled.requests, model.requests.length);
     assert.ok(Math.abs(total - Math.round(result.total_cost_usd * 1_000_000)) <= model.requests.length, `${total} µ$ vs ${result.total_cost_usd} USD`);
-    assert.ok(helper.own.costMicros > 0 && lead.own.costMicros > 0);
+    assert.ok(helpers.every((h: any) => h.own.costMicros > 0) && lead.own.costMicros > 0);
     t.diagnostic(`claude run ${run.ms} ms; ${model.requests.length} requests; cost ${total} µ$`);
   } finally {
     await model.close();

@@ -120,6 +120,27 @@ test('private targets: an IP literal is refused at once; a name that resolves to
   }
 });
 
+test("with the machine's own resolver: a target named `localhost` is refused on what the name resolves to, at every send; nothing reaches the receiver", { timeout: 60_000 }, async () => {
+  const rx = await new Receiver(SECRET).start();
+  // No resolver injected: the name goes through the system's lookup, as in production.
+  const roost = await inProcess(FAST);
+  try {
+    const r = await call(roost.url + '/webhooks', 'POST', { url: `http://localhost:${rx.port}/hook`, kinds: ['session.stopped'], secret: SECRET });
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    await turn(roost.url, 'bo');
+    const d = await until('two refused attempts', async () => {
+      const l = (await call(roost.url + '/webhooks', 'GET')).json;
+      return l.deliveries.length === 1 && l.deliveries[0].attempts >= 2 ? l.deliveries[0] : null;
+    }, 20_000);
+    assert.equal(d.status, 'pending');
+    assert.match(d.last_error, /^refused: localhost resolves to \S+, a loopback address/);
+    assert.equal(rx.got.length, 0, 'nothing reached the loopback receiver');
+  } finally {
+    await roost.close();
+    await rx.stop();
+  }
+});
+
 test('retries across a receiver outage and a Roost restart: every delivery arrives, in order, none twice', { timeout: 120_000 }, async () => {
   const rx = await new Receiver(SECRET).start();
   const port = rx.port;

@@ -53,7 +53,10 @@ test('two nodes on one PostgreSQL: each delivery is enqueued once and sent once,
     await until('ten deliveries', () => rx.got.length >= 10, 30_000);
     // The lease is held while something waits (it may pass between the nodes as the queue drains and fills):
     // either way the two nodes together made one attempt per delivery.
-    assert.equal(a.webhooks.stats.attempts + b.webhooks.stats.attempts, 10, 'one attempt per delivery, over both nodes');
+    // A node counts an attempt once its POST has returned, a moment after the receiver has it.
+    const attempts = () => a.webhooks.stats.attempts + b.webhooks.stats.attempts;
+    await until('both nodes counted their attempts', () => attempts() >= 10, 10_000);
+    assert.equal(attempts(), 10, 'one attempt per delivery, over both nodes');
     // A node stops; turns go on at the other, which takes the lease if it did not hold it.
     const holder = a;
     const other = b;
@@ -70,6 +73,7 @@ test('two nodes on one PostgreSQL: each delivery is enqueued once and sent once,
       Array.from({ length: 16 }, (_, i) => `agent-${i}`),
       'in order',
     );
+    await until('the other node counted its attempts', () => other.webhooks.stats.attempts - before >= 6, 10_000);
     assert.equal(other.webhooks.stats.attempts - before, 6, 'the other node sent the rest, once each');
   } finally {
     for (const n of open) await n.close();

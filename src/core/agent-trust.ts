@@ -53,8 +53,12 @@ export interface AgentRef extends TrustRef {
   approval: string;
 }
 
-/** holder = the team, task_type = the action class. */
-export type AgentEntry = LedgerEntry<string, AgentRef>;
+/**
+ * holder = the team, task_type = the action class. `earned`: the decisions
+ * behind its last raise to trusted (kept on the entry, so a hook's check is
+ * O(1) whatever the history's length).
+ */
+export type AgentEntry = LedgerEntry<string, AgentRef> & { earned?: AgentRef[] };
 export type AgentChange = LedgerChange<string, AgentRef> & { approval: string };
 
 export interface AgentTrustState {
@@ -111,6 +115,7 @@ export function applyAgentTrust(s: AgentTrustState, o: Record<string, unknown>, 
       // A raise is an owner's "Allow and trust this class": only with the allowed call it came with.
       if (to > from ? !approval || !ownerRaises(s, holder, cls, from, to, AGENT_START_LEVEL) : !ownerLowers(s, holder, cls, from, to, AGENT_START_LEVEL)) return false;
       const because: AgentRef[] = to > from ? [{ verdict: 'approved', by, approval }] : [];
+      if (to === MAX_TRUST && to > from) s.trust.get(trustKey(holder, cls))!.earned = because.slice();
       recordChange<AgentChange>(s, { holder, task_type: cls, from, to, because, by, reason, ts: iso(ts), at: ts, position, announced: true, approval }, AGENT_TRUST_LIMITS.history);
       return true;
     }
@@ -122,7 +127,8 @@ export function applyAgentTrust(s: AgentTrustState, o: Record<string, unknown>, 
 /** Judges a closed approval of `team`'s call of class `cls`; the change it made, if any. */
 export function judgeAgent(s: AgentTrustState, team: string, cls: string, ref: AgentRef, ts: number, position: number | null): AgentChange | undefined {
   if (!s.on || !team || !cls) return undefined;
-  const j = judge(entryOf(s, team, cls, AGENT_START_LEVEL), ref);
+  const j = judge<string, AgentRef>(entryOf(s, team, cls, AGENT_START_LEVEL), ref);
+  if (j.to === MAX_TRUST && j.to > j.from) (j.next as AgentEntry).earned = j.because.slice();
   const key = trustKey(team, cls);
   // Re-inserted, so the holders judged least recently are the ones let go past the cap.
   s.trust.delete(key);
@@ -136,13 +142,11 @@ export function judgeAgent(s: AgentTrustState, team: string, cls: string, ref: A
 
 /** When `team`'s calls of class `cls` are allowed by trust now: the level and the decisions that earned it; else null. */
 export function trustedFor(s: AgentTrustState, team: string, cls: string): { level: number; because: AgentRef[] } | null {
-  if (!s.on || !team || !cls || levelOf(s, team, cls, AGENT_START_LEVEL) < MAX_TRUST) return null;
-  // The three approvals that earned the last step up (the history keeps them), or the owner's "Allow and trust" that raised it.
-  for (let i = s.history.length - 1; i >= 0; i--) {
-    const c = s.history[i];
-    if (c.holder === team && c.task_type === cls && c.to === MAX_TRUST && c.to > c.from) return { level: MAX_TRUST, because: c.because.slice() };
-  }
-  return { level: MAX_TRUST, because: [] };
+  if (!s.on || !team || !cls) return null;
+  const e = s.trust.get(trustKey(team, cls));
+  if (!e || e.level < MAX_TRUST) return null;
+  // The three approvals that earned the last step up, or the owner's "Allow and trust" that raised it.
+  return { level: MAX_TRUST, because: e.earned?.slice() ?? [] };
 }
 
 /** A holder's level at a class (AGENT_START_LEVEL when it has no history). */
@@ -190,7 +194,7 @@ export function agentTrustFromJSON(j: unknown): AgentTrustState {
   s.on = o.on === true;
   if (Array.isArray(o.never)) s.never = o.never.slice();
   s.by = o.by ?? '';
-  for (const [k, e] of o.trust ?? []) s.trust.set(k, { ...e, recent: e.recent.slice() });
+  for (const [k, e] of o.trust ?? []) s.trust.set(k, { ...e, recent: e.recent.slice(), ...(e.earned ? { earned: e.earned.slice() } : {}) });
   s.history = (o.history ?? []).map((c) => ({ ...c, because: c.because.slice() }));
   s.changes = o.changes ?? s.history.length;
   return s;

@@ -289,9 +289,14 @@ export function outcomeEvent(m: Mapped, allowed: boolean, why: string): FloorEve
 
 // ---------------------------------------------------------------- hook answers
 
-/** Claude Code's PreToolUse answer. */
-export function preToolUseAnswer(decision: 'allow' | 'deny', reason: string): Record<string, unknown> {
-  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: reason } };
+/**
+ * Claude Code's PreToolUse answer. The reason reaches the model on a deny
+ * (on an allow only the person at the terminal sees it); a person's note on
+ * an allow reaches the model as `additionalContext` (2.1.197 accepts it on
+ * PreToolUse and adds it to the model's context before the tool runs).
+ */
+export function preToolUseAnswer(decision: 'allow' | 'deny', reason: string, note = ''): Record<string, unknown> {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: reason, ...(decision === 'allow' && note ? { additionalContext: note } : {}) } };
 }
 
 /** The hook events `roost hooks install` registers, and how (see docs/integrations.md). */

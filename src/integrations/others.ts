@@ -6,10 +6,18 @@
 // tool sent it. Pure: imports only src/core and the Claude mapping.
 //
 // Where each tool lets a hook decide a tool call, `decisionAnswer` renders the
-// tool's own answer shape:
+// tool's own answer shape, and where the model reads the reason (a deny's, and
+// a person's note on an allow), as read from the real CLIs' own output
+// schemas and sources (Claude Code 2.1.197, Codex 0.171.0, Gemini CLI 0.61.0):
+// - Claude Code: PreToolUse `permissionDecision` with `permissionDecisionReason`
+//   (the model reads it on a deny); a note on an allow as `additionalContext`;
 // - Codex: Claude-compatible hooks; decides through PermissionRequest
 //   (`hookSpecificOutput.decision.behavior`), the point where Codex would ask;
-// - Gemini CLI: BeforeTool answers `{ decision: 'allow'|'deny', reason }`;
+//   `decision.message` is the denial the model reads. Its schema takes no
+//   context on that event, so an allow carries no note;
+// - Gemini CLI: BeforeTool answers `{ decision: 'allow'|'deny', reason }`; a
+//   deny's reason reaches the model ("Tool execution blocked: <reason>"), an
+//   allow's is not read (BeforeTool reads no context), so it carries no note;
 // - Cursor: beforeShellExecution / beforeMCPExecution / beforeReadFile answer
 //   `{ permission: 'allow'|'deny', user_message, agent_message }`.
 
@@ -270,12 +278,16 @@ export function isDecisionPoint(tool: AgentTool, payload: unknown): boolean {
   }
 }
 
-/** The tool's own answer for a decision, with a reason the agent (and model) sees. */
-export function decisionAnswer(tool: AgentTool, payload: unknown, decision: 'allow' | 'deny', reason: string): Record<string, unknown> {
+/**
+ * The tool's own answer for a decision, with a reason the agent (and model)
+ * sees. `note`: a person's note on an allow, given to the model where the
+ * tool's hook can carry it (see the top of this file).
+ */
+export function decisionAnswer(tool: AgentTool, payload: unknown, decision: 'allow' | 'deny', reason: string, note = ''): Record<string, unknown> {
   const name = str(obj(payload).hook_event_name) ?? '';
   switch (tool) {
     case 'claude-code':
-      return preToolUseAnswer(decision, reason);
+      return preToolUseAnswer(decision, reason, note);
     case 'codex':
       if (name === 'PermissionRequest') {
         return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: decision === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: reason } } };

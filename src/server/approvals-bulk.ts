@@ -40,30 +40,22 @@ export function bulkRoutes(approvals: PerProject<ApprovalService>, access: Acces
         const ap = await approvals.of(req);
         const by = await decider(access, req, body.by);
         const asker = principalKey(access.principal(req));
-        const results: BulkItem[] = [];
-        const seen = new Set<string>();
-        for (const id of body.ids) {
-          if (seen.has(id)) continue;
-          seen.add(id);
+        // Every item goes through the one decide path at once: their appends share the store's
+        // group commits (a few fsyncs for 200 items, not 200 in a row); results keep the ids' order.
+        const one = async (id: string): Promise<BulkItem> => {
           const asked = ap.state.byId.get(id);
-          if (asked?.askedBy && asked.askedBy === asker) {
-            results.push({ id, status: 403, message: 'the token that asked for this approval cannot decide it' });
-            continue;
-          }
-          if (asked?.kind === 'ask') {
-            // An ask is a yes only with its own words: never allowed (or denied) wholesale.
-            results.push({ id, status: 409, message: 'an ask is answered with its phrase, on its own' });
-            continue;
-          }
+          if (asked?.askedBy && asked.askedBy === asker) return { id, status: 403, message: 'the token that asked for this approval cannot decide it' };
+          // An ask is a yes only with its own words: never allowed (or denied) wholesale.
+          if (asked?.kind === 'ask') return { id, status: 409, message: 'an ask is answered with its phrase, on its own' };
           try {
             const r = await ap.decide(id, body.decision, by, { reason: body.reason });
-            if (r.won) results.push({ id, status: 200 });
-            else results.push({ id, status: 409, message: closedError(id, r.approval).message });
+            return r.won ? { id, status: 200 } : { id, status: 409, message: closedError(id, r.approval).message };
           } catch (e) {
-            if (e instanceof HttpError && (e.status === 404 || e.status === 409 || e.status === 400)) results.push({ id, status: e.status === 400 ? 409 : e.status, message: e.message });
-            else throw e;
+            if (e instanceof HttpError && (e.status === 404 || e.status === 409 || e.status === 400)) return { id, status: e.status === 400 ? 409 : e.status, message: e.message };
+            throw e;
           }
-        }
+        };
+        const results = await Promise.all([...new Set(body.ids)].map(one));
         sendJson(res, 200, { decided: results.filter((r) => r.status === 200).length, results });
       },
     }),

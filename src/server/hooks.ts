@@ -159,12 +159,16 @@ export class HookService {
     const asked = { ...newToolApproval(tool, payload, m, url), ...classOf(req, payload, m, approvals) };
     // The team is trusted at this action class (earned trust, on for this project): logged and answered at once.
     const trusted = asked.actionClass && !asked.barred ? trustedFor(approvals.state.agentTrust, asked.team ?? '', asked.actionClass) : null;
-    if (trusted) {
-      const a = await approvals.allowByTrust({ ...asked, id }, { level: trusted.level });
+    if (trusted && !approvals.state.byId.has(id)) {
+      // The allow and the floor's "working" are queued in the same turn, so they share one
+      // commit (one fsync on SQLite) rather than paying one each. Should the fold refuse the
+      // allow (the ledger moved meanwhile), the call waits as usual and its "waiting" follows.
+      const allowing = approvals.allowByTrust({ ...asked, id }, { level: trusted.level });
+      const [a] = await Promise.all([allowing, this.appendFloor(floor, [withIdentity(outcomeEvent(m, true, ''))])]);
       if (a) {
-        const { reason } = explain(a);
-        await this.appendFloor(floor, [withIdentity(outcomeEvent(m, true, reason)), ...m.events.slice(1)]);
-        sendJson(res, 200, decisionAnswer(tool, payload, 'allow', reason));
+        // What the mapping added after the call (Gemini's delegated helper joining) happens only once it runs.
+        await this.appendFloor(floor, m.events.slice(1));
+        sendJson(res, 200, decisionAnswer(tool, payload, 'allow', explain(a).reason));
         return;
       }
     }
@@ -224,7 +228,8 @@ export class HookService {
     // it (Gemini's delegated helper joining) happens only if the call runs.
     const after = allowed ? m.events.slice(1) : [];
     await this.appendFloor(floor, [withIdentity(outcomeEvent(m, allowed, reason)), ...after]).catch((e) => console.error('roost: floor append failed', e));
-    sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason));
+    // A person's note on an allow goes to the model too, where the tool's hook can carry it.
+    sendJson(res, 200, decisionAnswer(tool, payload, allowed ? 'allow' : 'deny', reason, allowed && closed.reason ? reason : ''));
   }
 
   /**

@@ -19,6 +19,7 @@ import { EmptyFloor } from './components/EmptyFloor.js';
 import { FloorControls } from './components/FloorControls.js';
 import { Pulse, type PulseSink } from './components/Pulse.js';
 import { Timeline } from './components/Timeline.js';
+import { FloorTrusted } from './components/Trusted.js';
 import { NO_FILTERS, filtersKey, matcher, rolesOf, type Filters } from './camera.js';
 import { attachFloorInput, type FloorInput } from './input.js';
 import { Legend } from './components/Legend.js';
@@ -368,6 +369,7 @@ export function FloorView() {
           />
           {total === 0 && <EmptyFloor />}
           {total > 0 && <Legend />}
+          {total > 0 && !past && <FloorTrusted state={state} onPick={setSelected} />}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, viewNow, quietAfter, viewHere)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
           {selAgent && historyOf !== selAgent.id && (
             <AgentCard agent={selAgent} state={state} now={viewNow} quietAfter={quietAfter} here={viewHere} onClose={() => setSelected(null)} onPick={setSelected} onHistory={() => setHistoryOf(selAgent.id)} />

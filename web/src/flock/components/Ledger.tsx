@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import type { LedgerJSON } from '../../../../src/core/flock.js';
 import { postJson } from '../../shared/api.js';
 import { inProject } from '../../shared/scope.js';
+import { AgentsTrust } from './AgentsTrust.js';
 
 type Action = 'demote' | 'reset';
 
@@ -128,6 +129,7 @@ export function Ledger(props: { ledger: LedgerJSON }) {
             ))}
         </ol>
       )}
+      <AgentsTrust />
     </section>
   );
 }
