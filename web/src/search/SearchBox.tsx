@@ -227,8 +227,7 @@ export function SearchBox(props: { project: string }) {
           type="search"
           data-testid="top-search"
           aria-label="Search everything in this project (press / to come here)"
-          aria-controls="search-results"
-          aria-expanded={shown}
+          aria-controls={shown ? "search-results" : undefined}
           placeholder="Search  /"
           maxLength={1000}
           value={q}
@@ -246,7 +245,7 @@ export function SearchBox(props: { project: string }) {
             <span role="status" class="muted" data-testid="search-status">
               {busy && hits.length === 0 ? 'Searching…' : error ? '' : asked ? (hits.length ? `${hits.length}${next ? '+' : ''} found for “${asked}”` : `Nothing found for “${asked}”`) : ''}
             </span>
-            <button type="button" class="link" aria-expanded={showFilters} aria-controls="search-filters" onClick={() => setShowFilters(!showFilters)} data-testid="search-filters-toggle">
+            <button type="button" class="link" aria-expanded={showFilters} aria-controls={showFilters ? "search-filters" : undefined} onClick={() => setShowFilters(!showFilters)} data-testid="search-filters-toggle">
               {`Filters${nFilters ? ` (${nFilters})` : ''}`}
             </button>
             <button type="button" class="close" aria-label="Close the search results" onClick={() => close(true)}>
