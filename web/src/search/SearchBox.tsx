@@ -227,7 +227,7 @@ export function SearchBox(props: { project: string }) {
           type="search"
           data-testid="top-search"
           aria-label="Search everything in this project (press / to come here)"
-          aria-controls={shown ? "search-results" : undefined}
+          aria-controls={shown ? 'search-results' : undefined}
           placeholder="Search  /"
           maxLength={1000}
           value={q}
@@ -245,7 +245,7 @@ export function SearchBox(props: { project: string }) {
             <span role="status" class="muted" data-testid="search-status">
               {busy && hits.length === 0 ? 'Searching…' : error ? '' : asked ? (hits.length ? `${hits.length}${next ? '+' : ''} found for “${asked}”` : `Nothing found for “${asked}”`) : ''}
             </span>
-            <button type="button" class="link" aria-expanded={showFilters} aria-controls={showFilters ? "search-filters" : undefined} onClick={() => setShowFilters(!showFilters)} data-testid="search-filters-toggle">
+            <button type="button" class="link" aria-expanded={showFilters} aria-controls={showFilters ? 'search-filters' : undefined} onClick={() => setShowFilters(!showFilters)} data-testid="search-filters-toggle">
               {`Filters${nFilters ? ` (${nFilters})` : ''}`}
             </button>
             <button type="button" class="close" aria-label="Close the search results" onClick={() => close(true)}>
@@ -318,7 +318,7 @@ export function SearchBox(props: { project: string }) {
                           }}
                           onKeyDown={(e) => {
                             const all = [...(panel.current?.querySelectorAll<HTMLElement>('a.search-hit') ?? [])];
-                            const i = all.indexOf(e.currentTarget as HTMLElement);
+                            const i = all.indexOf(e.currentTarget);
                             if (e.key === 'ArrowDown' && i + 1 < all.length) (e.preventDefault(), all[i + 1].focus());
                             else if (e.key === 'ArrowUp') (e.preventDefault(), i > 0 ? all[i - 1].focus() : input.current?.focus());
                           }}
