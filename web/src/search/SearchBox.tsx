@@ -77,7 +77,7 @@ export function Marked(props: { text: string }) {
 export function hitPath(h: Hit, project: string): string {
   const moment = `${h.family === 'approvals' ? 'a' : 'f'}:${h.position}`;
   if (h.family === 'flock') return inProject(h.open?.nest ? `/flock/nests/${encodeURIComponent(h.open.nest)}` : '/flock', project);
-  if (h.family === 'work') return inProject('/work', project);
+  if (h.family === 'work') return inProject(h.open?.conversation ? `/work?conversation=${encodeURIComponent(h.open.conversation)}` : '/work', project);
   if (h.family === 'approvals' && h.kind !== 'approval.requested' && h.open?.approval) return inProject(`/inbox/${encodeURIComponent(h.open.approval)}`, project);
   if (!h.agent) return inProject('/', project);
   return inProject(`/?timeline=${encodeURIComponent(h.agent)}&from=${moment}`, project);
