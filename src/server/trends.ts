@@ -31,7 +31,7 @@ export const TRENDS_LIMITS = {
  * first, at most TRENDS_LIMITS.scan of them. Returns the append time from
  * which the stream was read whole (`since` when the window's start was reached).
  */
-async function scanWindow(store: EventStore, stream: string, since: number, fold: (e: unknown, at: number) => void): Promise<number> {
+async function scanWindow(store: EventStore, stream: string, since: number, fold: (e: unknown, at: number) => void, needle?: string): Promise<number> {
   let top = await store.head(stream);
   let budget: number = TRENDS_LIMITS.scan;
   let oldest = Infinity;
@@ -44,6 +44,8 @@ async function scanWindow(store: EventStore, stream: string, since: number, fold
       if (e.at < since) return since;
       budget--;
       oldest = e.at;
+      // An entry whose text does not hold the agent's id (as JSON writes it) cannot be about it: not parsed.
+      if (needle !== undefined && !e.body.includes(needle)) continue;
       let v: unknown = e.value;
       if (v === undefined) {
         try {
@@ -64,9 +66,10 @@ async function scanWindow(store: EventStore, stream: string, since: number, fold
 export async function agentTrends(store: EventStore, project: string, agent: string, now: number, offsetMinutes: number): Promise<{ state: TrendState; since: number }> {
   const t = emptyTrends(agent, now, offsetMinutes);
   const start = trendsSince(t);
-  const a = await scanWindow(store, floorStream(project), start, (e, at) => trendFloor(t, e, at));
+  const needle = JSON.stringify(agent).slice(1, -1);
+  const a = await scanWindow(store, floorStream(project), start, (e, at) => trendFloor(t, e, at), needle);
   const b = await scanWindow(store, approvalsStream(project), start, (e, at) => trendApproval(t, e, at));
-  const c = await scanWindow(store, usageStream(project), start, (e, at) => trendUsage(t, e, at));
+  const c = await scanWindow(store, usageStream(project), start, (e, at) => trendUsage(t, e, at), needle);
   return { state: t, since: Math.max(a, b, c) };
 }
 
