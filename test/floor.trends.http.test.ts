@@ -9,7 +9,7 @@ import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcess, post } from './support/server.js';
 import { decide } from './support/approvals-http.js';
-import { ANON, call, makeUser, sharedServer } from './support/shared.js';
+import { ANON, call, makeUser, mintToken, sharedServer } from './support/shared.js';
 
 const DAY = 86_400_000;
 const get = async (url: string) => {
@@ -103,15 +103,29 @@ test("an agent's trends: per day over 30 days, day boundaries in UTC and in the 
   }
 });
 
-test('trends are read by viewers of the project only', async () => {
+test("trends and a timeline's moment are read by viewers of the project only: nothing of another project", async () => {
   const srv = await sharedServer();
   try {
     const viewer = await makeUser(srv, 'vic', 'default', 'viewer');
-    const outsider = await makeUser(srv, 'oz', 'default', 'viewer');
     await call(srv.url, srv.owner, 'POST', '/projects', { id: 'beta' });
-    assert.equal((await call(srv.url, ANON, 'GET', '/floor/trends?agent=ada')).status, 401);
-    assert.equal((await call(srv.url, viewer, 'GET', '/floor/trends?agent=ada&project=default')).status, 200);
-    assert.equal((await call(srv.url, outsider, 'GET', '/floor/trends?agent=ada&project=beta')).status, 403);
+    const betaViewer = await makeUser(srv, 'bea', 'beta', 'viewer');
+    const beta = await mintToken(srv, srv.owner, 'beta', 'editor');
+    for (const ev of [
+      { type: 'join', agent: 'zed', team: 'Ops' },
+      { type: 'tool', agent: 'zed', team: 'Ops', tool: 'Bash', activity: 'rotate the secret keys' },
+    ]) assert.ok((await call(srv.url, beta, 'POST', '/events?project=beta', ev)).status < 300);
+    assert.equal((await call(srv.url, ANON, 'GET', '/floor/trends?agent=zed')).status, 401);
+    assert.equal((await call(srv.url, viewer, 'GET', '/floor/trends?agent=zed&project=beta')).status, 403, 'another project is refused');
+    const mine = await call(srv.url, viewer, 'GET', '/floor/trends?agent=zed&project=default');
+    assert.equal(mine.status, 200);
+    assert.equal(mine.json.days.reduce((n: number, d: { tools: number }) => n + d.tools, 0), 0, "beta's agent is nothing in default");
+    const theirs = await call(srv.url, betaViewer, 'GET', '/floor/trends?agent=zed&project=beta');
+    assert.equal(theirs.json.days.reduce((n: number, d: { tools: number }) => n + d.tools, 0), 1);
+    // The moment of beta's tool call, found by beta's viewer, opens nothing in default.
+    const hit = (await call(srv.url, betaViewer, 'GET', '/api/search?q=secret&project=beta')).json.hits[0];
+    assert.equal((await call(srv.url, betaViewer, 'GET', `/floor/timeline?agent=zed&from=f:${hit.position}&project=beta`)).status, 200);
+    assert.equal((await call(srv.url, viewer, 'GET', `/floor/timeline?agent=zed&from=f:${hit.position}&project=default`)).status, 404);
+    assert.equal((await call(srv.url, viewer, 'GET', '/api/search?q=secret&project=default')).json.hits.length, 0);
   } finally {
     await srv.close();
   }
