@@ -83,16 +83,39 @@ export function hitPath(h: Hit, project: string): string {
   return inProject(`/?timeline=${encodeURIComponent(h.agent)}&from=${moment}`, project);
 }
 
-/** Hits grouped by agent and where they were said (floor, approvals, flock, Work), in the order they came. */
-export function groupHits(hits: Hit[]): { key: string; agent: string; family: string; team: string; hits: Hit[] }[] {
-  const groups = new Map<string, { key: string; agent: string; family: string; team: string; hits: Hit[] }>();
+/** The session an agent belongs to: a helper's id is `<session's agent id>/<helper>` (Claude Code, Codex); any other agent is its own. */
+export function sessionOf(agent: string): string {
+  const i = agent.indexOf('/');
+  return i > 0 ? agent.slice(0, i) : agent;
+}
+
+export interface HitGroup {
+  key: string;
+  agent: string;
+  session: string;
+  family: string;
+  team: string;
+  hits: Hit[];
+}
+
+/**
+ * Hits grouped by agent and where they were said (floor, approvals, flock,
+ * Work), a session's helpers right after it: groups in the order their
+ * session's first hit came, then their own; hits newest first within each.
+ */
+export function groupHits(hits: Hit[]): HitGroup[] {
+  const groups = new Map<string, HitGroup>();
+  const sessions = new Map<string, number>();
   for (const h of hits) {
     const key = `${h.agent}\u0000${h.family}`;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { key, agent: h.agent, family: h.family, team: h.team, hits: [] }));
+    const session = sessionOf(h.agent);
+    if (!sessions.has(session)) sessions.set(session, sessions.size);
+    if (!g) groups.set(key, (g = { key, agent: h.agent, session, family: h.family, team: h.team, hits: [] }));
     g.hits.push(h);
   }
-  return [...groups.values()];
+  const order = [...groups.values()];
+  return order.map((g, i) => ({ g, i })).sort((x, y) => sessions.get(x.g.session)! - sessions.get(y.g.session)! || x.i - y.i).map((x) => x.g);
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -297,7 +320,7 @@ export function SearchBox(props: { project: string }) {
             {groups.map((g) => (
               <section key={g.key} class="search-group" data-testid="search-group" data-agent={g.agent} aria-label={`${g.agent || 'no agent'} in the ${FAMILY[g.family] ?? g.family}`}>
                 <h3>
-                  <span class="search-agent">{g.agent || '—'}</span>
+                  <span class="search-agent">{g.session !== g.agent ? `${g.session} › ${g.agent.slice(g.session.length + 1)}` : g.agent || '—'}</span>
                   <span class="muted">{` · ${FAMILY[g.family] ?? g.family}${g.team ? ` · ${g.team}` : ''}`}</span>
                 </h3>
                 <ul>
