@@ -15,9 +15,10 @@ import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { axe, said } from './support/axe.js';
-import { need } from './support/env.js';
+import { mkdirSync } from 'node:fs';
+import { need, screenshotDir } from './support/env.js';
 import { until } from './support/until.js';
-import type { Roost } from '../src/server/index.js';
+import { PACKAGE_ROOT, type Roost } from '../src/server/index.js';
 import type {} from '../web/src/floor/hook.js';
 
 const HAVE = chromiumPath() !== null;
@@ -56,6 +57,7 @@ describe('search in the web app', () => {
       const s = (await (await fetch(`${server.url}/state`)).json()) as { agents: { id: string }[] };
       return s.agents.some((a) => a.id === 'ada') && !s.agents.some((a) => a.id === SESSION);
     }, 20_000, 200);
+    mkdirSync(screenshotDir(PACKAGE_ROOT), { recursive: true });
     browser = await launch({ bypassCSP: true });
     page = await browser.context.newPage();
     await page.goto(server.url + '/');
@@ -163,6 +165,7 @@ describe('search in the web app', () => {
       return n;
     });
     assert.ok(blue > 5, `the line is drawn (${blue} px)`);
+    await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'floor-trends.png') });
     const f = await axe(page);
     assert.deepEqual(f, [], said(f));
     await page.keyboard.press('Escape');
@@ -185,6 +188,8 @@ describe('search in the web app', () => {
       assert.ok(r.x >= 0 && r.x + r.width <= 390, `the results fit (${r.x}..${r.x + r.width})`);
       const f = await axe(p);
       assert.deepEqual(f, [], said(f));
+      // The picture in docs/search.md.
+      await p.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'search-phone.png') });
       await hit.tap();
       await p.getByTestId('timeline').locator('[data-moment=true]').waitFor({ timeout: 10_000 });
     } finally {

@@ -72,8 +72,8 @@ export function Trends(props: { agent: string; project: string }) {
         cursor: { drag: { x: false, y: false } },
         axes: [
           { space: 60, values: (_u, ts) => ts.map((t) => new Date(t * 1000).toLocaleDateString(undefined, { month: 'numeric', day: 'numeric' })) },
-          { scale: 'n', size: 36 },
-          { scale: 'min', side: 1, size: 36, grid: { show: false } },
+          { scale: 'n', size: 44, label: 'per day', labelSize: 14 },
+          { scale: 'min', side: 1, size: 44, label: 'minutes', labelSize: 14, grid: { show: false } },
         ],
         scales: { x: { time: true }, n: { range: (_u, _min, max) => [0, Math.max(4, max)] }, min: { range: (_u, _min, max) => [0, Math.max(1, max)] }, usd: { range: (_u, _min, max) => [0, Math.max(0.01, max)] } },
         series: [{}, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, scale: s.scale, width: 2, points: { show: false } }))],
