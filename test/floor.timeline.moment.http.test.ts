@@ -60,6 +60,12 @@ test('a timeline opened at a moment found by search, of an agent on the floor an
     assert.equal(past.status, 200);
     assert.equal(past.json.items[0].activity, 'grep narwhal');
     assert.equal(past.json.items.at(-1).kind, 'join');
+    // Paged on, the moment still opens it (it rides every page); without it, a 404.
+    const p1 = (await get(`${u}/floor/timeline?agent=old&from=f:${gone.position}&limit=1`)).json;
+    const p2 = await get(`${u}/floor/timeline?agent=old&from=f:${gone.position}&limit=1&before=${p1.next}`);
+    assert.equal(p2.status, 200);
+    assert.deepEqual([...p1.items, ...p2.json.items].map((i: any) => i.kind), ['tool', 'join']);
+    assert.equal((await get(`${u}/floor/timeline?agent=old&limit=1&before=${p1.next}`)).status, 404);
     // A moment that does not name the agent opens nobody's history.
     assert.equal((await get(`${u}/floor/timeline?agent=old&from=f:${tool.position}`)).status, 404);
     assert.equal((await get(`${u}/floor/timeline?agent=nobody&from=f:${gone.position}`)).status, 404);

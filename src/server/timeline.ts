@@ -208,12 +208,13 @@ export async function timelinePage(store: EventStore, floor: FloorService, appro
   const moment = query.from ? parseMoment(query.from) : null;
   let a: Pick<Agent, 'id' | 'parent' | 'role'> | undefined = floor.state.agents.get(query.agent);
   let cursor = parseCursor(query.before);
-  if (moment && !cursor) {
+  if (moment) {
     const stream = moment.s === 'f' ? floor.stream : approvals.stream;
-    // An agent the floor has forgotten (a past session) has its history in the log: the moment must name it.
+    // An agent the floor has forgotten (a past session) has its history in the log: the moment must name it (on every page).
     const at = await namesAgent(store, stream, moment.position, moment.s, query.agent);
     if (!a && at) a = { id: query.agent, parent: null, role: '' };
-    if (a) {
+    // The first page starts at the moment; the next ones go on from their cursor.
+    if (a && !cursor) {
       const ev = at ?? (await store.read(stream, moment.position - 1, 1))[0];
       const other = ev ? await firstAfter(store, moment.s === 'f' ? approvals.stream : floor.stream, ev.at) : 1;
       cursor = moment.s === 'f' ? { f: moment.position + 1, a: other } : { f: other, a: moment.position + 1 };

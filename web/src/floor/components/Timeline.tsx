@@ -112,7 +112,8 @@ export function Timeline(props: { agent: Pick<Agent, 'id' | 'name'>; project: st
     const qs = new URLSearchParams({ agent: agent.id, limit: String(PAGE) });
     if (query.trim()) qs.set('q', query.trim());
     if (before) qs.set('before', before);
-    else if (at && !query.trim()) qs.set('from', at);
+    // The moment rides every page: it is what opens a past session's history.
+    if (at && !query.trim()) qs.set('from', at);
     if (props.project !== 'default') qs.set('project', props.project);
     const r = await getJson<TimelinePage>(`/floor/timeline?${qs}`);
     if (g !== gen.current) return;
