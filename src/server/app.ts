@@ -9,6 +9,7 @@ import { FloorService, floorRoutes, floorScope } from './floor.js';
 import { ApprovalService, approvalsRoutes, approvalsScope } from './approvals.js';
 import { historyRoutes } from './timeline.js';
 import { searchRoutes } from './search.js';
+import { trendsRoutes } from './trends.js';
 import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
 import { Live } from './live.js';
@@ -420,6 +421,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...floorRoutes(floors, live),
     ...historyRoutes(store, floors, approvalsByProject),
     ...searchRoutes(store),
+    ...trendsRoutes(store),
     ...approvalsRoutes(approvalsByProject, live),
     ...fleet.routes(),
     ...hooks.routes(),

@@ -34,6 +34,38 @@ function filterOf(url: URL, name: string, max: number = SEARCH_PARAM_LIMITS.filt
   return v;
 }
 
+/** What a hit of the approvals, the flock or Work opens in the web app (read from its event; floor hits open the agent's timeline). */
+export interface SearchOpen {
+  /** The approval's id: its page, `/inbox/<id>`. */
+  approval?: string;
+  /** The nest a nest message was said in: `/flock/nests/<id>`. */
+  nest?: string;
+  /** Work's conversation of a message. */
+  conversation?: string;
+}
+
+const ID = /^[A-Za-z0-9._:#@-]{1,128}$/;
+
+/** The ids a hit's event names, for the web app to open where it came from; {} when none. */
+export function openOf(family: string, body: string): SearchOpen {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+  if (!o || typeof o !== 'object') return {};
+  const id = (v: unknown) => (typeof v === 'string' && ID.test(v) ? v : undefined);
+  if (family === 'approvals') return id(o.id) ? { approval: id(o.id) } : {};
+  if (family === 'flock') return id(o.nest_id) ? { nest: id(o.nest_id) } : {};
+  if (family === 'work') {
+    const c = o.conversation;
+    const cid = id(c) ?? (c && typeof c === 'object' ? id((c as Record<string, unknown>).id) : undefined);
+    return cid ? { conversation: cid } : {};
+  }
+  return {};
+}
+
 export function searchRoutes(store: EventStore): Route[] {
   return [
     route({
@@ -63,12 +95,22 @@ export function searchRoutes(store: EventStore): Route[] {
           limit,
         };
         const page = await store.search(query);
+        // What a hit off the floor opens (an approval's page, a nest): one read of its event each, at most a page of them.
+        const opens: SearchOpen[] = [];
+        for (const h of page.hits) {
+          if (h.family === 'floor') opens.push({});
+          else {
+            const [e] = await store.read(h.stream, h.position - 1, 1);
+            opens.push(e && e.position === h.position ? openOf(h.family, e.body) : {});
+          }
+        }
         sendJson(res, 200, {
-          hits: page.hits.map((h) => ({
+          hits: page.hits.map((h, i) => ({
             ...h,
             ts: new Date(h.at).toISOString(),
             // The live scope the moment belongs to (what the web app opens).
             scope: `${h.family}:${project}`,
+            open: opens[i],
           })),
           next: page.next,
         });

@@ -2,7 +2,7 @@
 // the messages it sent and got, the approvals it asked for and who decided
 // them) and the floor's pulse (events per minute per team, the last hour).
 //
-//   GET /floor/timeline?agent=<id>[&q=<words>][&before=<cursor>][&limit=<n>]
+//   GET /floor/timeline?agent=<id>[&q=<words>][&before=<cursor>][&limit=<n>][&from=<f:pos|a:pos>]
 //   GET /floor/pulse
 //
 // The timeline is read from the log, newest first, in pages: the floor's
@@ -160,14 +160,68 @@ export interface TimelineQuery {
   q: string;
   before: string | null;
   limit: number;
+  /**
+   * A moment to open the timeline at (what a search hit names): `f:<position>`
+   * of the floor's log or `a:<position>` of the approvals' log. The page starts
+   * with that entry and goes on older. It also opens the history of an agent
+   * no longer on the floor (a past session), when that entry names it.
+   */
+  from?: string | null;
+}
+
+/** `f:<position>` or `a:<position>` (an item's key). */
+function parseMoment(s: string): { s: 'f' | 'a'; position: number } {
+  const m = /^([fa]):(\d{1,15})$/.exec(s);
+  if (!m || Number(m[2]) < 1) throw new HttpError(400, 'bad_request', '"from" is an item\'s key: f:<position> or a:<position>');
+  return { s: m[1] as 'f' | 'a', position: Number(m[2]) };
+}
+
+/** The first position of `stream` whose append time is after `at` (head + 1 when none): a binary search, about 50 reads at most. */
+async function firstAfter(store: EventStore, stream: string, at: number): Promise<number> {
+  let lo = 1;
+  let hi = (await store.head(stream)) + 1;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const [e] = await store.read(stream, mid - 1, 1);
+    if (!e || e.at > at) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Whether the entry at `moment` is about `agent` (named by a floor event, or the asker of an approval). */
+async function namesAgent(store: EventStore, stream: string, position: number, kind: 'f' | 'a', agent: string): Promise<{ at: number } | null> {
+  const [e] = await store.read(stream, position - 1, 1);
+  if (!e || e.position !== position) return null;
+  if (kind === 'f') return floorItem(e, { id: agent, parent: null, role: '' }) ? { at: e.at } : null;
+  try {
+    const v = JSON.parse(e.body) as Record<string, unknown>;
+    const asker = typeof v.asker === 'string' ? v.asker : typeof v.agent === 'string' ? v.agent : '';
+    return asker.trim() === agent ? { at: e.at } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** One page of an agent's timeline. Throws 404 when the agent is not on the floor. */
 export async function timelinePage(store: EventStore, floor: FloorService, approvals: ApprovalService, query: TimelineQuery): Promise<TimelinePage> {
-  const a: Agent | undefined = floor.state.agents.get(query.agent);
+  const moment = query.from ? parseMoment(query.from) : null;
+  let a: Pick<Agent, 'id' | 'parent' | 'role'> | undefined = floor.state.agents.get(query.agent);
+  let cursor = parseCursor(query.before);
+  if (moment) {
+    const stream = moment.s === 'f' ? floor.stream : approvals.stream;
+    // An agent the floor has forgotten (a past session) has its history in the log: the moment must name it (on every page).
+    const at = await namesAgent(store, stream, moment.position, moment.s, query.agent);
+    if (!a && at) a = { id: query.agent, parent: null, role: '' };
+    // The first page starts at the moment; the next ones go on from their cursor.
+    if (a && !cursor) {
+      const ev = at ?? (await store.read(stream, moment.position - 1, 1))[0];
+      const other = ev ? await firstAfter(store, moment.s === 'f' ? approvals.stream : floor.stream, ev.at) : 1;
+      cursor = moment.s === 'f' ? { f: moment.position + 1, a: other } : { f: other, a: moment.position + 1 };
+    }
+  }
   if (!a) throw new HttpError(404, 'not_found', `no agent "${query.agent.slice(0, 128)}" on this floor`);
   const who: Subject = { id: a.id, parent: a.parent, role: a.role };
-  const cursor = parseCursor(query.before);
   const q = query.q.toLowerCase();
   const match = (i: TimelineItem | null) => (i && (q === '' || words(i).includes(q)) ? i : null);
   const fBefore = cursor ? cursor.f : (await store.head(floor.stream)) + 1;
@@ -256,7 +310,7 @@ export function historyRoutes(store: EventStore, floors: PerProject<FloorService
       method: 'GET',
       path: '/floor/timeline',
       auth: 'viewer',
-      doc: '?agent=, q=, before=, limit= up to 200; 404 for an agent not on the floor',
+      doc: '?agent=, q=, before=, limit= up to 200, from= (f:<pos> or a:<pos>: open at that moment); 404 for an agent not on the floor (unless `from` names it)',
       handler: async ({ req, res, url }) => {
         const agent = url.searchParams.get('agent');
         if (!agent || !agent.trim()) throw new HttpError(400, 'bad_request', '"agent" is required: the id of an agent on the floor');
@@ -269,7 +323,9 @@ export function historyRoutes(store: EventStore, floors: PerProject<FloorService
           if (!/^\d{1,6}$/.test(rawLimit) || Number(rawLimit) < 1) throw new HttpError(400, 'bad_request', '"limit" must be a whole number from 1');
           limit = Math.min(TIMELINE_LIMITS.maxPage, Number(rawLimit));
         }
-        const page = await timelinePage(store, await floors.of(req), await approvals.of(req), { agent: agent.trim(), q, before: url.searchParams.get('before'), limit });
+        const from = url.searchParams.get('from');
+        if (from !== null && from.length > 40) throw new HttpError(400, 'bad_request', '"from" is an item\'s key: f:<position> or a:<position>');
+        const page = await timelinePage(store, await floors.of(req), await approvals.of(req), { agent: agent.trim(), q, before: url.searchParams.get('before'), limit, from });
         sendJson(res, 200, page);
       },
     }),

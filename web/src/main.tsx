@@ -16,6 +16,7 @@ import { chime, registerWorker, soundOn } from './shared/push.js';
 import { loadView, viewOf, warmView, whenIdle } from './views.js';
 import { decisionOfPath, firstLook } from './shared/approvals/first.js';
 import { liveHub } from './live/hub.js';
+import { SearchBox } from './search/SearchBox.js';
 
 /**
  * The page's view, once its chunk is in. Until then the shell stays as it is
@@ -120,6 +121,7 @@ function App() {
             </a>
           ))}
         </nav>
+        <SearchBox project={project} />
       </header>
       <OutageBanner />
       <main id="main" key={`${route.path} ${project}`}>

@@ -38,6 +38,18 @@ const LIST_KEY = 'roost.floor.list';
 /** Seconds of silence before a working or thinking agent shows as quiet (a setting; docs/floor.md, "Quiet agents"). */
 const QUIET_KEY = 'roost.floor.quietAfter';
 
+/** The moment a search result opened (`?timeline=<agent>&from=<f:pos|a:pos>`, SearchBox.tsx): that agent's timeline, at that entry. */
+interface Moment {
+  agent: string;
+  from: string;
+}
+function momentOfPage(): Moment | null {
+  const q = new URLSearchParams(location.search);
+  const agent = q.get('timeline');
+  const from = q.get('from');
+  return agent && agent.length <= 1024 && from && /^[fa]:\d{1,15}$/.test(from) ? { agent, from } : null;
+}
+
 function quietAfterMs(): number {
   const s = Number(loadPref(QUIET_KEY));
   return Number.isFinite(s) && s > 0 ? s * 1000 : QUIET_AFTER_MS;
@@ -82,6 +94,21 @@ export function FloorView() {
   // History: the timeline of one agent (opened from its card), and the pulse chart with its live feed.
   const [historyOf, setHistoryOf] = useState<string | null>(null);
   const [pulseOpen, setPulseOpen] = useState(false);
+  // A search result's moment: the page's URL says it, and a later search (same page, new URL) changes it.
+  const [moment, setMoment] = useState<Moment | null>(momentOfPage);
+  useEffect(() => {
+    const on = () => setMoment(momentOfPage());
+    addEventListener('popstate', on);
+    return () => removeEventListener('popstate', on);
+  }, []);
+  const closeMoment = () => {
+    setMoment(null);
+    const q = new URLSearchParams(location.search);
+    q.delete('timeline');
+    q.delete('from');
+    const s = q.toString();
+    history.replaceState(null, '', location.pathname + (s ? '?' + s : '') + location.hash);
+  };
   const pulseSink = useRef<PulseSink | null>(null);
   const selectedRef = useRef<string | null>(null);
   selectedRef.current = selected;
@@ -232,6 +259,7 @@ export function FloorView() {
       if (e.key === 'Escape') {
         setSelected(null);
         setHistoryOf(null);
+        setMoment(null);
       }
     };
     window.addEventListener('keydown', onKey);
@@ -371,10 +399,20 @@ export function FloorView() {
           {total > 0 && <Legend />}
           {total > 0 && !past && <FloorTrusted state={state} onPick={setSelected} />}
           {focusedAgent && <div class="sr-only" aria-live="polite">{`${focusedAgent.name}, ${SHOWN_LABEL[shownStatus(focusedAgent, viewNow, quietAfter, viewHere)]}${focusedAgent.activity ? ', ' + focusedAgent.activity : ''}`}</div>}
-          {selAgent && historyOf !== selAgent.id && (
+          {moment && (
+            <Timeline
+              key={`${moment.agent} ${moment.from}`}
+              agent={state.agents.get(moment.agent) ?? { id: moment.agent, name: moment.agent }}
+              from={moment.from}
+              project={client.project}
+              names={(id) => state.agents.get(id)?.name ?? id}
+              onClose={closeMoment}
+            />
+          )}
+          {!moment && selAgent && historyOf !== selAgent.id && (
             <AgentCard agent={selAgent} state={state} now={viewNow} quietAfter={quietAfter} here={viewHere} onClose={() => setSelected(null)} onPick={setSelected} onHistory={() => setHistoryOf(selAgent.id)} />
           )}
-          {selAgent && historyOf === selAgent.id && (
+          {!moment && selAgent && historyOf === selAgent.id && (
             <Timeline agent={selAgent} project={client.project} names={(id) => state.agents.get(id)?.name ?? id} onClose={() => setHistoryOf(null)} />
           )}
           {pulseOpen && (

@@ -37,7 +37,11 @@ export function WorkView() {
   useEffect(() => {
     if (fallback && !named) navigate(withProject(fallback), true);
   }, [fallback, named]);
-  const [sel, setSel] = useState<Selection>(null);
+  // A search result opens one conversation: `?conversation=<id>` (web/src/search/SearchBox.tsx).
+  const [sel, setSel] = useState<Selection>(() => {
+    const c = new URLSearchParams(location.search).get('conversation');
+    return c && c.length <= 128 ? { kind: 'conv', id: c } : null;
+  });
   // The agent whose terminal this tab watches: the selected one while it runs.
   const [watchAgent, setWatchAgent] = useState<string | null>(null);
   const live = useWork(project, watchAgent);

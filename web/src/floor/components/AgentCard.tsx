@@ -7,6 +7,8 @@ import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
 import { AgentTrusted } from '../../shared/approvals/TrustLine.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
+import { pageProject } from '../../shared/scope.js';
+import { Trends } from './Trends.js';
 import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
 
 export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void; onHistory?: () => void }) {
@@ -91,6 +93,8 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
         {row('Last seen', <time dateTime={new Date(a.lastSeen).toISOString()} title={new Date(a.lastSeen).toLocaleString()}>{ago(now - a.lastSeen)}</time>, 'last-seen')}
         {row('Id', <code>{a.id}</code>, 'id')}
       </dl>
+      {/* Per day over the last 30 days, from the log. */}
+      <Trends agent={a.id} project={pageProject()} />
       {props.onHistory && (
         <button class="history-open" onClick={props.onHistory} data-testid="card-history">
           History

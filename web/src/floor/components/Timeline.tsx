@@ -21,7 +21,7 @@ function stamp(ts: number, today: string): string {
 
 const OUTCOME: Record<string, string> = { pending: 'waiting for a decision', allowed: 'allowed', denied: 'denied', expired: 'expired unanswered (denied)', withdrawn: 'withdrawn', unknown: 'outcome further back in the log' };
 
-function ItemRow(props: { it: TimelineItem; today: string; names: (id: string) => string }) {
+function ItemRow(props: { it: TimelineItem; today: string; names: (id: string) => string; moment?: boolean }) {
   const { it, names } = props;
   let label: string;
   let body: preact.ComponentChildren = null;
@@ -77,7 +77,7 @@ function ItemRow(props: { it: TimelineItem; today: string; names: (id: string) =
   }
   const col = it.status && it.status in STATUS_COLOR ? STATUS_COLOR[it.status as keyof typeof STATUS_COLOR] : undefined;
   return (
-    <li class={`item item-${it.kind}`} data-testid="timeline-item" data-kind={it.kind} style={col ? { '--c': col } : undefined}>
+    <li class={`item item-${it.kind}${props.moment ? ' item-moment' : ''}`} data-testid="timeline-item" data-kind={it.kind} data-key={it.key} data-moment={props.moment ? 'true' : undefined} aria-current={props.moment ? 'true' : undefined} style={col ? { '--c': col } : undefined}>
       <time dateTime={new Date(it.at).toISOString()} title={new Date(it.at).toLocaleString()}>
         {stamp(it.at, props.today)}
       </time>
@@ -88,9 +88,16 @@ function ItemRow(props: { it: TimelineItem; today: string; names: (id: string) =
   );
 }
 
-export function Timeline(props: { agent: Agent; project: string; names: (id: string) => string; onClose: () => void }) {
+/**
+ * `agent`: an agent on the floor, or one it has forgotten (a past session, opened from a search: its id as its name).
+ * `from`: a moment to open at (an item's key, `f:<position>` or `a:<position>`): the page starts there, marked, and goes older.
+ */
+export function Timeline(props: { agent: Pick<Agent, 'id' | 'name'>; project: string; names: (id: string) => string; onClose: () => void; from?: string | null }) {
   const { agent } = props;
   const [q, setQ] = useState('');
+  // The moment opened at, until the person asks for the newest.
+  const [at, setAt] = useState<string | null>(props.from ?? null);
+  useEffect(() => setAt(props.from ?? null), [props.from]);
   const [items, setItems] = useState<TimelineItem[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -105,6 +112,8 @@ export function Timeline(props: { agent: Agent; project: string; names: (id: str
     const qs = new URLSearchParams({ agent: agent.id, limit: String(PAGE) });
     if (query.trim()) qs.set('q', query.trim());
     if (before) qs.set('before', before);
+    // The moment rides every page: it is what opens a past session's history.
+    if (at && !query.trim()) qs.set('from', at);
     if (props.project !== 'default') qs.set('project', props.project);
     const r = await getJson<TimelinePage>(`/floor/timeline?${qs}`);
     if (g !== gen.current) return;
@@ -125,7 +134,11 @@ export function Timeline(props: { agent: Agent; project: string; names: (id: str
   useEffect(() => {
     const t = window.setTimeout(() => void load(null, q, false), q ? 250 : 0);
     return () => window.clearTimeout(t);
-  }, [agent.id, q]);
+  }, [agent.id, q, at]);
+  // The moment, once shown, is scrolled into view.
+  useEffect(() => {
+    if (at) ref.current?.querySelector('[data-moment=true]')?.scrollIntoView({ block: 'nearest' });
+  }, [items, at]);
 
   const today = new Date().toLocaleDateString();
   return (
@@ -139,10 +152,18 @@ export function Timeline(props: { agent: Agent; project: string; names: (id: str
       <div class="timeline-search">
         <input type="search" placeholder="Search this history…" aria-label="Search this history" data-testid="timeline-search" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} maxLength={200} />
       </div>
+      {at && !q.trim() && (
+        <p class="timeline-moment muted" data-testid="timeline-at">
+          From the moment found, older below.{' '}
+          <button type="button" class="link" onClick={() => setAt(null)} data-testid="timeline-newest">
+            Show the newest
+          </button>
+        </p>
+      )}
       {error && <p class="error" role="alert">{error}</p>}
       <ol class="items" aria-busy={busy}>
         {items.map((it) => (
-          <ItemRow key={it.key} it={it} today={today} names={props.names} />
+          <ItemRow key={it.key} it={it} today={today} names={props.names} moment={!!at && !q.trim() && it.key === at} />
         ))}
       </ol>
       {!busy && items.length === 0 && !error && <p class="muted empty-history">{q ? 'Nothing matches in this part of the log.' : 'Nothing in the log yet.'}</p>}
