@@ -66,6 +66,7 @@ import { nestHistory } from './history.js';
 import { LIST_EVENTS, ListFrames, type ListFrame } from './list-frames.js';
 import type { ApprovalService } from '../approvals.js';
 import { providerUsage, type DirectUsage, type UsageService } from '../usage.js';
+import { budgetGate } from './budget-gate.js';
 import { HttpError } from '../http.js';
 import type { FloorService } from '../floor.js';
 import { CrowsOnFloor, crowAgentId, nestTeam } from './floor.js';
@@ -1148,6 +1149,7 @@ export class FlockService implements NestHost {
    */
   async call(role: ModelRole, req: ModelRequest, who: { crow: string; list_id?: string; nest_id?: string; item_id: string }): Promise<ModelOutcome> {
     const p = this.provider(role);
+    const gated = await budgetGate(this.opts.usage); if (gated) return gated; // a spent project budget: the flock flies nothing more (budget-gate.ts)
     const n = ++this.stats.calls;
     if (!p) return { ok: false, error: { kind: 'bad_request', message: `no model serves the ${role} role`, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
     const out = await p.call({ ...req, timeoutMs: this.settings.callTimeoutMs });
