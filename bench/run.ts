@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks,budget]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -445,6 +445,13 @@ async function main(): Promise<void> {
       ok: () => good2,
       note: `${r.failedAttempts} failed attempts during the outage (backoff base 100 ms); once ${r.secondOnce}, in order ${r.secondOrdered}`,
     });
+  }
+
+  if (want('budget') && NODES === 1) {
+    // Budgets that act (issue 31): a crossing to the next tool call denied (bench/budget.ts), one row.
+    const r: { p50: number; p99: number; samples: number }[] = [];
+    for (let i = 0; i < RUNS; i++) r.push(await child<{ p50: number; p99: number; samples: number }>('budget.js', [args.quick ? '100' : '300']));
+    add({ workload: 'budget crossing → next tool call denied (SQLite)', metric: `p99 of ${r[0].samples} crossings, each to a Claude Code PreToolUse hook's deny with the reason`, values: r.map((x) => x.p99), unit: 'ms', target: '< 100 ms', ok: (m) => m < 100, note: `p50 ${fmt(median(r.map((x) => x.p50)))} ms` });
   }
 
   if (want('idle') && NODES === 1) {

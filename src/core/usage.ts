@@ -290,6 +290,8 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
       if (b.period === 'day' && o.day !== b.day) return [];
       s.count++;
       b.notified.push(th);
+      // 100 implies 80 (a budget passed at once is one crossing).
+      if (th === 100 && !b.notified.includes(80)) b.notified.push(80);
       b.notified.sort((x, y) => x - y);
       return [{ kind: 'budget', budget: b.key, threshold: th, costMicros: count(o.costMicros ?? o.spent, Number.MAX_SAFE_INTEGER), limitMicros: b.limitMicros }];
     }
@@ -523,12 +525,15 @@ export function isPaused(b: Budget, now: number): boolean {
 
 /**
  * The paused budget that covers an agent (its session, any of its teams), or
- * null: what the hooks, the bridge and the flock ask before the next step.
+ * null: what the hooks, the bridge and the flock ask before the next step
+ * (a spent budget whose budget.paused is still being written counts).
  * At most USAGE_LIMITS.budgets budgets are looked at.
  */
 export function pausedFor(s: UsageState, who: { session?: string; teams?: readonly string[] }, now: number): Budget | null {
   for (const b of s.budgets.values()) {
-    if (!b.paused || !isPaused(b, now)) continue;
+    // Paused: its pause is written, or it is spent and the pause is on its way (100% not yet notified for this version and day).
+    const spentNow = !b.notified.includes(100) && (b.period !== 'day' || b.day === dayIn(now, b.tz)) && budgetSpent(s, b) * 100 >= b.limit * 100;
+    if (!spentNow && !isPaused(b, now)) continue;
     if (b.scope === 'project' || (b.scope === 'team' ? (who.teams ?? []).includes(b.target) : who.session === b.target)) return b;
   }
   return null;

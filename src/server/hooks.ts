@@ -149,7 +149,9 @@ export class HookService {
   private async denyForBudget(res: ServerResponse, floor: FloorService, tool: AgentTool, payload: object, m: ReturnType<typeof mapHook>, why: string): Promise<void> {
     const first = m.events[0];
     const reason = `${why}. Roost paused this agent until an owner raises or lifts the budget (the Cost page).`;
-    await this.appendFloor(floor, [{ ...(first ?? {}), type: 'status', agent: first?.agent ?? m.agent, status: 'idle', activity: `${BUDGET_PAUSED}${why}`.slice(0, LIMITS.activity) } as FloorEvent]);
+    const e = normalizeFloorEvent({ ...(first ?? {}), type: 'status', agent: first?.agent ?? m.agent, status: 'idle', activity: `${BUDGET_PAUSED}${why}`.slice(0, LIMITS.activity) }, Date.now());
+    // Lazy: the floor's note is derived (the next denied call writes it again); the deny is the answer.
+    await this.store.append(floor.stream, [{ type: e.type, body: JSON.stringify(e) }], { lazy: true });
     sendJson(res, 200, decisionAnswer(tool, payload, 'deny', reason));
   }
 

@@ -494,8 +494,11 @@ export class UsageService extends OnFoldHost<UsageState> {
    * are one append.
    */
   private async notifyBudget(): Promise<void> {
-    for (const c of dueCrossings(this.state)) {
+    const due = dueCrossings(this.state);
+    for (const c of due) {
       const b = c.budget;
+      // Past 100% at once: the one crossing is 100 (it implies 80: one notice, one append).
+      if (c.threshold === 80 && due.some((d) => d.budget === b && d.threshold === 100)) continue;
       const ts = Date.now();
       const crossed = { type: 'budget.crossed', budget: b.key, threshold: c.threshold, version: b.version, ...(b.period === 'day' ? { day: b.day } : {}), spent: c.spent, limit: b.limit, unit: b.unit, costMicros: b.unit === 'usd' ? c.spent : undefined, limitMicros: b.unit === 'usd' ? b.limit : undefined, ts };
       const events: Record<string, unknown>[] = [crossed];
@@ -559,8 +562,10 @@ export class UsageService extends OnFoldHost<UsageState> {
 
   /** Why the project takes no new step at all (a paused project budget), or null. */
   projectPauseReason(now = Date.now()): string | null {
-    for (const b of this.state.budgets.values()) if (b.scope === 'project' && isPaused(b, now)) return budgetReason(this.state, b, this.project, now);
-    return null;
+    if (!this.state.budgets.size) return null;
+    // Only project-wide budgets cover a caller with no session and no team.
+    const b = pausedFor(this.state, {}, now);
+    return b ? budgetReason(this.state, b, this.project, now) : null;
   }
 
   /** The budgets as the page shows them: each with what it has spent now and whether it is paused. */
