@@ -26,7 +26,7 @@ test("a team's day budget reached mid-session: the next Bash call is denied with
   const server = await child();
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(server.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: r.status, json: (await r.json()) as any };
+    return { status: r.status, json: (await r.json()) };
   };
   const seen: { paused?: any; floorCard?: any; deniedResult?: string } = {};
   const bash = askedWithBash('BUDGET-RUN');
@@ -77,7 +77,7 @@ test("a team's day budget reached mid-session: the next Bash call is denied with
 
     // The model saw the budget's reason as the denied call's result.
     assert.ok(seen.deniedResult, 'the stand-in received a result for the denied call');
-    assert.match(seen.deniedResult!, /budget for team shop reached: [\d,]+ tokens of 1,000 tokens today/);
+    assert.match(seen.deniedResult, /budget for team shop reached: [\d,]+ tokens of 1,000 tokens today/);
     assert.ok(seen.paused.spent >= 1000, `spent ${seen.paused.spent}`);
     // The floor showed the agent paused, and why.
     assert.match(seen.floorCard?.activity ?? '', /^Paused: budget for team shop reached: [\d,]+ tokens of 1,000 tokens today/);

@@ -55,7 +55,7 @@ test("a team's budget: 80% and 100% of its own spend, once each; other teams' sp
   assert.deepEqual(cross(s, T0), ['team:backend:total@100']);
   const paused = pausedFor(s, { session: 'claude-code:a2', teams: ['backend'] }, T0 + 5);
   assert.equal(paused?.key, 'team:backend:total');
-  assert.equal(budgetReason(s, paused!, 'default', T0 + 5), 'budget for team backend reached: 25.00 $ of 25.00 $');
+  assert.equal(budgetReason(s, paused, 'default', T0 + 5), 'budget for team backend reached: 25.00 $ of 25.00 $');
   assert.equal(pausedFor(s, { session: 'claude-code:b', teams: ['frontend'] }, T0 + 5), null, 'another team is not paused');
   // A raise ends the pause at once and re-arms the thresholds of the new version.
   applyUsage(s, { type: 'budget.set', scope: 'team', target: 'backend', unit: 'usd', limit: 50_000_000, by: 'owner', ts: T0 + 6 });

@@ -7,6 +7,7 @@ import { AgentApprovals } from '../../shared/approvals/ApprovalItem.js';
 import { AgentTrusted } from '../../shared/approvals/TrustLine.js';
 import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
+import { BUDGET_PAUSED } from '../../../../src/core/usage.js';
 import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
 
 export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void; onHistory?: () => void }) {
@@ -66,6 +67,8 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
           ),
           'status',
         )}
+        {/* A spent budget paused it (the hooks deny its tool calls): why, until an owner raises or lifts it. */}
+        {a.activity.startsWith(BUDGET_PAUSED) && row('Paused', <span class="pill pill-paused">{a.activity.slice(BUDGET_PAUSED.length)}</span>, 'paused')}
         {row('Activity', a.activity || '—', 'activity')}
         {row('Tool', a.tool || '—', 'tool')}
         {row('Role', a.role || '—', 'role')}
