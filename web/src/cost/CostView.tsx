@@ -151,11 +151,11 @@ function BudgetLine(props: { s: UsageState; b: BudgetRow; now: number }) {
           }}
         >
           <label>
-            {b.unit === 'usd' ? 'Raise to (USD)' : 'Raise to (tokens)'}{' '}
+            {b.unit === 'usd' ? 'New limit (USD)' : 'New limit (tokens)'}{' '}
             <input type="number" min="0" step="any" value={amount} aria-label={`New limit for ${label}`} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} data-testid="budget-raise-input" />
           </label>{' '}
           <button type="submit" disabled={amount === ''} data-testid="budget-raise">
-            Set
+            Raise
           </button>{' '}
           {paused && (
             <button type="button" onClick={() => void lift()} data-testid="budget-lift">
@@ -265,7 +265,7 @@ function Budgets(props: { s: UsageState }) {
           <option value="tokens">tokens</option>
         </select>{' '}
         <button type="submit" disabled={amount === '' || (scope !== 'project' && !target.trim())} data-testid="budget-add">
-          Add
+          Add budget
         </button>
         {err && <span class="err">{err}</span>}
       </form>
