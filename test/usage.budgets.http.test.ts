@@ -6,8 +6,9 @@
 // crossing, pause and lift is written once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inProcess } from './support/server.js';
+import { inProcess, tempDir } from './support/server.js';
 import { USAGE_LIMITS } from '../src/core/usage.js';
+import { runDoctor } from '../src/cli/doctor.js';
 
 let roost: Awaited<ReturnType<typeof inProcess>>;
 before(async () => {
@@ -72,6 +73,9 @@ test("a team's day budget: crossing pauses the team's agent, the hooks deny its 
   const listed = (await call('GET', '/usage/budgets')).json.budgets;
   assert.deepEqual(listed.map((b: any) => [b.key, b.spent, b.limit, b.pausedNow]), [['team:backend:day', 1_050_000, 1_000_000, true]]);
 
+  // `roost doctor` names the paused budget and fails.
+  const doc = await runDoctor({ server: roost.url, home: tempDir(), dir: tempDir(), path: '', processes: () => [] });
+  assert.ok(doc.problems.some((p) => p.level === 'fail' && /budget team:backend:day of project default: 1\.05 \$ of 1\.00 \$ today: its agents are paused/.test(p.message)), JSON.stringify(doc.problems));
   // The bridge takes no new command for the paused team (its sessions are booked to `fleet · <thread>`).
   assert.equal((await call('PUT', '/usage/budgets', { scope: 'team', target: 'fleet · t1', usd: 0.5 })).status, 200);
   await roost.usage.record([{ key: 'fleet-1', via: 'bridge', agent: 'claude-code:fleet-s1', session: 'claude-code:fleet-s1', team: 'fleet · t1', source: 'claude-code', model: 'claude-sonnet-4-5', input: 1, output: 1, cacheRead: 0, cacheWrite: 0, vendorUsd: 0.6, ts: Date.now() }]);
