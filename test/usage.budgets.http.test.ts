@@ -3,7 +3,8 @@
 // is denied by the hooks with the budget's reason (the observation hook and
 // the held approval hook alike), the floor shows the agent paused and why,
 // the bridge takes no new command; an owner's raise ends it at once; every
-// crossing, pause and lift is written once.
+// crossing, pause and lift is written once; `roost doctor` names it; a spent
+// project budget stops the flock; a Work command to a spent agent is refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcess, tempDir } from './support/server.js';
@@ -134,4 +135,42 @@ test('budgets: hostile bodies are refused, a project holds at most USAGE_LIMITS.
   assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: 'claude-code:x49', tokens: 0 })).status, 200, '0 removes one');
   assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: 'claude-code:one-more', tokens: 1000 })).status, 200);
   assert.equal((await call('POST', '/usage/budgets/lift', { budget: 'team:nobody:total' })).status, 404);
+});
+
+test('a spent project budget: the flock flies nothing more (its model calls fail at once with the reason, no tokens); a raise lets it fly', async () => {
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: 'claude-code:one-more', tokens: 0 })).status, 200, 'room for one more');
+  const spent = (await call('GET', '/usage')).json.state.project.costMicros as number;
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'project', usd: spent / 1_000_000 })).status, 200);
+  const req = { system: 'you are a crow', messages: [{ role: 'user' as const, content: 'fly' }], maxTokens: 16 };
+  const out = await roost.flock.call('crow', req, { crow: 'corvo', item_id: 'i-1' });
+  assert.equal(out.ok, false);
+  assert.match(!out.ok ? out.error.message : '', /^the flock flies nothing more: budget for project default reached: [\d.]+ \$ of [\d.]+ \$$/);
+  assert.equal(out.usage.total, 0);
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'project', usd: 1000 })).status, 200);
+  const after = await roost.flock.call('crow', req, { crow: 'corvo', item_id: 'i-1' });
+  // This server has no model configured: the call now gets as far as that.
+  assert.doesNotMatch(!after.ok ? after.error.message : '', /budget/);
+});
+
+test("a Work command to an agent whose budget is spent is refused with the reason; a raise lets it through", async () => {
+  let n = 0;
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(roost.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': `budget-work-${++n}` }, body: JSON.stringify(body) });
+    return { status: r.status, json: (await r.json()) };
+  };
+  const sp = await post('/api/v2/spaces', { name: 'laptop' });
+  assert.equal(sp.status, 200, JSON.stringify(sp.json));
+  const space = sp.json.id as string;
+  assert.equal((await post('/api/v2/projects/default/spaces', { space })).status, 200);
+  const sid = '0d6c7f0e-5a1b-4c2d-9e3f-4a5b6c7d8e9f';
+  assert.equal((await post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: sid, label: 'fixer', origin: 'bridge' }] })).status, 200);
+  const agent = `${space}:${sid}`;
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: 'claude-code:x48', tokens: 0 })).status, 200, 'room for one more');
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: `claude-code:${sid}`, tokens: 100 })).status, 200);
+  await roost.usage.record([{ key: 'work-1', via: 'bridge', agent: `claude-code:${sid}`, session: `claude-code:${sid}`, team: 'laptop', source: 'claude-code', model: 'claude-sonnet-4-5', input: 100, output: 20, cacheRead: 0, cacheWrite: 0, ts: Date.now() }]);
+  const refused = await post('/api/v2/commands?project=default', { agent, text: 'run the tests' });
+  assert.equal(refused.status, 409, JSON.stringify(refused.json));
+  assert.match(refused.json.message, new RegExp(`^cannot send to ${agent}: budget for agent claude-code:${sid} \\(with its sub-agents\\) reached: 120 tokens of 100 tokens$`));
+  assert.equal((await call('PUT', '/usage/budgets', { scope: 'agent', target: `claude-code:${sid}`, tokens: 10_000 })).status, 200);
+  assert.equal((await post('/api/v2/commands?project=default', { agent, text: 'run the tests' })).status, 200);
 });
