@@ -123,6 +123,19 @@ test('a day budget in a time zone rolls over at that zone\'s midnight, not UTC\'
   assert.equal(s.budgets.get('project::day')!.dayMicros, 1_000_000);
 });
 
+test('a lift folded before its pause (another node wrote the pause) holds: the late pause does not pause again', () => {
+  const s = emptyUsage();
+  applyUsage(s, { type: 'budget.set', scope: 'team', target: 'ops', unit: 'usd', limit: 1_000_000, ts: T0 });
+  spend(s, { agent: 'claude-code:o', team: 'ops', usd: 2, ts: T0 + 1 });
+  assert.equal(pausedFor(s, { teams: ['ops'] }, T0 + 2)?.key, 'team:ops:total', 'spent: paused by the fold before any pause is written');
+  applyUsage(s, { type: 'budget.lifted', budget: 'team:ops:total', by: 'owner', ts: T0 + 3 });
+  assert.equal(pausedFor(s, { teams: ['ops'] }, T0 + 4), null);
+  applyUsage(s, { type: 'budget.crossed', budget: 'team:ops:total', threshold: 100, version: 1, ts: T0 + 5 });
+  applyUsage(s, { type: 'budget.paused', budget: 'team:ops:total', version: 1, ts: T0 + 5 });
+  assert.equal(pausedFor(s, { teams: ['ops'] }, T0 + 6), null);
+  assert.equal(pausedFor(usageFromJSON(JSON.parse(JSON.stringify(usageToJSON(s)))), { teams: ['ops'] }, T0 + 6), null, 'and after a snapshot');
+});
+
 test('budgets survive the snapshot round trip, a project holds at most USAGE_LIMITS.budgets, hostile sets are ignored', () => {
   const s = emptyUsage();
   for (let i = 0; i < USAGE_LIMITS.budgets + 5; i++) applyUsage(s, { type: 'budget.set', scope: 'team', target: `t${i}`, unit: 'tokens', limit: 100, ts: T0 });

@@ -1,5 +1,6 @@
 // The usage fold: tokens and cost, rolled up per agent → subagent → session →
-// team → project, per model and per day, and the project's budget.
+// team → project, per model and per day, and the project's budgets (see
+// "Budgets" below).
 //
 // Pure and shared (server and browser fold the same events): imports only the
 // price table's data (./prices.ts), no clock, no I/O. Time arrives on the event (`day`, `ts`).
@@ -53,8 +54,8 @@ import { PRICE_TABLE, type Price } from './prices.js';
 
 export type { Price };
 
-/** History: 1 — usage, budgets; 2 — models named by `modelName`, `usage.refused`, `prices.set`. */
-export const USAGE_PROTOCOL_VERSION = 2;
+/** History: 1 — usage, budgets; 2 — models named by `modelName`, `usage.refused`, `prices.set`; 3 — budgets per scope, period and unit (`budgets`, `budget.paused`, `budget.lifted`). */
+export const USAGE_PROTOCOL_VERSION = 3;
 
 export const USAGE_LIMITS = {
   id: 160,
@@ -183,6 +184,8 @@ export interface Budget {
   dayTokens: number;
   /** Paused (budget.paused) for this version and day, or null. */
   paused: { version: number; day: string; at: number } | null;
+  /** `<version>:<day>` an owner lifted (budget.lifted): a pause of that version and day written after it does not hold. */
+  lifted: string;
 }
 
 export interface UsageState {
@@ -297,16 +300,18 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
     }
     case 'budget.paused': {
       const b = s.budgets.get(str(o.budget, BUDGET_KEY_MAX));
-      if (!b || o.version !== b.version || (b.period === 'day' && o.day !== b.day)) return [];
+      if (!b || o.version !== b.version || (b.period === 'day' && o.day !== b.day) || b.lifted === `${b.version}:${b.day}`) return [];
       s.count++;
       b.paused = { version: b.version, day: b.day, at: count(o.ts, Number.MAX_SAFE_INTEGER) };
       return [];
     }
     case 'budget.lifted': {
       const b = s.budgets.get(str(o.budget, BUDGET_KEY_MAX));
-      if (!b || !b.paused) return [];
+      if (!b) return [];
       s.count++;
       b.paused = null;
+      // Also when its pause is not folded yet (another node writes it): that pause, when it comes, does not hold.
+      b.lifted = `${b.version}:${b.day}`;
       // Lifted without a raise: the 100% of this version (and day) stays notified, so it does not pause again.
       if (!b.notified.includes(100)) b.notified.push(100);
       return [];
@@ -390,7 +395,7 @@ export function budgetKey(scope: BudgetScope, target: string, period: BudgetPeri
 }
 
 function newBudget(scope: BudgetScope, target: string, period: BudgetPeriod, unit: BudgetUnit, limit: number, tz: string): Budget {
-  return { key: budgetKey(scope, target, period), scope, target: scope === 'project' ? '' : target, period, unit, limit, limitMicros: unit === 'usd' ? limit : 0, tz, version: 1, setBy: '', setAt: 0, notified: [], day: '', dayMicros: 0, dayTokens: 0, paused: null };
+  return { key: budgetKey(scope, target, period), scope, target: scope === 'project' ? '' : target, period, unit, limit, limitMicros: unit === 'usd' ? limit : 0, tz, version: 1, setBy: '', setAt: 0, notified: [], day: '', dayMicros: 0, dayTokens: 0, paused: null, lifted: '' };
 }
 
 function projectBudgetOf(s: UsageState): Budget | null {
@@ -482,7 +487,7 @@ function countForDayBudgets(s: UsageState, a: AgentUsage, d: Tally, ts: number, 
     if (b.period !== 'day' || !covers(b, a.session, a.team)) continue;
     const day = ts > 0 ? dayIn(ts, b.tz) : b.tz === 'UTC' && utcDay !== 'unknown' ? utcDay : '';
     if (!day || day < b.day) continue;
-    if (day > b.day) ((b.day = day), (b.dayMicros = 0), (b.dayTokens = 0), (b.notified = []), (b.paused = null));
+    if (day > b.day) ((b.day = day), (b.dayMicros = 0), (b.dayTokens = 0), (b.notified = []), (b.paused = null), (b.lifted = ''));
     b.dayMicros += d.costMicros;
     b.dayTokens += tokensOf(d);
   }
@@ -523,6 +528,12 @@ export function isPaused(b: Budget, now: number): boolean {
   return b.paused !== null && b.paused.version === b.version && (b.period !== 'day' || b.paused.day === dayIn(now, b.tz));
 }
 
+/** Whether a budget pauses its agents now: its pause is written, or it is spent and the pause is on its way (100% not yet notified for this version and day). */
+export function budgetPausedNow(s: UsageState, b: Budget, now: number): boolean {
+  if (isPaused(b, now)) return true;
+  return !b.notified.includes(100) && (b.period !== 'day' || b.day === dayIn(now, b.tz)) && budgetSpent(s, b) >= b.limit;
+}
+
 /**
  * The paused budget that covers an agent (its session, any of its teams), or
  * null: what the hooks, the bridge and the flock ask before the next step
@@ -531,9 +542,7 @@ export function isPaused(b: Budget, now: number): boolean {
  */
 export function pausedFor(s: UsageState, who: { session?: string; teams?: readonly string[] }, now: number): Budget | null {
   for (const b of s.budgets.values()) {
-    // Paused: its pause is written, or it is spent and the pause is on its way (100% not yet notified for this version and day).
-    const spentNow = !b.notified.includes(100) && (b.period !== 'day' || b.day === dayIn(now, b.tz)) && budgetSpent(s, b) * 100 >= b.limit * 100;
-    if (!spentNow && !isPaused(b, now)) continue;
+    if (!budgetPausedNow(s, b, now)) continue;
     if (b.scope === 'project' || (b.scope === 'team' ? (who.teams ?? []).includes(b.target) : who.session === b.target)) return b;
   }
   return null;
@@ -573,6 +582,7 @@ function budgetFromJSON(v: unknown): Budget | null {
   b.dayTokens = count(o.dayTokens, Number.MAX_SAFE_INTEGER);
   const p = o.paused as Record<string, unknown> | null;
   b.paused = p && typeof p === 'object' ? { version: count(p.version, Number.MAX_SAFE_INTEGER), day: str(p.day, 10), at: count(p.at, Number.MAX_SAFE_INTEGER) } : null;
+  b.lifted = str(o.lifted, 40);
   return b;
 }
 

@@ -1,7 +1,8 @@
 // Tokens and cost on the server: the OTLP/HTTP receiver (POST /v1/logs and
 // /v1/metrics, JSON or protobuf), the project's `usage` stream folded by the
 // shared usage fold (src/core/usage.ts), GET /usage and its live stream, and
-// the project's budget with its 80% and 100% notifications.
+// the project's budgets (per project, team or agent, in total or per day):
+// their 80% notices and 100% pauses (docs/integrations.md, "Budgets").
 //
 // The order for one OTLP request (nothing is stored unless every step passes):
 //   1. Content-Type (415), the body read up to OTLP_MAX_BYTES (413), gzip
@@ -30,10 +31,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import { applyUsage, budgetKey, budgetReason, costOf, dayIn, dueCrossings, emptyUsage, isPaused, pausedFor, validTimeZone, type Budget, type BudgetPeriod, type BudgetScope, type BudgetUnit, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { applyUsage, budgetKey, budgetPausedNow, budgetReason, budgetSpent, costOf, dayIn, dueCrossings, emptyUsage, pausedFor, validTimeZone, type Budget, type BudgetPeriod, type BudgetScope, type BudgetUnit, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
 import { principalKey, type Principal } from './access.js';
 import { PRICE_TABLE } from '../core/prices.js';
-import { budgetSpent as budgetSpentOf } from '../core/usage.js';
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import type { ResultUsage } from '../core/fleet-wire.js';
@@ -527,7 +527,7 @@ export class UsageService extends OnFoldHost<UsageState> {
     if (!old && b.limit > 0 && this.state.budgets.size >= USAGE_LIMITS.budgets) throw new HttpError(409, 'conflict', `a project has at most ${USAGE_LIMITS.budgets} budgets; remove one first`);
     const ts = Date.now();
     const events: Record<string, unknown>[] = [{ type: 'budget.set', scope: b.scope, target: b.target, period: b.period, unit: b.unit, limit: b.limit, ...(b.unit === 'usd' && b.scope === 'project' && b.period === 'total' ? { limitMicros: b.limit } : {}), ...(b.period === 'day' ? { tz: b.tz || 'UTC' } : {}), by, ts }];
-    if (old && isPaused(old, ts)) events.unshift({ type: 'budget.lifted', budget: key, by, why: b.limit > 0 ? 'raised' : 'removed', ts });
+    if (old && budgetPausedNow(this.state, old, ts)) events.unshift({ type: 'budget.lifted', budget: key, by, why: b.limit > 0 ? 'raised' : 'removed', ts });
     const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
     await this.host.folded(r.last);
     await this.notifyBudget();
@@ -538,9 +538,9 @@ export class UsageService extends OnFoldHost<UsageState> {
   async liftBudget(key: string, by: string): Promise<Budget> {
     const b = this.state.budgets.get(key);
     if (!b) throw new HttpError(404, 'not_found', `no budget "${key.slice(0, 200)}"`);
-    if (!isPaused(b, Date.now())) return b;
+    if (!budgetPausedNow(this.state, b, Date.now())) return b;
     const body = { type: 'budget.lifted', budget: key, by, why: 'lifted', ts: Date.now() };
-    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget-lift:${key}:${b.setAt}:${b.version}:${b.paused?.day ?? ''}` });
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget-lift:${key}:${b.setAt}:${b.version}:${b.day}` });
     await this.host.folded(r.last);
     return this.state.budgets.get(key) ?? b;
   }
@@ -570,7 +570,7 @@ export class UsageService extends OnFoldHost<UsageState> {
 
   /** The budgets as the page shows them: each with what it has spent now and whether it is paused. */
   budgetsView(now = Date.now()): (Budget & { spent: number; pausedNow: boolean; today: string })[] {
-    return [...this.state.budgets.values()].map((b) => ({ ...b, spent: b.period === 'day' && dayIn(now, b.tz) !== b.day ? 0 : b.period === 'day' ? (b.unit === 'usd' ? b.dayMicros : b.dayTokens) : budgetSpentOf(this.state, b), pausedNow: isPaused(b, now), today: b.period === 'day' ? dayIn(now, b.tz) : '' }));
+    return [...this.state.budgets.values()].map((b) => ({ ...b, spent: budgetSpent(this.state, b, now), pausedNow: budgetPausedNow(this.state, b, now), today: b.period === 'day' ? dayIn(now, b.tz) : '' }));
   }
 
   /** The project's own price for a model (null removes it): an event, so every node prices the same from then on. */

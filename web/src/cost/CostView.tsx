@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { budgetAmount, budgetLabel, budgetSpent, costLabel, dayIn, formatUsd, pausedFor, PRICE_TABLE_DATE, tokensOf, USAGE_LIMITS, type Budget as BudgetRow, type Tally, type UsageState } from '../../../src/core/usage.js';
+import { budgetAmount, budgetLabel, budgetPausedNow, budgetSpent, costLabel, dayIn, formatUsd, PRICE_TABLE_DATE, tokensOf, USAGE_LIMITS, type Budget as BudgetRow, type Tally, type UsageState } from '../../../src/core/usage.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
 import { postJson, sendJson } from '../shared/api.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
@@ -107,19 +107,13 @@ function Budget(props: { s: UsageState }) {
   );
 }
 
-/** Whether one budget is paused now (its own pause, or spent with the pause on its way): the fold's rule for one budget. */
-function pausedNow(s: UsageState, b: BudgetRow, now: number): boolean {
-  const only = { ...s, budgets: new Map([[b.key, b]]) };
-  return pausedFor(only, { session: b.target, teams: [b.target] }, now) !== null;
-}
-
 /** One budget's row: what it has spent now, paused or not, and the owner's raise, lift and remove. */
 function BudgetLine(props: { s: UsageState; b: BudgetRow; now: number }) {
   const { s, b, now } = props;
   const [amount, setAmount] = useState('');
   const [err, setErr] = useState('');
   const spent = budgetSpent(s, b, now);
-  const paused = pausedNow(s, b, now);
+  const paused = budgetPausedNow(s, b, now);
   const body = (n: number) => ({ scope: b.scope, ...(b.scope === 'project' ? {} : { target: b.target }), period: b.period, ...(b.period === 'day' ? { tz: b.tz } : {}), ...(b.unit === 'usd' ? { usd: n } : { tokens: Math.round(n) }) });
   const put = async (n: number) => {
     setErr('');
