@@ -10,6 +10,9 @@ import assert from 'node:assert/strict';
 import { inProcess, tempDir } from './support/server.js';
 import { USAGE_LIMITS } from '../src/core/usage.js';
 import { runDoctor } from '../src/cli/doctor.js';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../src/server/index.js';
 
 let roost: Awaited<ReturnType<typeof inProcess>>;
 before(async () => {
@@ -64,6 +67,12 @@ test("a team's day budget: crossing pauses the team's agent, the hooks deny its 
   assert.equal(held.json.hookSpecificOutput.permissionDecision, 'deny');
   assert.match(held.json.hookSpecificOutput.permissionDecisionReason, /budget for team backend reached/);
   assert.ok(Date.now() - t0 < 5000);
+  // The command hook of a command-only install (`--observe`) passes the server's deny on to Claude Code.
+  const printed = await new Promise<string>((ok, fail) => {
+    const c = execFile(process.execPath, [join(PACKAGE_ROOT, 'bin', 'roost-hook.js'), 'claude-code', '--server', roost.url, '--team', 'backend', '--observe'], { timeout: 30_000 }, (e, out) => (e ? fail(e) : ok(out)));
+    c.stdin!.end(JSON.stringify(preToolUse('git push')));
+  });
+  assert.match(JSON.parse(printed).hookSpecificOutput.permissionDecisionReason, /^budget for team backend reached/);
   const pending = (await call('GET', '/approvals')).json;
   assert.equal(JSON.stringify(pending).includes('make deploy'), false, 'no approval request was opened for it');
   // The floor shows the agent paused and why.
