@@ -41,6 +41,7 @@ const WORKLOADS = [
   'flock',
   'flock-ingest',
   'signin',
+  'budget',
 ];
 
 async function main(): Promise<void> {

@@ -15,7 +15,9 @@
 //   fail safe (DESIGN rule 7). An agent tool's hook that errors or times out
 //   does not block, so the deny must come from here;
 // - for anything else: posts it for the floor with a short timeout and never
-//   blocks or fails the agent (prints nothing, exits 0 even with no server);
+//   blocks or fails the agent (exits 0 even with no server); it prints
+//   nothing unless the server answers with a decision of its own (a spent
+//   budget denies the next tool call), which it passes on;
 //   `--skip-observe` leaves that to another hook (Claude Code's http hooks).
 // `--observe` never asks for approval (SessionStart and other notices).
 // It always exits 0: a decision is given on stdout, never by exit code.
@@ -326,7 +328,9 @@ async function main() {
     // Observation only: the floor hears about it if the server is there; the agent never waits long.
     if (!o.skipObserve) {
       try {
-        await post(`${server}/hooks/${o.tool}?${q}`, raw || '{}', SHORT_TIMEOUT_MS);
+        const r = await post(`${server}/hooks/${o.tool}?${q}`, raw || '{}', SHORT_TIMEOUT_MS);
+        // The server answers `{}`, or a decision of its own (a spent budget's deny): that is passed on.
+        if (r.status === 200 && /^\{\s*"/.test(r.text)) process.stdout.write(r.text);
       } catch {}
     }
     return;

@@ -126,7 +126,7 @@ test('a budget: notices are due at 80% and at 100%, once each per budget; a new 
   applyUsage(s, { type: 'usage', agent: 'a', model: 'm', input: 1, costMicros: 10_000 });
   assert.deepEqual(dueBudgetNotices(s), [80]);
   const fx = applyUsage(s, { type: 'budget.crossed', threshold: 80, version: 1, costMicros: 800_000 });
-  assert.deepEqual(fx, [{ kind: 'budget', threshold: 80, costMicros: 800_000, limitMicros: 1_000_000 }]);
+  assert.deepEqual(fx, [{ kind: 'budget', budget: 'project::total', threshold: 80, costMicros: 800_000, limitMicros: 1_000_000 }]);
   assert.deepEqual(applyUsage(s, { type: 'budget.crossed', threshold: 80, version: 1 }), [], 'a second notice for the same threshold is a no-op');
   applyUsage(s, { type: 'usage', agent: 'a', model: 'm', input: 1, costMicros: 300_000 });
   assert.deepEqual(dueBudgetNotices(s), [100]);

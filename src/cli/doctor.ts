@@ -253,6 +253,18 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
         if (share >= 1) problems.push({ level: 'fail', about: `budget:${id}`, message: `project ${id} has spent its budget: ${money}`, fix: 'raise or clear it on the Cost page (PUT /usage/budget)' });
         else if (share >= 0.8) problems.push({ level: 'warn', about: `budget:${id}`, message: `project ${id} is near its budget: ${money} (${Math.floor(share * 100)}%)`, fix: 'raise it on the Cost page before agents are stopped' });
       } else report.projects.push({ id, budget: null, ...(usage.status !== 200 ? { error: `usage answered ${usage.status}` } : {}) });
+      // The other budgets (a team's, an agent's, per day): near, spent or paused (the project's total is above).
+      const others = await getJson(server + '/usage/budgets' + q, o.token);
+      for (const x of ((others.json?.budgets ?? []) as Json[]).slice(0, 50)) {
+        const limit = Number(x.limit) || 0;
+        if (x.key === 'project::total' && x.unit === 'usd') continue;
+        if (!limit) continue;
+        const share = (Number(x.spent) || 0) / limit;
+        const amount = (n: number) => (x.unit === 'tokens' ? `${Math.floor(n)} tokens` : `${(n / 1e6).toFixed(2)} $`);
+        const what = `budget ${String(x.key).slice(0, 160)} of project ${id}: ${amount(Number(x.spent) || 0)} of ${amount(limit)}${x.period === 'day' ? ' today' : ''}`;
+        if (x.pausedNow === true || share >= 1) problems.push({ level: 'fail', about: `budget:${id}`, message: `${what}: its agents are paused`, fix: 'raise or lift it on the Cost page (PUT /usage/budgets, POST /usage/budgets/lift)' });
+        else if (share >= 0.8) problems.push({ level: 'warn', about: `budget:${id}`, message: `${what} (${Math.floor(share * 100)}%)`, fix: 'raise it on the Cost page before its agents are paused' });
+      }
       const work = await getJson(server + '/api/v2/snapshot' + q, o.token);
       for (const a of (work.json?.state?.agents ?? work.json?.agents ?? []) as Json[]) {
         const s = String(a.space ?? '');

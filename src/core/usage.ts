@@ -1,5 +1,6 @@
 // The usage fold: tokens and cost, rolled up per agent → subagent → session →
-// team → project, per model and per day, and the project's budget.
+// team → project, per model and per day, and the project's budgets (see
+// "Budgets" below).
 //
 // Pure and shared (server and browser fold the same events): imports only the
 // price table's data (./prices.ts), no clock, no I/O. Time arrives on the event (`day`, `ts`).
@@ -21,10 +22,18 @@
 //                    the project's own price for a model (USD per million
 //                    tokens; null removes it): it prices the records booked
 //                    after it, before the vendor's figure and the table
-//   budget.set       { limitMicros, by, ts }      0 clears it
-//   budget.crossed   { threshold: 80|100, version, costMicros, limitMicros, ts }
+//   budget.set       { scope?, target?, period?, unit?, limit?, tz?, limitMicros?, by, ts }
+//                    a budget (see "Budgets" below); without `scope` the
+//                    project's total in USD (`limitMicros`); 0 removes it
+//   budget.crossed   { budget?, threshold: 80|100, version, day?, spent?, limit?,
+//                    costMicros?, limitMicros?, ts }
 //                    the durable notification: written once per threshold of
-//                    each budget version (the server's idempotency key)
+//                    each budget version (and day, for a day budget: the
+//                    server's idempotency key); without `budget` the project's
+//   budget.paused    { budget, version, day?, reason, ts }
+//                    the budget is spent: its agents' tool calls are denied
+//   budget.lifted    { budget, by, why: 'lifted'|'raised'|'removed', ts }
+//                    an owner ended the pause (a raise ends it as well)
 //
 // Money is integer micro-dollars (1 USD = 1,000,000): sums are exact, so the
 // roll-up is the same in any order and after any split of the log.
@@ -45,8 +54,8 @@ import { PRICE_TABLE, type Price } from './prices.js';
 
 export type { Price };
 
-/** History: 1 — usage, budgets; 2 — models named by `modelName`, `usage.refused`, `prices.set`. */
-export const USAGE_PROTOCOL_VERSION = 2;
+/** History: 1 — usage, budgets; 2 — models named by `modelName`, `usage.refused`, `prices.set`; 3 — budgets per scope, period and unit (`budgets`, `budget.paused`, `budget.lifted`). */
+export const USAGE_PROTOCOL_VERSION = 3;
 
 export const USAGE_LIMITS = {
   id: 160,
@@ -63,6 +72,12 @@ export const USAGE_LIMITS = {
   days: 400,
   /** A budget: at most $10,000,000. */
   budgetMicros: 10_000_000_000_000,
+  /** A token budget: at most 100 billion tokens. */
+  budgetTokens: 100_000_000_000,
+  /** Budgets one project may have (project, teams, agents, each total or per day). */
+  budgets: 50,
+  /** A time zone's name (IANA, e.g. Europe/Paris). */
+  tz: 64,
 } as const;
 
 /**
@@ -137,13 +152,40 @@ export interface AgentUsage {
   models: Map<string, Tally>;
 }
 
+export type BudgetScope = 'project' | 'team' | 'agent';
+export type BudgetPeriod = 'total' | 'day';
+export type BudgetUnit = 'usd' | 'tokens';
+
 export interface Budget {
+  /** `<scope>:<target>:<period>` (budgetKey): one budget per scope, target and period. */
+  key: string;
+  scope: BudgetScope;
+  /** The team's name or the session agent's id ('' for the project). */
+  target: string;
+  period: BudgetPeriod;
+  unit: BudgetUnit;
+  /** In the unit: micro-dollars or tokens. */
+  limit: number;
+  /** The legacy figure: the limit in micro-dollars (0 for a token budget). */
   limitMicros: number;
-  /** Counts budget.set events: a new budget re-arms its notifications. */
+  /** A day budget's time zone (IANA name; 'UTC' by default). */
+  tz: string;
+  /** Counts budget.set events of this key: a new version re-arms its notifications. */
   version: number;
   setBy: string;
-  /** Thresholds (80, 100) already notified for this version. */
+  /** When this version was set (its event's ts): with the version, it names the version uniquely, even after a removal. */
+  setAt: number;
+  /** Thresholds (80, 100) already notified for this version (and day). */
   notified: number[];
+  /** A day budget: the day its spend is of (YYYY-MM-DD in `tz`), '' before any. */
+  day: string;
+  /** A day budget: what its scope spent that day since the budget was set. */
+  dayMicros: number;
+  dayTokens: number;
+  /** Paused (budget.paused) for this version and day, or null. */
+  paused: { version: number; day: string; at: number } | null;
+  /** `<version>:<day>` an owner lifted (budget.lifted): a pause of that version and day written after it does not hold. */
+  lifted: string;
 }
 
 export interface UsageState {
@@ -154,7 +196,10 @@ export interface UsageState {
   models: Map<string, Tally>;
   days: Map<string, Tally>;
   project: Tally;
+  /** The project's total budget in USD (the same object as `budgets`' `project::total`), or null. */
   budget: Budget | null;
+  /** Every budget of the project, by key (at most USAGE_LIMITS.budgets). */
+  budgets: Map<string, Budget>;
   /** The project's own prices (prices.set), by normalised model name. */
   prices: Map<string, { price: Price; by: string; at: number }>;
   /** Records refused as implausible (usage.refused). */
@@ -163,14 +208,14 @@ export interface UsageState {
   count: number;
 }
 
-export type UsageEffect = { kind: 'usage'; agent: string; session: string } | { kind: 'budget'; threshold: number; costMicros: number; limitMicros: number };
+export type UsageEffect = { kind: 'usage'; agent: string; session: string } | { kind: 'budget'; budget: string; threshold: number; costMicros: number; limitMicros: number };
 
 export function emptyTally(): Tally {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costMicros: 0, requests: 0, unpricedTokens: 0, accepted: 0, rejected: 0 };
 }
 
 export function emptyUsage(): UsageState {
-  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, prices: new Map(), refused: emptyRefused(), count: 0 };
+  return { agents: new Map(), sessions: new Map(), teams: new Map(), models: new Map(), days: new Map(), project: emptyTally(), budget: null, budgets: new Map(), prices: new Map(), refused: emptyRefused(), count: 0 };
 }
 
 function str(v: unknown, max: number): string {
@@ -239,20 +284,37 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
       r.lastAt = Math.max(r.lastAt, count(o.ts, Number.MAX_SAFE_INTEGER));
       return [];
     }
-    case 'budget.set': {
-      const limit = count(o.limitMicros, USAGE_LIMITS.budgetMicros);
-      s.count++;
-      s.budget = limit > 0 ? { limitMicros: limit, version: (s.budget?.version ?? 0) + 1, setBy: str(o.by, 120), notified: [] } : null;
-      return [];
-    }
+    case 'budget.set':
+      return applyBudgetSet(s, o);
     case 'budget.crossed': {
-      const b = s.budget;
+      const b = s.budgets.get(typeof o.budget === 'string' ? o.budget : PROJECT_BUDGET);
       const th = o.threshold;
       if (!b || (th !== 80 && th !== 100) || o.version !== b.version || b.notified.includes(th)) return [];
+      if (b.period === 'day' && o.day !== b.day) return [];
       s.count++;
       b.notified.push(th);
+      // 100 implies 80 (a budget passed at once is one crossing).
+      if (th === 100 && !b.notified.includes(80)) b.notified.push(80);
       b.notified.sort((x, y) => x - y);
-      return [{ kind: 'budget', threshold: th, costMicros: count(o.costMicros, Number.MAX_SAFE_INTEGER), limitMicros: b.limitMicros }];
+      return [{ kind: 'budget', budget: b.key, threshold: th, costMicros: count(o.costMicros ?? o.spent, Number.MAX_SAFE_INTEGER), limitMicros: b.limitMicros }];
+    }
+    case 'budget.paused': {
+      const b = s.budgets.get(str(o.budget, BUDGET_KEY_MAX));
+      if (!b || o.version !== b.version || (b.period === 'day' && o.day !== b.day) || b.lifted === `${b.version}:${b.day}`) return [];
+      s.count++;
+      b.paused = { version: b.version, day: b.day, at: count(o.ts, Number.MAX_SAFE_INTEGER) };
+      return [];
+    }
+    case 'budget.lifted': {
+      const b = s.budgets.get(str(o.budget, BUDGET_KEY_MAX));
+      if (!b) return [];
+      s.count++;
+      b.paused = null;
+      // Also when its pause is not folded yet (another node writes it): that pause, when it comes, does not hold.
+      b.lifted = `${b.version}:${b.day}`;
+      // Lifted without a raise: the 100% of this version (and day) stays notified, so it does not pause again.
+      if (!b.notified.includes(100)) b.notified.push(100);
+      return [];
     }
     default:
       return [];
@@ -305,19 +367,223 @@ function applyReport(s: UsageState, o: Record<string, unknown>): UsageEffect[] {
     if (oldest !== null) s.days.delete(oldest);
   }
   add(s.project, d);
+  if (s.budgets.size) countForDayBudgets(s, a, d, count(o.ts, Number.MAX_SAFE_INTEGER), day);
   return [{ kind: 'usage', agent: a.id, session: a.session }];
 }
 
-/** The budget thresholds the project has reached and not yet been notified of (the server writes budget.crossed for each). */
-export function dueBudgetNotices(s: UsageState): number[] {
-  const b = s.budget;
-  if (!b) return [];
-  const out: number[] = [];
-  for (const th of [80, 100]) {
-    // cost ≥ th% of the limit, in integers: cost·100 ≥ limit·th.
-    if (!b.notified.includes(th) && s.project.costMicros * 100 >= b.limitMicros * th) out.push(th);
+// ---------------------------------------------------------------- budgets
+//
+// One mechanism for every budget: a scope (the project, a team, or an agent:
+// a session with its helpers), a period (in total, or per day in a time zone,
+// UTC unless the owner names one) and a unit (USD or tokens). A total budget
+// reads the fold's own tallies (project, team, session); a day budget counts
+// what its scope books on its day from when it is set (the fold keeps no
+// per-team history by day), and starts again at the first record of the
+// next day. Crossing 80% is a notice; 100% a notice and a pause, both
+// written by the server once (its idempotency key); the pause lasts until an
+// owner lifts it or raises the limit, or, for a day budget, until the day ends.
+
+/** How a paused agent's activity starts on the floor (the hooks write it; the agent card shows it as paused). */
+export const BUDGET_PAUSED = 'Paused: ';
+
+/** The legacy budget's key: the project's total (budget.set without a scope). */
+export const PROJECT_BUDGET = 'project::total';
+const BUDGET_KEY_MAX = 12 + USAGE_LIMITS.agent;
+
+export function budgetKey(scope: BudgetScope, target: string, period: BudgetPeriod): string {
+  return `${scope}:${scope === 'project' ? '' : target}:${period}`;
+}
+
+function newBudget(scope: BudgetScope, target: string, period: BudgetPeriod, unit: BudgetUnit, limit: number, tz: string): Budget {
+  return { key: budgetKey(scope, target, period), scope, target: scope === 'project' ? '' : target, period, unit, limit, limitMicros: unit === 'usd' ? limit : 0, tz, version: 1, setBy: '', setAt: 0, notified: [], day: '', dayMicros: 0, dayTokens: 0, paused: null, lifted: '' };
+}
+
+function projectBudgetOf(s: UsageState): Budget | null {
+  const b = s.budgets.get(PROJECT_BUDGET);
+  return b && b.unit === 'usd' ? b : null;
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat | null>();
+
+/** The calendar day (YYYY-MM-DD) of `ts` in time zone `tz` (an unknown zone reads as UTC). */
+export function dayIn(ts: number, tz: string): string {
+  if (!Number.isFinite(ts) || ts <= 0) return '';
+  if (tz !== 'UTC') {
+    let f = dayFormats.get(tz);
+    if (f === undefined) {
+      try {
+        f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' });
+      } catch {
+        f = null;
+      }
+      if (dayFormats.size < 1000) dayFormats.set(tz, f);
+    }
+    if (f) {
+      const p = f.formatToParts(ts);
+      const part = (t: string) => p.find((x) => x.type === t)?.value ?? '';
+      return `${part('year')}-${part('month')}-${part('day')}`;
+    }
+  }
+  return new Date(ts).toISOString().slice(0, 10);
+}
+
+/** Whether a time zone name is one the runtime knows. */
+export function validTimeZone(tz: string): boolean {
+  if (tz === 'UTC') return true;
+  try {
+    new Intl.DateTimeFormat('en-CA', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function applyBudgetSet(s: UsageState, o: Record<string, unknown>): UsageEffect[] {
+  const legacy = o.scope === undefined;
+  const scope: BudgetScope | null = legacy ? 'project' : o.scope === 'project' || o.scope === 'team' || o.scope === 'agent' ? o.scope : null;
+  if (!scope) return [];
+  const target = scope === 'project' ? '' : str(o.target, scope === 'team' ? USAGE_LIMITS.team : USAGE_LIMITS.agent);
+  if (scope !== 'project' && !target) return [];
+  const period: BudgetPeriod = o.period === 'day' ? 'day' : 'total';
+  const unit: BudgetUnit = o.unit === 'tokens' ? 'tokens' : 'usd';
+  const limit = legacy ? count(o.limitMicros, USAGE_LIMITS.budgetMicros) : count(o.limit, unit === 'usd' ? USAGE_LIMITS.budgetMicros : USAGE_LIMITS.budgetTokens);
+  const tz = period === 'day' ? str(o.tz, USAGE_LIMITS.tz) || 'UTC' : 'UTC';
+  const key = budgetKey(scope, target, period);
+  const old = s.budgets.get(key);
+  if (limit === 0) {
+    if (!old) return [];
+    s.count++;
+    s.budgets.delete(key);
+    s.budget = projectBudgetOf(s);
+    return [];
+  }
+  if (!old && s.budgets.size >= USAGE_LIMITS.budgets) return [];
+  s.count++;
+  const b = newBudget(scope, target, period, unit, limit, tz);
+  b.setBy = str(o.by, 120);
+  b.setAt = count(o.ts, Number.MAX_SAFE_INTEGER);
+  if (old) {
+    b.version = old.version + 1;
+    // A raise keeps what the day has spent so far (same unit and zone): only the limit moves.
+    if (old.unit === unit && old.tz === tz) ((b.day = old.day), (b.dayMicros = old.dayMicros), (b.dayTokens = old.dayTokens));
+    s.budgets.delete(key);
+  }
+  if (b.period === 'day') {
+    const today = dayIn(count(o.ts, Number.MAX_SAFE_INTEGER), tz);
+    if (today > b.day) ((b.day = today), (b.dayMicros = 0), (b.dayTokens = 0));
+  }
+  s.budgets.set(key, b);
+  s.budget = projectBudgetOf(s);
+  return [];
+}
+
+function covers(b: Budget, session: string, team: string): boolean {
+  return b.scope === 'project' || (b.scope === 'team' ? b.target === team : b.target === session);
+}
+
+/** A usage record counts for the day budgets its agent falls under (at most USAGE_LIMITS.budgets). */
+function countForDayBudgets(s: UsageState, a: AgentUsage, d: Tally, ts: number, utcDay: string): void {
+  for (const b of s.budgets.values()) {
+    if (b.period !== 'day' || !covers(b, a.session, a.team)) continue;
+    const day = ts > 0 ? dayIn(ts, b.tz) : b.tz === 'UTC' && utcDay !== 'unknown' ? utcDay : '';
+    if (!day || day < b.day) continue;
+    if (day > b.day) ((b.day = day), (b.dayMicros = 0), (b.dayTokens = 0), (b.notified = []), (b.paused = null), (b.lifted = ''));
+    b.dayMicros += d.costMicros;
+    b.dayTokens += tokensOf(d);
+  }
+}
+
+/** What a budget's scope spent in its unit (a day budget: on its day; with `now`, 0 when that day is over). */
+export function budgetSpent(s: UsageState, b: Budget, now?: number): number {
+  if (b.period === 'day') {
+    if (now !== undefined && dayIn(now, b.tz) !== b.day) return 0;
+    return b.unit === 'usd' ? b.dayMicros : b.dayTokens;
+  }
+  const t = b.scope === 'project' ? s.project : b.scope === 'team' ? s.teams.get(b.target) : s.sessions.get(b.target);
+  if (!t) return 0;
+  return b.unit === 'usd' ? t.costMicros : tokensOf(t);
+}
+
+/** The thresholds budgets have reached and not yet been notified of (the server writes budget.crossed, and budget.paused at 100). */
+export function dueCrossings(s: UsageState): { budget: Budget; threshold: 80 | 100; spent: number }[] {
+  const out: { budget: Budget; threshold: 80 | 100; spent: number }[] = [];
+  for (const b of s.budgets.values()) {
+    if (b.period === 'day' && !b.day) continue;
+    const spent = budgetSpent(s, b);
+    // spent ≥ th% of the limit, in integers: spent·100 ≥ limit·th.
+    for (const th of [80, 100] as const) if (!b.notified.includes(th) && spent * 100 >= b.limit * th) out.push({ budget: b, threshold: th, spent });
   }
   return out;
+}
+
+/** The project budget's thresholds reached and not yet notified (the legacy view of dueCrossings). */
+export function dueBudgetNotices(s: UsageState): number[] {
+  return dueCrossings(s)
+    .filter((c) => c.budget.key === PROJECT_BUDGET && c.budget.unit === 'usd')
+    .map((c) => c.threshold);
+}
+
+/** Whether a budget is paused now (its pause is of its version and, for a day budget, of today in its zone). */
+export function isPaused(b: Budget, now: number): boolean {
+  return b.paused !== null && b.paused.version === b.version && (b.period !== 'day' || b.paused.day === dayIn(now, b.tz));
+}
+
+/** Whether a budget pauses its agents now: its pause is written, or it is spent and the pause is on its way (100% not yet notified for this version and day). */
+export function budgetPausedNow(s: UsageState, b: Budget, now: number): boolean {
+  if (isPaused(b, now)) return true;
+  return !b.notified.includes(100) && (b.period !== 'day' || b.day === dayIn(now, b.tz)) && budgetSpent(s, b) >= b.limit;
+}
+
+/**
+ * The paused budget that covers an agent (its session, any of its teams), or
+ * null: what the hooks, the bridge and the flock ask before the next step
+ * (a spent budget whose budget.paused is still being written counts).
+ * At most USAGE_LIMITS.budgets budgets are looked at.
+ */
+export function pausedFor(s: UsageState, who: { session?: string; teams?: readonly string[] }, now: number): Budget | null {
+  for (const b of s.budgets.values()) {
+    if (!budgetPausedNow(s, b, now)) continue;
+    if (b.scope === 'project' || (b.scope === 'team' ? (who.teams ?? []).includes(b.target) : who.session === b.target)) return b;
+  }
+  return null;
+}
+
+/** '25.00 $' or '1,200,000 tokens'. */
+export function budgetAmount(unit: BudgetUnit, n: number): string {
+  return unit === 'usd' ? `${(n / 1_000_000).toFixed(2)} $` : `${String(Math.floor(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')} tokens`;
+}
+
+/** Who a budget is for, as a person reads it: `team backend`, `agent claude-code:…`, `project default`. */
+export function budgetLabel(b: Budget, project: string): string {
+  return b.scope === 'project' ? `project ${project}` : b.scope === 'team' ? `team ${b.target}` : `agent ${b.target} (with its sub-agents)`;
+}
+
+/** The reason the model reads: "budget for team X reached: 25.00 $ of 25.00 $ today". */
+export function budgetReason(s: UsageState, b: Budget, project: string, now?: number): string {
+  const when = b.period === 'day' ? ` today${b.tz !== 'UTC' ? ` (${b.tz})` : ''}` : '';
+  return `budget for ${budgetLabel(b, project)} reached: ${budgetAmount(b.unit, budgetSpent(s, b, now))} of ${budgetAmount(b.unit, b.limit)}${when}`;
+}
+
+function budgetFromJSON(v: unknown): Budget | null {
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const scope = o.scope === 'project' || o.scope === 'team' || o.scope === 'agent' ? o.scope : null;
+  if (!scope) return null;
+  const unit: BudgetUnit = o.unit === 'tokens' ? 'tokens' : 'usd';
+  const limit = count(o.limit, unit === 'usd' ? USAGE_LIMITS.budgetMicros : USAGE_LIMITS.budgetTokens);
+  if (!limit) return null;
+  const b = newBudget(scope, str(o.target, USAGE_LIMITS.agent), o.period === 'day' ? 'day' : 'total', unit, limit, str(o.tz, USAGE_LIMITS.tz) || 'UTC');
+  b.version = count(o.version, Number.MAX_SAFE_INTEGER);
+  b.setBy = str(o.setBy, 120);
+  b.setAt = count(o.setAt, Number.MAX_SAFE_INTEGER);
+  b.notified = Array.isArray(o.notified) ? o.notified.filter((x): x is number => x === 80 || x === 100) : [];
+  b.day = DAY.test(str(o.day, 10)) ? str(o.day, 10) : '';
+  b.dayMicros = count(o.dayMicros, Number.MAX_SAFE_INTEGER);
+  b.dayTokens = count(o.dayTokens, Number.MAX_SAFE_INTEGER);
+  const p = o.paused as Record<string, unknown> | null;
+  b.paused = p && typeof p === 'object' ? { version: count(p.version, Number.MAX_SAFE_INTEGER), day: str(p.day, 10), at: count(p.at, Number.MAX_SAFE_INTEGER) } : null;
+  b.lifted = str(o.lifted, 40);
+  return b;
 }
 
 /** A session's helpers (agents whose session it is, other than itself). */
@@ -344,6 +610,7 @@ export interface UsageJSON {
   days: [string, Tally][];
   project: Tally;
   budget: Budget | null;
+  budgets?: Budget[];
   prices?: [string, { price: Price; by: string; at: number }][];
   refused?: Refused;
   count: number;
@@ -358,6 +625,7 @@ export function usageToJSON(s: UsageState): UsageJSON {
     days: [...s.days].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)),
     project: s.project,
     budget: s.budget,
+    budgets: [...s.budgets.values()],
     prices: [...s.prices],
     refused: s.refused,
     count: s.count,
@@ -378,15 +646,19 @@ export function usageFromJSON(j: unknown): UsageState {
   s.models = new Map(pairs(o.models));
   s.days = new Map(pairs(o.days));
   s.project = tallyOf(o.project);
-  const b = o.budget as Record<string, unknown> | null;
-  if (b && typeof b === 'object' && count(b.limitMicros, USAGE_LIMITS.budgetMicros) > 0) {
-    s.budget = {
-      limitMicros: count(b.limitMicros, USAGE_LIMITS.budgetMicros),
-      version: count(b.version, Number.MAX_SAFE_INTEGER),
-      setBy: str(b.setBy, 120),
-      notified: Array.isArray(b.notified) ? b.notified.filter((x): x is number => x === 80 || x === 100) : [],
-    };
+  for (const v of Array.isArray(o.budgets) ? o.budgets.slice(0, USAGE_LIMITS.budgets) : []) {
+    const b = budgetFromJSON(v);
+    if (b) s.budgets.set(b.key, b);
   }
+  const legacy = o.budget as Record<string, unknown> | null;
+  if (!s.budgets.size && legacy && typeof legacy === 'object' && count(legacy.limitMicros, USAGE_LIMITS.budgetMicros) > 0) {
+    const b = newBudget('project', '', 'total', 'usd', count(legacy.limitMicros, USAGE_LIMITS.budgetMicros), 'UTC');
+    b.version = count(legacy.version, Number.MAX_SAFE_INTEGER);
+    b.setBy = str(legacy.setBy, 120);
+    b.notified = Array.isArray(legacy.notified) ? legacy.notified.filter((x): x is number => x === 80 || x === 100) : [];
+    s.budgets.set(b.key, b);
+  }
+  s.budget = projectBudgetOf(s);
   for (const p of Array.isArray(o.prices) ? o.prices.slice(0, USAGE_LIMITS.models) : []) {
     if (!Array.isArray(p) || typeof p[0] !== 'string' || !p[1] || typeof p[1] !== 'object') continue;
     const price = priceFrom((p[1] as Record<string, unknown>).price);

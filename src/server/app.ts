@@ -405,6 +405,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     presenceExpireMs: cfg.presenceExpireMs,
     // Every project of the identity state; `default` always (local mode has no project events).
     projects: () => [{ id: 'default', name: 'Default' }, ...[...identity.state.projects.values()].filter((p) => p.id !== 'default').map((p) => ({ id: p.id, name: p.name }))],
+    // A spent budget refuses a new command (a Work agent is `<space>:<Claude Code session id>`).
+    budgetPause: async (project, agent) => (await usageByProject.get(project)).pauseReason({ session: `claude-code:${agent.slice(agent.lastIndexOf(':') + 1)}` }),
   });
   await work.start();
   // The live scopes of every app (docs/architecture.md, "Live streams").

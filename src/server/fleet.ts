@@ -417,6 +417,8 @@ export class FleetService {
       if (items.length > 1) throw new HttpError(400, 'bad_request', 'a decision on an approval ("session.approval" allowed or denied) is posted alone, not in a batch');
       return this.decideOnBoard(req, res, board, approvals, who, withSessionIdentity(normalizeSessionEvent(items[0]), { name: who.name, uid: who.uid, ts: Date.now() }), key);
     }
+    // A spent budget: the bridge takes no new prompt for the thread's sessions (docs/integrations.md, "Budgets").
+    if (items.some((i) => i.type === 'session.prompt')) await this.budgetGate(project, params.thread);
     const r = await this.appendChecked(req, who, project, board, approvals, items, where, rawKey);
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
@@ -630,9 +632,17 @@ export class FleetService {
    * duplicate}`; a start request for an id already on the board is a 409.
    */
   postRequest = async ({ req, res, params, body: r0 }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
+    if (r0.type === 'request.start') await this.budgetGate(projectFor(req), params.thread);
     const r = await this.request(projectFor(req), params.thread, this.identify(req), r0, idempotencyKeyOf(req));
     sendJson(res, 200, { ok: true, ...r });
   };
+
+  /** 409 with the budget's reason when a spent budget covers the thread's sessions (the project's, or the team the bridge books them to). */
+  private async budgetGate(project: string, thread: string): Promise<void> {
+    if (!this.opts.usage) return;
+    const why = (await this.opts.usage(project)).pauseReason({ teams: [`fleet · ${thread}`.slice(0, 80)] });
+    if (why) throw new HttpError(409, 'conflict', `the bridge takes no new command: ${why}`);
+  }
 
   /** A request to the thread's bridge as `who` (the route's, and the server's own: `requestAs`). */
   private async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, rawKey: string | undefined): Promise<{ id: string; position: number; duplicate: boolean }> {

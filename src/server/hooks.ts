@@ -43,6 +43,7 @@ import { HttpError, MAX_BODY_BYTES, sendJson } from './http.js';
 import { route, type Ctx, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 import type { UsageService } from './usage.js';
+import { BUDGET_PAUSED } from '../core/usage.js';
 
 export function floorView(s: FloorState): FloorView {
   return {
@@ -127,6 +128,11 @@ export class HookService {
     await this.transcript(req, tool, payload, m);
     // A session's end ends its "allow for this session" rules (logged only when it had some).
     if (m.agent && m.session && (payload as Record<string, unknown>).hook_event_name === 'SessionEnd') await (await this.approvalsOf.of(req)).endSessionRules(m.agent, m.session);
+    // A spent budget pauses the agent: its next tool call is denied, with the reason its model reads (docs/integrations.md, "Budgets").
+    if (m.agent && this.usageOf && isToolGate(tool, payload)) {
+      const why = (await this.usageOf.of(req)).pauseReason({ session: m.session || m.agent, teams: m.team ? [m.team] : [] });
+      if (why) return this.denyForBudget(res, floor, tool, payload, m, why);
+    }
     const rules = url.searchParams.get('approvals');
     if (m.agent && isDecisionPoint(tool, payload) && needsApproval(rules, m.tool || 'tool')) {
       // Only the fail-closed command hook (`hold=1`) waits; Claude Code's http
@@ -138,6 +144,16 @@ export class HookService {
     await this.appendFloor(floor, m.events);
     sendJson(res, 200, {});
   };
+
+  /** A paused agent's tool call: the floor shows it paused and why, and the hook answers a deny (held or not). */
+  private async denyForBudget(res: ServerResponse, floor: FloorService, tool: AgentTool, payload: object, m: ReturnType<typeof mapHook>, why: string): Promise<void> {
+    const first = m.events[0];
+    const reason = `${why}. Roost paused this agent until an owner raises or lifts the budget (the Cost page).`;
+    const e = normalizeFloorEvent({ ...(first ?? {}), type: 'status', agent: first?.agent ?? m.agent, status: 'idle', activity: `${BUDGET_PAUSED}${why}`.slice(0, LIMITS.activity) }, Date.now());
+    // Lazy: the floor's note is derived (the next denied call writes it again); the deny is the answer.
+    await this.store.append(floor.stream, [{ type: e.type, body: JSON.stringify(e) }], { lazy: true });
+    sendJson(res, 200, decisionAnswer(tool, payload, 'deny', reason));
+  }
 
   private async holdForApproval(
     req: IncomingMessage,
@@ -257,6 +273,11 @@ export class HookService {
     );
     sendJson(res, 200, { id: a?.id ?? null, status: a?.status ?? 'closed' });
   };
+}
+
+/** A hook that runs before a tool call and may deny it: the decision points, and Codex's PreToolUse. */
+function isToolGate(tool: AgentTool, payload: object): boolean {
+  return isDecisionPoint(tool, payload) || (tool === 'codex' && (payload as Record<string, unknown>).hook_event_name === 'PreToolUse');
 }
 
 /** The hook's request key (`request=`), when it sent a usable one. */

@@ -1,7 +1,8 @@
 // Tokens and cost on the server: the OTLP/HTTP receiver (POST /v1/logs and
 // /v1/metrics, JSON or protobuf), the project's `usage` stream folded by the
 // shared usage fold (src/core/usage.ts), GET /usage and its live stream, and
-// the project's budget with its 80% and 100% notifications.
+// the project's budgets (per project, team or agent, in total or per day):
+// their 80% notices and 100% pauses (docs/integrations.md, "Budgets").
 //
 // The order for one OTLP request (nothing is stored unless every step passes):
 //   1. Content-Type (415), the body read up to OTLP_MAX_BYTES (413), gzip
@@ -30,7 +31,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
-import { applyUsage, costOf, dueBudgetNotices, emptyUsage, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
+import { applyUsage, budgetKey, budgetPausedNow, budgetReason, budgetSpent, costOf, dayIn, dueCrossings, emptyUsage, pausedFor, validTimeZone, type Budget, type BudgetPeriod, type BudgetScope, type BudgetUnit, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
 import { principalKey, type Principal } from './access.js';
 import { PRICE_TABLE } from '../core/prices.js';
 import { readFile, stat } from 'node:fs/promises';
@@ -187,6 +188,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 export class UsageService extends OnFoldHost<UsageState> {
   protected readonly host: FoldedStream<UsageState>;
   readonly stream: string;
+  readonly project: string;
   /** Keys of records already appended (an exporter's retry is skipped). */
   private seen = new Recent<true>(100_000);
   /** Who the hooks saw: agent id, and `<session>#<role>` / `codex#<thread>` for helpers. */
@@ -213,6 +215,7 @@ export class UsageService extends OnFoldHost<UsageState> {
   ) {
     super();
     this.stream = usageStream(opts.project);
+    this.project = opts.project;
     this.transcriptGraceMs = opts.transcriptGraceMs ?? TRANSCRIPT_GRACE_MS;
     // No stored snapshots yet: a replay folds the stream from the start (one event per model request).
     this.host = new FoldedStream<UsageState>(
@@ -485,22 +488,89 @@ export class UsageService extends OnFoldHost<UsageState> {
     await super.stop();
   }
 
-  /** Writes the durable budget notices now due (once each: the key is per budget version and threshold). */
+  /**
+   * Writes the budget crossings now due, each once (the key names the budget,
+   * its version, its day and the threshold); a 100% crossing and its pause
+   * are one append.
+   */
   private async notifyBudget(): Promise<void> {
-    const b = this.state.budget;
-    if (!b) return;
-    for (const th of dueBudgetNotices(this.state)) {
-      const body = { type: 'budget.crossed', threshold: th, version: b.version, costMicros: this.state.project.costMicros, limitMicros: b.limitMicros, ts: Date.now() };
-      const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget:${b.version}:${th}` });
+    const due = dueCrossings(this.state);
+    for (const c of due) {
+      const b = c.budget;
+      // Past 100% at once: the one crossing is 100 (it implies 80: one notice, one append).
+      if (c.threshold === 80 && due.some((d) => d.budget === b && d.threshold === 100)) continue;
+      const ts = Date.now();
+      const crossed = { type: 'budget.crossed', budget: b.key, threshold: c.threshold, version: b.version, ...(b.period === 'day' ? { day: b.day } : {}), spent: c.spent, limit: b.limit, unit: b.unit, costMicros: b.unit === 'usd' ? c.spent : undefined, limitMicros: b.unit === 'usd' ? b.limit : undefined, ts };
+      const events: Record<string, unknown>[] = [crossed];
+      if (c.threshold === 100) events.push({ type: 'budget.paused', budget: b.key, version: b.version, ...(b.period === 'day' ? { day: b.day } : {}), reason: budgetReason(this.state, b, this.project), ts });
+      const r = await this.store.append(
+        this.stream,
+        events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })),
+        { idempotencyKey: `budget:${b.key}:${b.setAt}:${b.version}:${b.day}:${c.threshold}` },
+      );
       await this.host.folded(r.last);
     }
   }
 
-  async setBudget(usd: number, by: string): Promise<void> {
-    const body = { type: 'budget.set', limitMicros: Math.round(usd * 1_000_000), by, ts: Date.now() };
-    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }]);
+  /** The project's total budget in USD (0 clears it): the legacy form of setBudgetOf. */
+  setBudget(usd: number, by: string): Promise<Budget | null> {
+    return this.setBudgetOf({ scope: 'project', target: '', period: 'total', unit: 'usd', limit: Math.round(usd * 1_000_000) }, by);
+  }
+
+  /**
+   * Sets (0: removes) one budget; a set that ends a pause writes its
+   * `budget.lifted` in the same append. Throws 409 past USAGE_LIMITS.budgets.
+   */
+  async setBudgetOf(b: { scope: BudgetScope; target: string; period: BudgetPeriod; unit: BudgetUnit; limit: number; tz?: string }, by: string): Promise<Budget | null> {
+    const key = budgetKey(b.scope, b.target, b.period);
+    const old = this.state.budgets.get(key);
+    if (!old && b.limit > 0 && this.state.budgets.size >= USAGE_LIMITS.budgets) throw new HttpError(409, 'conflict', `a project has at most ${USAGE_LIMITS.budgets} budgets; remove one first`);
+    const ts = Date.now();
+    const events: Record<string, unknown>[] = [{ type: 'budget.set', scope: b.scope, target: b.target, period: b.period, unit: b.unit, limit: b.limit, ...(b.unit === 'usd' && b.scope === 'project' && b.period === 'total' ? { limitMicros: b.limit } : {}), ...(b.period === 'day' ? { tz: b.tz || 'UTC' } : {}), by, ts }];
+    if (old && budgetPausedNow(this.state, old, ts)) events.unshift({ type: 'budget.lifted', budget: key, by, why: b.limit > 0 ? 'raised' : 'removed', ts });
+    const r = await this.store.append(this.stream, events.map((e) => ({ type: e.type as string, body: JSON.stringify(e) })));
     await this.host.folded(r.last);
     await this.notifyBudget();
+    return this.state.budgets.get(key) ?? null;
+  }
+
+  /** Ends a budget's pause without changing its limit (it stays spent for this version and day, and does not pause again until then). */
+  async liftBudget(key: string, by: string): Promise<Budget> {
+    const b = this.state.budgets.get(key);
+    if (!b) throw new HttpError(404, 'not_found', `no budget "${key.slice(0, 200)}"`);
+    if (!budgetPausedNow(this.state, b, Date.now())) return b;
+    const body = { type: 'budget.lifted', budget: key, by, why: 'lifted', ts: Date.now() };
+    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: `budget-lift:${key}:${b.setAt}:${b.version}:${b.day}` });
+    await this.host.folded(r.last);
+    return this.state.budgets.get(key) ?? b;
+  }
+
+  /**
+   * Why an agent may take no next step, or null: the reason the model reads
+   * ("budget for team X reached: 25.00 $ of 25.00 $ today"). `session`: its
+   * session agent; `teams`: the team names it goes by (the hook's, and the
+   * one its usage is booked to).
+   */
+  pauseReason(who: { session?: string; teams?: string[] }, now = Date.now()): string | null {
+    if (!this.state.budgets.size) return null;
+    const teams = [...(who.teams ?? [])];
+    const known = who.session ? this.state.agents.get(who.session)?.team : undefined;
+    if (known && !teams.includes(known)) teams.push(known);
+    const b = pausedFor(this.state, { session: who.session, teams }, now);
+    return b ? budgetReason(this.state, b, this.project, now) : null;
+  }
+
+  /** Why the project takes no new step at all (a paused project budget), or null. */
+  projectPauseReason(now = Date.now()): string | null {
+    if (!this.state.budgets.size) return null;
+    // Only project-wide budgets cover a caller with no session and no team.
+    const b = pausedFor(this.state, {}, now);
+    return b ? budgetReason(this.state, b, this.project, now) : null;
+  }
+
+  /** The budgets as the page shows them: each with what it has spent now and whether it is paused. */
+  budgetsView(now = Date.now()): (Budget & { spent: number; pausedNow: boolean; today: string })[] {
+    return [...this.state.budgets.values()].map((b) => ({ ...b, spent: budgetSpent(this.state, b, now), pausedNow: budgetPausedNow(this.state, b, now), today: b.period === 'day' ? dayIn(now, b.tz) : '' }));
   }
 
   /** The project's own price for a model (null removes it): an event, so every node prices the same from then on. */
@@ -532,6 +602,20 @@ function tokensIn(e: Record<string, unknown>): number {
 }
 
 const Budget = Type.Object({ usd: Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 }) });
+
+/** One budget: `usd` or `tokens` (0 removes it); a day budget may name its time zone (IANA). */
+const SetBudget = Type.Object(
+  {
+    scope: Type.Union([Type.Literal('project'), Type.Literal('team'), Type.Literal('agent')]),
+    target: Type.Optional(Type.String({ maxLength: USAGE_LIMITS.agent })),
+    period: Type.Optional(Type.Union([Type.Literal('total'), Type.Literal('day')])),
+    usd: Type.Optional(Type.Number({ minimum: 0, maximum: USAGE_LIMITS.budgetMicros / 1_000_000 })),
+    tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: USAGE_LIMITS.budgetTokens })),
+    tz: Type.Optional(Type.String({ minLength: 1, maxLength: USAGE_LIMITS.tz })),
+  },
+  { additionalProperties: false },
+);
+const LiftBudget = Type.Object({ budget: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 
 /** USD per million tokens: a price row's figure. */
 const PerMillion = Type.Number({ minimum: 0, maximum: 10_000 });
@@ -592,6 +676,38 @@ export function usageRoutes(of: PerProject<UsageService>, floors: PerProject<Flo
         const svc = await of.of(req);
         await svc.setBudget(body.usd, principal?.name ?? 'local owner');
         sendJson(res, 200, { budget: svc.state.budget, project: svc.state.project });
+      },
+    }),
+    route({ method: 'GET', path: '/usage/budgets', auth: 'viewer', doc: "the project's budgets, each with its spend now and whether it is paused", handler: async ({ req, res }) => sendJson(res, 200, { budgets: (await of.of(req)).budgetsView() }) }),
+    route({
+      method: 'PUT',
+      path: '/usage/budgets',
+      auth: 'owner',
+      body: SetBudget,
+      doc: `one budget: scope project, team or agent (target: the team's name or the session agent's id), period total or day (tz: a time zone, UTC by default), in usd or tokens (0 removes it); at most ${USAGE_LIMITS.budgets} per project; a raise ends a pause at once`,
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await of.of(req);
+        const target = body.scope === 'project' ? '' : (body.target ?? '').trim().slice(0, body.scope === 'team' ? USAGE_LIMITS.team : USAGE_LIMITS.agent);
+        if (body.scope !== 'project' && !target) throw new HttpError(400, 'bad_request', `target: the ${body.scope === 'team' ? "team's name" : "session agent's id"} is required`);
+        if ((body.usd === undefined) === (body.tokens === undefined)) throw new HttpError(400, 'bad_request', 'give the limit as one of usd or tokens');
+        const period = body.period ?? 'total';
+        if (body.tz !== undefined && (period !== 'day' || !validTimeZone(body.tz))) throw new HttpError(400, 'bad_request', 'tz: a time zone name (such as Europe/Paris) for a day budget');
+        const unit = body.usd !== undefined ? 'usd' : 'tokens';
+        const limit = unit === 'usd' ? Math.round(body.usd! * 1_000_000) : body.tokens!;
+        const b = await svc.setBudgetOf({ scope: body.scope, target, period, unit, limit, tz: body.tz }, principal?.name ?? 'local owner');
+        sendJson(res, 200, { budget: b, budgets: svc.budgetsView() });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/usage/budgets/lift',
+      auth: 'owner',
+      body: LiftBudget,
+      doc: "ends a budget's pause without changing its limit (it does not pause again for that version and day)",
+      handler: async ({ req, res, body, principal }) => {
+        const svc = await of.of(req);
+        await svc.liftBudget(body.budget, principal?.name ?? 'local owner');
+        sendJson(res, 200, { budgets: svc.budgetsView() });
       },
     }),
   ];

@@ -10,6 +10,7 @@ import type { BoardRef } from './agents.js';
 import { codePrompt } from './prompts.js';
 import { USAGE_BATCH, USAGE_MS } from './settings.js';
 import { FlockLease } from './lease.js';
+import { budgetGate } from './budget-gate.js';
 
 export abstract class FlockCalls extends FlockLease {
 
@@ -25,6 +26,9 @@ export abstract class FlockCalls extends FlockLease {
    */
   async call(role: ModelRole, req: ModelRequest, who: { crow: string; list_id?: string; nest_id?: string; item_id: string }): Promise<ModelOutcome> {
     const p = this.provider(role);
+    // A spent project budget: the flock flies nothing more (budget-gate.ts).
+    const gated = await budgetGate(this.opts.usage);
+    if (gated) return gated;
     const n = ++this.stats.calls;
     if (!p) return { ok: false, error: { kind: 'bad_request', message: `no model serves the ${role} role`, retryable: false }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, estimated: false }, model: '' };
     const out = await p.call({ ...req, timeoutMs: this.settings.callTimeoutMs });

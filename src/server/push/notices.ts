@@ -160,12 +160,18 @@ export class Notices {
           });
         } else if (e.type === 'budget.crossed' && usage) {
           const th = o.threshold === 100 ? 100 : 80;
+          // Which budget (src/core/usage.ts, "Budgets"): `<scope>:<target>:<period>`; none is the project's total.
+          const bkey = typeof o.budget === 'string' ? o.budget.slice(0, 200) : '';
+          const [scope, ...rest] = bkey ? bkey.split(':') : ['project'];
+          const period = rest.length ? rest.pop() : 'total';
+          const whose = scope === 'team' ? `Team ${clip(rest.join(':'), 60)}` : scope === 'agent' ? `Agent ${clip(rest.join(':'), 60)}` : `Project ${clip(project, 60)}`;
+          const day = period === 'day' ? ' for today' : '';
           this.send({
             kind: 'budget',
             project,
-            key: `budget:${project}:${String(o.version).slice(0, 20)}:${th}`,
+            key: bkey ? `budget:${project}:${bkey}:${String(o.version).slice(0, 20)}:${String(o.day ?? '').slice(0, 10)}:${th}` : `budget:${project}:${String(o.version).slice(0, 20)}:${th}`,
             title: th === 100 ? 'The budget is spent' : 'The budget is 80% spent',
-            body: `Project ${clip(project, 60)} reached ${th}% of its budget.`,
+            body: `${whose} reached ${th}% of its budget${day}${th === 100 ? '; its agents are paused until an owner raises or lifts it' : ''}.`,
             url: pageIn('/cost', project),
             tag: `budget:${project}`,
             at: e.at,

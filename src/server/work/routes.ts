@@ -289,7 +289,7 @@ export class WorkRoutes {
     let agentRefusal: HttpError | null = null;
     if (body.agent !== undefined) {
       await book.fresh();
-      const why = this.commandRefusal(book, body.agent, g.uid, project);
+      const why = this.commandRefusal(book, body.agent, g.uid, project) ?? (await this.budgetRefusal(project, body.agent));
       if (why) agentRefusal = why.status === 404 ? new HttpError(404, 'not_found', `no agent ${body.agent} in ${project} to start it with`) : new HttpError(409, 'conflict', `cannot queue it to ${body.agent}: ${why.text}`);
       events[0].command = rid('k-');
       events.push({ type: 'command.queued', id: events[0].command, agent: body.agent, text: msg?.text ?? '', by: this.w.who(g), at });
@@ -305,6 +305,12 @@ export class WorkRoutes {
     await this.w.commit(priv, [link], `${priv.stream}|${g.uid}|link:${rawKey}`, null);
     await this.w.reply(res, c, () => (queued ? { project, conversation: ev.target, command: queued.id, position: book.pos } : { project, conversation: ev.target, position: book.pos }));
   };
+
+  /** A spent budget that covers the agent (its Claude Code session, its team, the project): 409 with the budget's reason. */
+  private async budgetRefusal(project: string, agent: string): Promise<{ status: 409; text: string } | null> {
+    const why = this.w.opts.budgetPause ? await this.w.opts.budgetPause(project, agent) : null;
+    return why ? { status: 409, text: why } : null;
+  }
 
   /** Why `agent` cannot take a command from `uid` in the project now (404: no such agent), or null. */
   private commandRefusal(book: Book, agent: string, uid: string, project: string): { status: 404 | 409; text: string } | null {
@@ -326,7 +332,7 @@ export class WorkRoutes {
     const { agent, text } = body;
     const book = await this.w.projectBook(g.project);
     await book.fresh();
-    const why = this.commandRefusal(book, agent, g.uid, g.project);
+    const why = this.commandRefusal(book, agent, g.uid, g.project) ?? (await this.budgetRefusal(g.project, agent));
     const refusal = why ? new HttpError(why.status, why.status === 404 ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why.text}`) : null;
     const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
     const id = String(done.stored[0].id);

@@ -70,6 +70,8 @@ export interface WorkOptions {
   projects?: () => ProjectInfo[];
   /** How long another node's presence lasts without a repeat (default PRESENCE_EXPIRE_MS, 30 s). */
   presenceExpireMs?: number;
+  /** Why a spent budget refuses a new command to an agent of the project (the reason its model would read), or null. */
+  budgetPause?: (project: string, agent: string) => Promise<string | null>;
 }
 
 /** What `commit` stored (or found stored under the key), and the first answer when it was kept. */

@@ -5,9 +5,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { costLabel, formatUsd, PRICE_TABLE_DATE, tokensOf, type Tally, type UsageState } from '../../../src/core/usage.js';
+import { budgetAmount, budgetLabel, budgetPausedNow, budgetSpent, costLabel, dayIn, formatUsd, PRICE_TABLE_DATE, tokensOf, USAGE_LIMITS, type Budget as BudgetRow, type Tally, type UsageState } from '../../../src/core/usage.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
-import { sendJson } from '../shared/api.js';
+import { postJson, sendJson } from '../shared/api.js';
 import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { FirstStep } from '../shared/FirstStep.js';
 import { inProject, pageProject } from '../shared/scope.js';
@@ -108,6 +108,166 @@ function Budget(props: { s: UsageState }) {
   );
 }
 
+/** One budget's row: what it has spent now, paused or not, and the owner's raise, lift and remove. */
+function BudgetLine(props: { s: UsageState; b: BudgetRow; now: number }) {
+  const { s, b, now } = props;
+  const [amount, setAmount] = useState('');
+  const [err, setErr] = useState('');
+  const spent = budgetSpent(s, b, now);
+  const paused = budgetPausedNow(s, b, now);
+  const body = (n: number) => ({ scope: b.scope, ...(b.scope === 'project' ? {} : { target: b.target }), period: b.period, ...(b.period === 'day' ? { tz: b.tz } : {}), ...(b.unit === 'usd' ? { usd: n } : { tokens: Math.round(n) }) });
+  const put = async (n: number) => {
+    setErr('');
+    const r = await sendJson('PUT', inProject('/usage/budgets', pageProject()), body(n));
+    if (!r.ok) setErr(r.message);
+    else setAmount('');
+  };
+  const lift = async () => {
+    setErr('');
+    const r = await postJson(inProject('/usage/budgets/lift', pageProject()), { budget: b.key });
+    if (!r.ok) setErr(r.message);
+  };
+  const label = budgetLabel(b, pageProject());
+  return (
+    <tr data-testid="budget-row" data-budget={b.key} class={paused ? 'paused' : ''}>
+      <th scope="row">
+        {label}
+        {b.period === 'day' ? ` · per day${b.tz !== 'UTC' ? ` (${b.tz})` : ' (UTC)'}` : ''}
+      </th>
+      <td data-testid="budget-spent">
+        {budgetAmount(b.unit, spent)} of {budgetAmount(b.unit, b.limit)}
+      </td>
+      <td data-testid="budget-state">{paused ? <strong class="over">paused</strong> : b.notified.includes(80) ? <span class="near">80% reached</span> : 'ok'}</td>
+      <td>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void put(Number(amount));
+          }}
+        >
+          <label>
+            {b.unit === 'usd' ? 'New limit (USD)' : 'New limit (tokens)'}{' '}
+            <input type="number" min="0" step="any" value={amount} aria-label={`New limit for ${label}`} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} data-testid="budget-raise-input" />
+          </label>{' '}
+          <button type="submit" disabled={amount === ''} data-testid="budget-raise">
+            Raise
+          </button>{' '}
+          {paused && (
+            <button type="button" onClick={() => void lift()} data-testid="budget-lift">
+              Lift pause
+            </button>
+          )}{' '}
+          <button type="button" onClick={() => void put(0)} data-testid="budget-remove">
+            Remove
+          </button>
+          {err && <span class="err">{err}</span>}
+        </form>
+      </td>
+    </tr>
+  );
+}
+
+/** Every budget of the project (team, agent, per day …) and a form for a new one (docs/integrations.md, "Budgets"). */
+function Budgets(props: { s: UsageState }) {
+  const s = props.s;
+  const [now, setNow] = useState(Date.now());
+  // A day budget's "today" moves with the clock: redraw each minute.
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 60_000);
+    return () => clearInterval(t);
+  }, []);
+  const [scope, setScope] = useState<'project' | 'team' | 'agent'>('team');
+  const [target, setTarget] = useState('');
+  const [period, setPeriod] = useState<'total' | 'day'>('day');
+  const [unit, setUnit] = useState<'usd' | 'tokens'>('usd');
+  const [tz, setTz] = useState('');
+  const [amount, setAmount] = useState('');
+  const [err, setErr] = useState('');
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setErr('');
+    const n = Number(amount);
+    const r = await sendJson('PUT', inProject('/usage/budgets', pageProject()), {
+      scope,
+      ...(scope === 'project' ? {} : { target: target.trim() }),
+      period,
+      ...(period === 'day' && tz.trim() ? { tz: tz.trim() } : {}),
+      ...(unit === 'usd' ? { usd: n } : { tokens: Math.round(n) }),
+    });
+    if (!r.ok) setErr(r.message);
+    else ((setAmount(''), setTarget('')));
+  };
+  const rows = [...s.budgets.values()];
+  return (
+    <section class="budgets" aria-label="Budgets" data-testid="cost-budgets">
+      <h2>Budgets</h2>
+      <p class="note">
+        At 80% a notice; at 100% the agents it covers are paused: their next tool calls are denied with the reason, the bridge takes no new command for them and the flock flies nothing more for a project budget. Raise or lift it to end the pause at once. At most {USAGE_LIMITS.budgets} per project.
+      </p>
+      {rows.length > 0 ? (
+        <table data-testid="budget-list">
+          <thead>
+            <tr>
+              <th scope="col">Budget</th>
+              <th scope="col">Spent{rows.some((b) => b.period === 'day') ? ` (today: ${dayIn(now, 'UTC')} UTC)` : ''}</th>
+              <th scope="col">State</th>
+              <th scope="col">Change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((b) => (
+              <BudgetLine key={b.key} s={s} b={b} now={now} />
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p>No budgets yet.</p>
+      )}
+      <form onSubmit={add} data-testid="budget-new">
+        <label>
+          For{' '}
+          <select value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value as typeof scope)} data-testid="budget-scope">
+            <option value="team">a team</option>
+            <option value="agent">an agent (a session with its sub-agents)</option>
+            <option value="project">the project</option>
+          </select>
+        </label>{' '}
+        {scope !== 'project' && (
+          <label>
+            {scope === 'team' ? 'Team' : 'Agent id'}{' '}
+            <input value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} placeholder={scope === 'team' ? 'backend' : 'claude-code:<session id>'} data-testid="budget-target" />
+          </label>
+        )}{' '}
+        <label>
+          Period{' '}
+          <select value={period} onChange={(e) => setPeriod((e.target as HTMLSelectElement).value as typeof period)} data-testid="budget-period">
+            <option value="day">per day</option>
+            <option value="total">in total</option>
+          </select>
+        </label>{' '}
+        {period === 'day' && (
+          <label>
+            Time zone{' '}
+            <input value={tz} onInput={(e) => setTz((e.target as HTMLInputElement).value)} placeholder="UTC" data-testid="budget-tz" />
+          </label>
+        )}{' '}
+        <label>
+          Limit{' '}
+          <input type="number" min="0" step="any" value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} data-testid="budget-amount" />
+        </label>{' '}
+        <select value={unit} aria-label="Unit" onChange={(e) => setUnit((e.target as HTMLSelectElement).value as typeof unit)} data-testid="budget-unit">
+          <option value="usd">USD</option>
+          <option value="tokens">tokens</option>
+        </select>{' '}
+        <button type="submit" disabled={amount === '' || (scope !== 'project' && !target.trim())} data-testid="budget-add">
+          Add budget
+        </button>
+        {err && <span class="err">{err}</span>}
+      </form>
+    </section>
+  );
+}
+
 function Rows(props: { rows: [string, Tally][]; label: string; testid: string }) {
   const rows = [...props.rows].sort((a, b) => b[1].costMicros - a[1].costMicros || tokensOf(b[1]) - tokensOf(a[1]));
   return (
@@ -175,6 +335,7 @@ export function CostView() {
       )}
       <DailyChart days={[...s.days].sort((a, b) => (a[0] < b[0] ? -1 : 1))} />
       <Budget s={s} />
+      <Budgets s={s} />
       <section aria-label="By room">
         <h2>By room</h2>
         <Rows rows={[...s.teams]} label="Room" testid="cost-teams" />

@@ -9,6 +9,7 @@ import { ago } from '../../shared/time.js';
 import { AgentCost } from '../../shared/cost.js';
 import { pageProject } from '../../shared/scope.js';
 import { Trends } from './Trends.js';
+import { BUDGET_PAUSED } from '../../../../src/core/usage.js';
 import { SHOWN_COLOR, SHOWN_LABEL, STATUS_LABEL } from '../look.js';
 
 export function AgentCard(props: { agent: Agent; state: FloorState; now: number; quietAfter: number; here: ReadonlySet<string> | null; onClose: () => void; onPick: (id: string) => void; onHistory?: () => void }) {
@@ -68,6 +69,8 @@ export function AgentCard(props: { agent: Agent; state: FloorState; now: number;
           ),
           'status',
         )}
+        {/* A spent budget paused it (the hooks deny its tool calls): why, until an owner raises or lifts it. */}
+        {a.activity.startsWith(BUDGET_PAUSED) && row('Paused', <span class="pill pill-paused">{a.activity.slice(BUDGET_PAUSED.length)}</span>, 'paused')}
         {row('Activity', a.activity || '—', 'activity')}
         {row('Tool', a.tool || '—', 'tool')}
         {row('Role', a.role || '—', 'role')}
