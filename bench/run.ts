@@ -2,7 +2,7 @@
 // Every workload runs `--runs` times (default 3) and reports the median and the
 // range; servers and the load generator are separate processes.
 //
-//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks]
+//   node dist/bench/run.js [--quick] [--only host,ingest,batch,fanout,mux,idle,storm,restart,hostile,nests,lease,hooks,trust,bulk,restart-agents,fold,work-fold,search,signin,flock,flock-ingest,push,webhooks,capacity,proxy]
 //                          [--runs 3] [--seconds 5] [--warmup 1]
 //                          [--db postgres://...] [--nodes 2]
 
@@ -539,6 +539,9 @@ async function main(): Promise<void> {
     add({ workload: label, metric: 'GET /health latency p50', values: p50, unit: 'ms' });
     add({ workload: label, metric: 'GET /health latency p99', values: p99, unit: 'ms', note, target: '< 100 ms', ok: (m) => m < 100 });
   }
+
+  // How far one node carries, and three behind HAProxy (issue 34; bench/capacity.ts, bench/proxy.ts).
+  for (const script of ['capacity', 'proxy']) if (want(script) && NODES === 1 && (script === 'capacity' || DB)) for (const r of (await child<{ rows: (Row & { met?: boolean })[] }>(`${script}.js`, [DB ?? '-', String(args.quick ? 1 : RUNS), String(SECONDS)])).rows) add({ ...r, ok: r.met === undefined ? undefined : () => r.met! });
 
   if (want('lease') && DB) {
     // Two nodes on PostgreSQL: the one driving a list is SIGKILLed with a crow in the air (issue 37, point 10; bench/lease.ts).
