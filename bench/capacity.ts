@@ -38,18 +38,21 @@ async function once() {
     const idler = await idle([node.url], IDLE);
     await sleep(2000);
     const rssIdle = rssKb(node.proc.pid!);
+    process.stderr.write(`  capacity: RSS ${rss0} KB → ${rssIdle} KB with ${IDLE} idle clients\n`);
     idler.kill('SIGKILL');
     await sleep(2000);
     // 9,000 idle and 1,000 receiving 200 events/s.
     const rest = await idle([node.url], IDLE - FAN);
     const fan = await load<{ p50: number; p99: number; received: number; expected: number; sent: number }>({ mode: 'fanout', streams: [node.url], posts: [node.url], subscribers: FAN, measured: 100, rate: 200, seconds: SECONDS * 2 });
     rest.kill('SIGKILL');
+    process.stderr.write(`  capacity: fan-out p50 ${fan.p50} ms, p99 ${fan.p99} ms (${fan.received} of ${fan.expected})\n`);
     await sleep(1500);
     // Hooks per second.
     const hooks = await load<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }>({ mode: 'http', url: node.url + '/hooks/claude-code', body: HOOK_BODY, connections: 32, seconds: SECONDS, warmupSeconds: 1 });
+    process.stderr.write(`  capacity: hooks ${hooks.rps}/s, p99 ${hooks.p99} ms\n`);
     // The floor at its cap of agents.
     const rssBefore = rssKb(node.proc.pid!);
-    const fillMs = await fillFloor(node.url, 10_000);
+    const fill = await fillFloor(node.url, 10_000);
     await sleep(1000);
     const rssFull = rssKb(node.proc.pid!);
     const t0 = performance.now();
@@ -65,8 +68,8 @@ async function once() {
       hooksPerS: hooks.rps,
       hookP99: hooks.p99,
       hookErrors: hooks.errors + hooks.non2xx,
-      fillEvPerS: (10_000 * 1000) / fillMs,
-      rssPerAgentKb: ((rssFull - rssBefore) * 1024) / 10_000 / 1000,
+      fillEvPerS: (fill.joined * 1000) / fill.ms,
+      rssPerAgentKb: ((rssFull - rssBefore) * 1024) / fill.joined / 1000,
       stateMs,
       stateKb: snapBytes / 1000,
       fullEvPerS: full.rps,

@@ -72,7 +72,7 @@ for (let i = 0; i < RUNS; i++) runs.push(await once());
 const w = 'PostgreSQL, one node vs three behind HAProxy';
 const pair = (label: string, k: 'batch' | 'single' | 'hooks' | 'batchP99' | 'singleP99' | 'hooksP99', unit: string): BenchRow[] => [
   { workload: w, metric: `${label}, one node`, values: runs.map((r) => r.r1[k]), unit },
-  { workload: w, metric: `${label}, three nodes through HAProxy (the sum)`, values: runs.map((r) => r.r3[k]), unit },
+  { workload: w, metric: `${label}, three nodes through HAProxy${unit === 'ms' ? '' : ' (the sum)'}`, values: runs.map((r) => r.r3[k]), unit },
 ];
 const ratio = runs.map((r) => r.r3.batch / r.r1.batch);
 const rows: BenchRow[] = [
