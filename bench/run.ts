@@ -42,6 +42,8 @@ const WORKLOADS = [
   'flock-ingest',
   'signin',
   'budget',
+  'capacity',
+  'proxy',
 ];
 
 async function main(): Promise<void> {

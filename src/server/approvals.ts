@@ -501,7 +501,7 @@ export class ApprovalService {
     }
     if (a && a.status === 'pending') {
       let held = this.held(a);
-      for (let waited = 0; held === 'unknown' && waited < this.holders.graceMs + 100; waited += 50) {
+      for (let waited = 0; held === 'unknown' && waited < Math.max(this.holders.graceMs, this.holders.remoteGraceMs) + 100; waited += 50) {
         await new Promise((r) => setTimeout(r, 50));
         held = this.held(a);
       }

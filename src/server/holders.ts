@@ -9,12 +9,17 @@
 //   approvals service answers that itself, per request), or
 // - a connection of it is open on this node (a bridge following its board),
 //   or was until less than `graceMs` ago (a reconnect is not a departure), or
-// - another node announced it less than `graceMs` ago: every node that holds
-//   something repeats, every `repeatMs`, the holders it has, on the store's
-//   lossy broadcast (several nodes: the hook's socket and the bridge's stream
-//   can be on another node than the one that folds a decision).
-// A node that has just started has heard nobody yet: for its first `graceMs`
-// every holder it does not know counts as alive.
+// - another node announced it less than `remoteGraceMs` ago: every node that
+//   holds something repeats, every `repeatMs`, the holders it has, on the
+//   store's lossy broadcast (several nodes: the hook's socket and the bridge's
+//   stream can be on another node than the one that folds a decision). The
+//   remote grace is longer than the local one (3 s by default): an
+//   announcement crosses two event loops and the database, and on a loaded
+//   machine (three nodes behind a proxy under load, test/nodeloss.pg.browser.
+//   test.ts) a 1 s grace took held hooks of live nodes for gone.
+// A node that has just started has heard nobody yet: for its first grace (the
+// remote one, where there are other nodes) every holder it does not know
+// counts as alive.
 //
 // On a single-process store nothing is ever heard, so a holder is alive only
 // while this process holds it (plus the grace after its connection closed).
@@ -33,9 +38,13 @@ export interface HolderOptions {
   repeatMs: number;
   /** A holder not seen for this long is gone (ms); also the start-up grace. */
   graceMs: number;
+  /** A holder another node announced is alive this long after its last announcement (ms; default the larger of 3 s and `graceMs`). */
+  remoteGraceMs?: number;
 }
 
 export const HOLDER_DEFAULTS: HolderOptions = { repeatMs: 300, graceMs: 1000 };
+/** The default remote grace (see the file comment). */
+export const REMOTE_GRACE_MS = 3000;
 
 export function isHolder(v: unknown): v is string {
   return typeof v === 'string' && HOLDER.test(v);
@@ -46,8 +55,10 @@ export class Holders {
   readonly self = `node:${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   /** Open local connections per holder. */
   private local = new Map<string, number>();
-  /** When each holder was last seen (local disconnect, or another node's announcement), by this node's monotonic clock. */
+  /** When each holder was last seen (a local disconnect), by this node's monotonic clock. */
   private seen = new Map<string, number>();
+  /** When each holder was last announced by another node. */
+  private heard = new Map<string, number>();
   private readonly startedAt = performance.now();
   private timer: NodeJS.Timeout | null = null;
   private unlisten: (() => void) | null = null;
@@ -68,7 +79,7 @@ export class Holders {
       }
       if (!Array.isArray(list)) return;
       const now = performance.now();
-      for (const h of list.slice(0, PER_MESSAGE)) if (isHolder(h)) this.seen.set(h, now);
+      for (const h of list.slice(0, PER_MESSAGE)) if (isHolder(h)) this.heard.set(h, now);
     });
     this.timer = setInterval(() => this.tick(), this.opts.repeatMs);
     this.timer.unref();
@@ -107,7 +118,14 @@ export class Holders {
     const now = performance.now();
     const at = this.seen.get(holder);
     if (at !== undefined && now - at < this.opts.graceMs) return 'yes';
-    return now - this.startedAt < this.opts.graceMs ? 'unknown' : 'no';
+    const heard = this.heard.get(holder);
+    if (heard !== undefined && now - heard < this.remoteGraceMs) return 'yes';
+    return now - this.startedAt < (this.store.capabilities.crossNodeBroadcast ? this.remoteGraceMs : this.opts.graceMs) ? 'unknown' : 'no';
+  }
+
+  /** How long another node's announcement keeps its holder alive (ms). */
+  get remoteGraceMs(): number {
+    return this.opts.remoteGraceMs ?? Math.max(REMOTE_GRACE_MS, this.opts.graceMs);
   }
 
   /** Milliseconds until a holder released now would count as gone (for a timely sweep). */
@@ -120,6 +138,7 @@ export class Holders {
     // Forget holders long gone, so the map stays the size of what is live.
     const now = performance.now();
     for (const [h, at] of this.seen) if (now - at > 60 * this.opts.graceMs) this.seen.delete(h);
+    for (const [h, at] of this.heard) if (now - at > 60 * this.remoteGraceMs) this.heard.delete(h);
   }
 
   /** Tells the other nodes what this node holds (nothing is sent when it holds nothing). */

@@ -251,13 +251,13 @@ export class PostgresStore implements EventStore {
   readonly stats = { flushes: 0, carefulFlushes: 0, retries: 0, listenReconnects: 0, broadcastsDropped: 0 };
 
   private constructor(opts: PostgresOptions) {
-    const { config, schema } = parseUrl(opts.url);
+    const { config, schema, pool } = parseUrl(opts.url);
     this.schema = schema;
     this.channel = schema === 'public' ? DEFAULT_CHANNEL : `${DEFAULT_CHANNEL}_${schema}`;
     this.broadcastChannel = schema === 'public' ? BROADCAST_CHANNEL : `${BROADCAST_CHANNEL}_${schema}`;
     this.config = config;
     this.pollEveryMs = opts.pollEveryMs ?? 5_000;
-    this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? 10, application_name: `roost:${schema}` });
+    this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? pool ?? 10, application_name: `roost:${schema}` });
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
     // This node's commits are indexed right after they commit (see pg-search.ts).
@@ -949,7 +949,7 @@ export class PostgresStore implements EventStore {
 }
 
 /** Splits Roost's own `schema` parameter off the URL; the rest goes to the driver as is. */
-function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
+function parseUrl(raw: string): { config: pg.ClientConfig; schema: string; pool?: number } {
   let url: URL;
   try {
     url = new URL(raw);
@@ -960,12 +960,18 @@ function parseUrl(raw: string): { config: pg.ClientConfig; schema: string } {
   // Lower case only: the name goes unquoted into search_path, which folds case.
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError('bad_input', `schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
   url.searchParams.delete('schema');
+  // `?pool=N` (1 to 100): the pool's size on this node, for deployments (and tests) that share max_connections.
+  const poolRaw = url.searchParams.get('pool');
+  url.searchParams.delete('pool');
+  const pool = poolRaw === null ? undefined : Number(poolRaw);
+  if (pool !== undefined && !(Number.isInteger(pool) && pool >= 1 && pool <= 100)) throw new StoreError('bad_input', `pool "${poolRaw}" must be a whole number from 1 to 100`);
   // Set at connection start, on every pooled connection: Roost's tables first on
   // the search path; and a transaction left open by a node that hangs mid-way
   // (holding a stream's lock) is ended by the server instead of stalling every node.
   return {
     config: { connectionString: url.toString(), options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=30000` },
     schema,
+    ...(pool === undefined ? {} : { pool }),
   };
 }
 
