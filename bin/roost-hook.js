@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Roost's command hook for agent tools (Claude Code, Codex, Gemini CLI, Cursor).
 // Dependency-free: node built-ins and Roost's own pure modules from dist/.
 //
@@ -54,7 +55,22 @@ const REPORTER_TRIES_MS = 15 * 60 * 1000;
 const REPORT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 const SPOOL = process.env.ROOST_HOOK_SPOOL || path.join(os.homedir(), '.roost', 'hook-reports');
 
+/**
+ * The command line: the tool, the two switches, and every other `--name value` pair by name.
+ * @typedef {{ tool: string, observe: boolean, skipObserve: boolean, [name: string]: string | boolean | undefined }} Args
+ */
+/**
+ * A report of a denial made on our own, kept in the spool until the server hears it.
+ * @typedef {{ key: string, server: string, tool: string, team: string, tokenEnv: string, at: number, why: string, payload: string }} Report
+ */
+/** An error as node's I/O gives it: maybe a `code`, maybe a `message`. @typedef {{ code?: string, message?: string } | null | undefined} IoError */
+
+/** Reads a caught value as an I/O error (it may be anything thrown). @param {unknown} e @returns {IoError} */
+const ioError = (e) => (e && typeof e === 'object' ? /** @type {IoError} */ (e) : null);
+
+/** @param {string[]} argv @returns {Args} */
 function parseArgs(argv) {
+  /** @type {Args} */
   const o = { tool: argv[0] && !argv[0].startsWith('--') ? argv[0] : 'claude-code', observe: false, skipObserve: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -65,6 +81,7 @@ function parseArgs(argv) {
   return o;
 }
 
+/** @param {unknown} v @returns {number} */
 function parseWindow(v) {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(String(v ?? '').trim());
   if (!m) return DEFAULT_WINDOW_MS;
@@ -72,8 +89,10 @@ function parseWindow(v) {
   return Math.round(Number(m[1]) * (unit === 'h' ? 3600000 : unit === 'm' ? 60000 : unit === 's' ? 1000 : 1));
 }
 
+/** @returns {Promise<string>} */
 function readStdin() {
   return new Promise((ok) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     process.stdin.on('data', (c) => chunks.push(c));
     process.stdin.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
@@ -82,6 +101,7 @@ function readStdin() {
 }
 
 /** Each tool's deny answer (mirrors src/integrations/others.ts decisionAnswer; used when that cannot load). */
+/** @param {string} tool @param {any} payload @param {string} reason */
 function denyAnswer(tool, payload, reason) {
   const name = payload && payload.hook_event_name;
   if (tool === 'gemini-cli') return { decision: 'deny', reason };
@@ -91,13 +111,20 @@ function denyAnswer(tool, payload, reason) {
 }
 
 /** POSTs with node:http (lighter to load than fetch: this runs once per hook call). `onRequest` gets the request (to cut it). */
+/**
+ * @param {string} url @param {string} body @param {number} timeoutMs
+ * @param {(req: import('node:http').ClientRequest) => void} [onRequest] @param {string} [env]
+ * @returns {Promise<{ status: number, text: string }>}
+ */
 function post(url, body, timeoutMs, onRequest, env = tokenEnv) {
+  /** @type {typeof import('node:http')} */
   const http = require(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((ok, fail) => {
     const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...authHeader(env) } }, (res) => {
+      /** @type {Buffer[]} */
       const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => ok({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('data', (/** @type {Buffer} */ c) => chunks.push(c));
+      res.on('end', () => ok({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', fail);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
@@ -110,11 +137,13 @@ function post(url, body, timeoutMs, onRequest, env = tokenEnv) {
 let tokenEnv = 'ROOST_TOKEN';
 
 /** Shared mode: the agent's token, from the variable `--token-env` names (default ROOST_TOKEN). */
+/** @param {string} name @returns {Record<string, string>} */
 function authHeader(name) {
   const token = process.env[name];
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
+/** @param {unknown} obj */
 function out(obj) {
   process.stdout.write(JSON.stringify(obj));
 }
@@ -122,6 +151,7 @@ function out(obj) {
 // ---------------------------------------------------------------- the agent process
 
 /** `/proc/<pid>/stat` as {state, ppid, start, comm}, or null (gone, or no /proc). */
+/** @param {number} pid @returns {{ comm: string, state: string, ppid: number, start: string } | null} */
 function procStat(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -142,9 +172,11 @@ const SHELLS = /^(sh|bash|dash|zsh|ash|ksh|mksh|fish|busybox)$/;
  * the agent is checked through /proc (pid, start time, not a zombie);
  * elsewhere by signal 0 to its pid. Our own parent dying counts too.
  */
+/** @param {() => void} gone @returns {() => void} */
 function watchAgent(gone) {
   const parent = process.ppid;
   let agent = parent;
+  /** @type {() => boolean} */
   let check;
   const p = procStat(parent);
   if (p) {
@@ -167,7 +199,7 @@ function watchAgent(gone) {
         process.kill(agent, 0);
         return true;
       } catch (e) {
-        return e && e.code === 'EPERM';
+        return ioError(e)?.code === 'EPERM';
       }
     };
   }
@@ -184,6 +216,7 @@ function watchAgent(gone) {
 // ---------------------------------------------------------------- reports of denials made on its own
 
 /** Keeps a report until the reporter gets it through (a file per request, readable only by its owner). */
+/** @param {Report} r @returns {boolean} */
 function spoolReport(r) {
   try {
     fs.mkdirSync(SPOOL, { recursive: true, mode: 0o700 });
@@ -225,7 +258,7 @@ function reporterAlive() {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return !!e && e.code === 'EPERM';
+    return ioError(e)?.code === 'EPERM';
   }
 }
 
@@ -292,17 +325,20 @@ async function reportSpool() {
 const o = parseArgs(process.argv.slice(2));
 
 async function main() {
-  const server = (o.server || process.env.ROOST_SERVER || 'http://127.0.0.1:4319').replace(/\/+$/, '');
-  if (o['token-env']) tokenEnv = o['token-env'];
+  const server = ((typeof o.server === 'string' && o.server) || process.env.ROOST_SERVER || 'http://127.0.0.1:4319').replace(/\/+$/, '');
+  const te = o['token-env'];
+  if (typeof te === 'string' && te) tokenEnv = te;
   const raw = await readStdin();
+  /** @type {any} */
   let payload = null;
   try {
     payload = JSON.parse(raw);
   } catch {}
-  const rules = o.approvals || '';
+  const rules = typeof o.approvals === 'string' ? o.approvals : '';
+  const team = typeof o.team === 'string' ? o.team : '';
   const windowMs = parseWindow(o.window);
   const q = new URLSearchParams();
-  if (o.team) q.set('team', o.team);
+  if (team) q.set('team', team);
   if (rules) q.set('approvals', rules);
   q.set('window', String(windowMs));
 
@@ -316,10 +352,10 @@ async function main() {
     try {
       const core = await import('../dist/src/core/approvals.js');
       const integ = await import('../dist/src/integrations/index.js');
-      needs = integ.isDecisionPoint(o.tool, payload) && core.needsApproval(rules, integ.mapHook(o.tool, payload).tool || 'tool');
+      needs = !!integ.isDecisionPoint(o.tool, payload) && core.needsApproval(rules, /** @type {{ tool?: string }} */ (integ.mapHook(o.tool, payload)).tool || 'tool');
     } catch (e) {
       // Cannot tell (Roost not built?): with approvals configured, that is a no.
-      out(denyAnswer(o.tool, payload, `Roost's hook could not load its rules (${e && e.message}): denied because approvals are required`));
+      out(denyAnswer(o.tool, payload, `Roost's hook could not load its rules (${ioError(e)?.message}): denied because approvals are required`));
       return;
     }
   }
@@ -343,15 +379,17 @@ async function main() {
   q.set('request', key);
   // Answer before the agent tool's own hook timeout (installed as window + 30 s).
   const deadline = windowMs + 20_000;
+  /** @type {import('node:http').ClientRequest | null} */
   let held = null;
   const unwatch = watchAgent(() => {
     // The agent is gone: nobody reads our answer. Closing the connection withdraws the request.
     if (held) held.destroy();
     process.exit(0);
   });
+  /** @param {string} reason @param {string} why */
   const ownDenial = (reason, why) => {
     out(denyAnswer(o.tool, payload, reason));
-    spoolReport({ key, server, tool: o.tool, team: o.team || '', tokenEnv, at: Date.now(), why, payload: raw.length <= 1024 * 1024 ? raw : '{}' });
+    spoolReport({ key, server, tool: o.tool, team, tokenEnv, at: Date.now(), why, payload: raw.length <= 1024 * 1024 ? raw : '{}' });
     startReporter();
   };
   try {
@@ -373,9 +411,10 @@ async function main() {
     process.stdout.write(r.text);
   } catch (e) {
     unwatch();
-    const why = e && e.code ? `could not be reached (${e.code})` : `gave no usable answer (${(e && e.message) || e})`;
+    const err = ioError(e);
+    const why = err?.code ? `could not be reached (${err.code})` : `gave no usable answer (${err?.message || String(e)})`;
     const reason = `Roost server at ${server} ${why}: denied because approvals are required`;
-    if (e && e.code) ownDenial(reason, e.code);
+    if (err?.code) ownDenial(reason, err.code);
     else out(denyAnswer(o.tool, payload, reason));
   }
 }
@@ -397,7 +436,7 @@ function run() {
     (e) => {
       // Last resort: never leave a call that may need approval without an answer.
       try {
-        out(denyAnswer(o.tool, null, `Roost's hook failed (${e && e.message}): denied`));
+        out(denyAnswer(o.tool, null, `Roost's hook failed (${ioError(e)?.message}): denied`));
       } catch {}
       process.exit(0);
     },

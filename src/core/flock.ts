@@ -14,7 +14,7 @@
 //   model.ts       closed sets, FLOCK_LIMITS, the state's shape, emptyFlock
 //   read.ts        readers for hostile fields; event times
 //   crows.ts       who is a crow; flight caps, saturation, take-off and landing
-//   items.ts       lookups the handlers share (a live list, an item, a requester)
+//   lookups.ts     lookups the handlers share (a live list, an item, a requester)
 //   lists.ts       lists and items, and the queries the driver reads (itemPhase, toFly, listStatus)
 //   flights.ts     a crow flying for an item, and landing
 //   verdicts.ts    verdicts judged into the one trust ledger (src/core/trust.ts), the ledger's view

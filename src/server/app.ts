@@ -392,7 +392,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
   });
   const flock = await flocks.get('default');
   // Transcripts are read only in local mode: a hook on this machine names a file on this machine.
-  const hooks = new HookService(store, floors, approvalsByProject, usageByProject, () => access.mode === 'local');
+  const hooks = new HookService(floors, approvalsByProject, usageByProject, () => access.mode === 'local');
   const ids = new IdentityRoutes(identity, access, { loginFailuresFree: cfg.loginFailuresFree, loginBackoffMs: cfg.loginBackoffMs, tokensPerPerson: cfg.tokensPerPerson, secureCookies: publicOrigin?.startsWith('https:') ?? false, devices });
   // Work: conversations, Spaces' agents, commands and results (docs/work.md).
   const work = new WorkService(store, {
@@ -428,7 +428,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...fleet.routes(),
     ...hooks.routes(),
     ...usageRoutes(usageByProject, floors, live),
-    ...askRoutes(store, floors, approvalsByProject),
+    ...askRoutes(floors, approvalsByProject),
     ...flockRoutes(flocks, approvalsByProject, live, access),
     ...trustRoutes(flocks, approvalsByProject, access),
     ...bulkRoutes(approvalsByProject, access),

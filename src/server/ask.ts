@@ -21,8 +21,6 @@
 import { Type } from '@sinclair/typebox';
 import { APPROVAL_LIMITS, outcomeLine, pendingAsksOf } from '../core/approvals.js';
 import { LIMITS, type FloorEvent } from '../core/floor.js';
-import { normalizeFloorEvent } from '../core/floor-wire.js';
-import type { EventStore } from '../storage/types.js';
 import { newApprovalId, type ApprovalService } from './approvals.js';
 import { principalKey } from './access.js';
 import { HttpError } from './http.js';
@@ -50,11 +48,9 @@ const Ask = Type.Object({
  */
 export const MAX_PENDING_ASKS = 10;
 
-export function askRoutes(store: EventStore, floors: PerProject<FloorService>, approvalsOf: PerProject<ApprovalService>): Route[] {
-  const show = async (floor: FloorService, e: FloorEvent) => {
-    const n = normalizeFloorEvent(e as unknown as Record<string, unknown>, Date.now());
-    await store.append(floor.stream, [{ type: n.type, body: JSON.stringify(n) }]);
-  };
+export function askRoutes(floors: PerProject<FloorService>, approvalsOf: PerProject<ApprovalService>): Route[] {
+  // Through the floor's own service, with its checks and caps (one writer per stream).
+  const show = (floor: FloorService, e: FloorEvent) => floor.post([e]);
   /** Questions sent to the log and not yet folded, per project and asker (so a burst cannot pass the cap together). */
   const sending = new Map<string, number>();
   return [

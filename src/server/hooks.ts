@@ -21,7 +21,6 @@ import { parseWindow } from '../core/window.js';
 import { actionClass, barredFromTrust } from '../core/action-class.js';
 import { trustedFor } from '../core/agent-trust.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
-import { normalizeFloorEvent } from '../core/floor-wire.js';
 import {
   AGENT_TOOLS,
   decisionAnswer,
@@ -34,7 +33,6 @@ import {
   type FloorView,
 } from '../integrations/index.js';
 import type { FloorEvent } from '../core/floor.js';
-import type { EventStore } from '../storage/types.js';
 import { askedId, newApprovalId, type ApprovalService } from './approvals.js';
 import { grantOf, principalKey } from './access.js';
 import type { FloorService } from './floor.js';
@@ -66,7 +64,6 @@ export function floorView(s: FloorState): FloorView {
  */
 export class HookService {
   constructor(
-    private store: EventStore,
     private floors: PerProject<FloorService>,
     private approvalsOf: PerProject<ApprovalService>,
     private usageOf?: PerProject<UsageService>,
@@ -98,16 +95,10 @@ export class HookService {
     (await this.usageOf.of(req)).readTranscriptLater(path, { agent: m.agent, session: m.session, parent: m.agent !== m.session ? m.session : null, team: m.team });
   }
 
+  /** Through the floor's own service: its checks and caps are the ones `POST /events` has (one writer per stream). */
   private async appendFloor(floor: FloorService, events: FloorEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const now = Date.now();
-    await this.store.append(
-      floor.stream,
-      events.map((e) => {
-        const n = normalizeFloorEvent(e as unknown as Record<string, unknown>, now);
-        return { type: n.type, body: JSON.stringify(n) };
-      }),
-    );
+    await floor.post(events);
   }
 
   /** `POST /hooks/:tool`: a hook payload is any JSON object (the tool's own shape, mapped in src/integrations). */

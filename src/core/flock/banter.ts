@@ -3,7 +3,7 @@
 
 import { FLOCK_LIMITS, type FlockEffect, type FlockList, type FlockState, type FlockStep } from './model.js';
 import { get, line, tokens, type Obj } from './read.js';
-import { itemOf, liveList } from './items.js';
+import { itemOf, liveList } from './lookups.js';
 import { isCrow } from './crows.js';
 
 export function banterStarted(s: FlockState, o: Obj, at: number): FlockEffect[] {

@@ -4,7 +4,7 @@
 
 import { FLOCK_LIMITS, type FlockEffect, type FlockState, type FlockStep } from './model.js';
 import { get, int, type Obj } from './read.js';
-import { liveList } from './items.js';
+import { liveList } from './lookups.js';
 
 function projectBudget(s: FlockState, o: Obj): FlockEffect[] {
   const b = int(get(o, 'token_budget'), FLOCK_LIMITS.minBudget, FLOCK_LIMITS.maxBudget);

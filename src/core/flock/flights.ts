@@ -4,7 +4,7 @@
 import { SESSION_ID_PATTERN } from '../fleet.js';
 import { FLOCK_LIMITS, type Flight, type FlightBoard, type FlockEffect, type FlockState, type FlockStep } from './model.js';
 import { get, int, line, text, tokens, type Obj } from './read.js';
-import { anyFlying, itemOf, liveList, triagePassed, wanted, workers } from './items.js';
+import { anyFlying, itemOf, liveList, triagePassed, wanted, workers } from './lookups.js';
 import { isBorrowed, isWorkerCrow, land, listKey, rotated, takeOff } from './crows.js';
 
 export function crowFlying(s: FlockState, o: Obj, at: number): FlockEffect[] {

@@ -5,7 +5,7 @@
 import { trimOldest } from '../bounded.js';
 import { FLOCK_LIMITS, SKIP_REASONS, TASK_TYPES, TODO_NEST, TRIAGE_MODES, type Flight, type FlightBoard, type FlockEffect, type FlockItem, type FlockList, type FlockState, type SkipReason, type Triage, type VerdictValue, type FlockStep } from './model.js';
 import { cut, get, id, int, isObj, line, oneOf, optText, slugId, text, type Obj } from './read.js';
-import { anyFlying, itemOf, liveList, pushBounded, requesterOf, triagePassed, wanted, workers } from './items.js';
+import { anyFlying, itemOf, liveList, pushBounded, requesterOf, triagePassed, wanted, workers } from './lookups.js';
 
 export function listStarted(s: FlockState, o: Obj, at: number, ts: string): FlockEffect[] {
   const list_id = id(get(o, 'list_id'));

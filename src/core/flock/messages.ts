@@ -7,7 +7,7 @@ import { isServiceRole } from '../personas.js';
 import { CROW_KINDS, FLOCK_LIMITS, JEV_QUESTIONS, NEST_KINDS, NEST_MODES, TAGGED_BY, TODO_NEST, type FlockEffect, type FlockState, type Nest, type NestKind, type NestMode, type NestRecord, type TaggedBy, type WatchRecord, type FlockStep } from './model.js';
 import { flockSaturated, isBorrowed, isCrow, isWorkerCrow, land, nestKey, rotated, takeOff } from './crows.js';
 import { get, int, isObj, line, oneOf, optText, prob, slugId, text, tokens, type Obj } from './read.js';
-import { pushBounded, requesterOf } from './items.js';
+import { pushBounded, requesterOf } from './lookups.js';
 import { posterOf } from './nests.js';
 
 /** Who may post a message of `kind` (the contract's guardrails; membership is checked apart). */

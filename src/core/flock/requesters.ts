@@ -3,7 +3,7 @@
 
 import { FLOCK_LIMITS, STRIKE_REASONS, type FlockEffect, type FlockState, type StrikeReason, type FlockStep } from './model.js';
 import { get, id, int, line, oneOf, text, type Obj } from './read.js';
-import { requesterOf } from './items.js';
+import { requesterOf } from './lookups.js';
 
 export function strike(s: FlockState, o: Obj, at: number): FlockEffect[] {
   const requester = line(get(o, 'requester'), FLOCK_LIMITS.requester);

@@ -6,7 +6,7 @@
 import { levelOf, MAX_TRUST, entryOf as ledgerEntry, recordChange as ledgerRecord, judge, trustKey, copyChange, announce, ownerLowers, trustRules, type TrustName, TRUST_LEVELS } from '../trust.js';
 import { FLOCK_LIMITS, FLOCK_PROTOCOL_VERSION, TASK_TYPES, VERDICTS, VERDICT_TARGETS, type FlockEffect, type FlockItem, type FlockList, type FlockState, type TaskType, type TrustChange, type TrustEntry, type VerdictRecord, type VerdictRef, type VerdictTarget, type VerdictValue, type FlockStep } from './model.js';
 import { get, int, isObj, line, oneOf, type Obj } from './read.js';
-import { itemOf, liveList } from './items.js';
+import { itemOf, liveList } from './lookups.js';
 import { isTrustHolder } from './crows.js';
 
 
