@@ -124,6 +124,7 @@ export interface PaceSettings {
 
 export const PACE_DEFAULTS: PaceSettings = { windowMs: 50, busy: 0.9, room: 0.75, requests: 2, floor: 1, frontAt: 64 };
 
+// Measured: unpaced, an instant-model flock took three quarters of the loop from floor ingest beside it; paced, ingest keeps 97.9% of its rate with 20 lists of 50 in flight (docs/flock.md, "Pacing").
 export class Pacer {
   private waiting: (() => void)[] = [];
   private back = false;
