@@ -31,6 +31,7 @@ const WORKLOADS = [
   'lease',
   'hooks',
   'trust',
+  'approval-rules',
   'bulk',
   'restart-agents',
   'fold',

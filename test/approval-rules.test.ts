@@ -92,14 +92,14 @@ test('the Claude Code matcher `roost hooks install` writes selects at least what
   assert.equal(claudeMatcher('(a|a)+b'), null, 'refused at install time');
 });
 
-test('many distinct rules (a caller sending a new one per request) stay cheap', () => {
-  const r = timed(() => {
-    let n = 0;
-    for (let i = 0; i < 5_000; i++) if (needsApproval(`Tool${i}|mcp__${i}__*`, i % 2 ? `mcp__${i}__x` : 'Bash')) n++;
-    return n;
-  });
-  assert.equal(r.value, 2_500, 'each rule still means itself while the cache churns');
-  assert.ok(r.ms < 2000, `5,000 distinct rules took ${r.ms.toFixed(0)} ms`);
+test('many distinct rules (a caller sending a new one per request) each keep their meaning while the cache churns', () => {
+  // What a new rule per check costs is measured by `npm run bench -- approval-rules` (a µs figure, not a test's bound).
+  let n = 0;
+  for (let i = 0; i < 5_000; i++) if (needsApproval(`Tool${i}|mcp__${i}__*`, i % 2 ? `mcp__${i}__x` : 'Bash')) n++;
+  assert.equal(n, 2_500, 'each rule still means itself while the cache churns');
+  // And a rule used before the churn still means itself after it.
+  assert.equal(needsApproval('Tool0|mcp__0__*', 'mcp__0__x'), true);
+  assert.equal(needsApproval('Tool0|mcp__0__*', 'Bash'), false);
 });
 
 // Within the syntax (no exclusions), the matcher agrees with the regular

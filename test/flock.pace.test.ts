@@ -6,7 +6,8 @@
 // then a real server finishes a list while requests keep its loop busy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Pacer, type PaceSettings, type PaceSignals } from '../src/server/flock/pace.js';
+import { Pacer, processSignals, type PaceSettings, type PaceSignals } from '../src/server/flock/pace.js';
+import { flockRoutes } from '../src/server/flock/routes.js';
 import { inProcess } from './support/server.js';
 import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 // The benches' model that answers at once (no network): the same stand-in for the same question.
@@ -137,6 +138,44 @@ test('a real server: a list handed over while requests keep the loop busy finish
   } finally {
     on = false;
     await Promise.all(load);
+    await roost.close();
+  }
+});
+
+test("every route of the flock's table is marked the flock's own, and a real server's requests count for the pacer but those routes' (a path sharing their first segment counts)", async () => {
+  // The table only (its handlers are not called here).
+  const table = flockRoutes(null as never, null as never, null as never, null as never);
+  assert.ok(table.length > 10);
+  for (const r of table) assert.equal(r.flock, true, `${r.method} ${r.path} is marked flock: true (Route.flock)`);
+  const roost = await inProcess();
+  const signals = processSignals();
+  /** Sends one request and says how many requests the pacer heard for it. */
+  const counted = async (method: string, path: string): Promise<number> => {
+    signals.requests();
+    const r = await fetch(roost.url + path, { method });
+    await r.body?.cancel();
+    return signals.requests();
+  };
+  try {
+    for (const r of table) {
+      const path = r.path.replace(/:[a-z_]+/g, 'x');
+      for (const target of [path, `${path}?project=default&list_id=l-1`]) {
+        assert.equal(await counted(r.method, target), 0, `${r.method} ${target} is the flock's own: not counted`);
+      }
+    }
+    // Not the flock's: the floor's ingest, the agents' trust (under /api/trust, as the flock's ledger is), a page, another app's route.
+    for (const [method, path] of [
+      ['POST', '/events'],
+      ['PUT', '/api/trust/agents'],
+      ['GET', '/api/trust/x/history'],
+      ['GET', '/'],
+      ['GET', '/api/approvals'],
+      ['POST', '/api/lists/x'],
+      ['GET', '/api/nests/x/y/z'],
+    ] as const) {
+      assert.equal(await counted(method, path), 1, `${method} ${path} is counted`);
+    }
+  } finally {
     await roost.close();
   }
 });

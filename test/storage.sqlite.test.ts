@@ -194,6 +194,33 @@ test('sqlite: under steady writing the WAL is checkpointed by the worker thread 
   }
 });
 
+test('sqlite: a commit does no checkpoint work: the main connection\'s automatic checkpoint is off, and every page copied into the database file was copied by the worker thread', async () => {
+  // Why the worker exists (src/storage/sqlite-checkpoint.ts): SQLite's own checkpoint runs inside the
+  // commit that crosses its threshold, on the event loop. Here the main connection may not
+  // checkpoint at all (no finishing, no fallback), so the file can only grow by the worker's passes.
+  const d = tempDir('roost-sqlite-offloop-');
+  const file = join(d, 'roost.db');
+  const s = new SqliteStore({ path: file, checkpoints: { passEvery: 16, restartFrames: 200, finishFrames: 1e9, fallbackCommits: 1e9 } });
+  const main = (s as unknown as { db: Database.Database }).db;
+  try {
+    assert.equal(main.pragma('wal_autocheckpoint', { simple: true }), 0, "the main connection's automatic checkpoint is off");
+    const before = statSync(file).size;
+    const body = JSON.stringify({ pad: 'x'.repeat(600) });
+    for (let i = 0; i < 1500; i++) {
+      await s.append(`offloop-${i % 5}`, [{ type: 'note', body }], { lazy: i % 5 !== 0 });
+      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    await until('the worker copied pages into the database file', () => statSync(file).size > before + 500_000, 20_000);
+    const st = s.checkpointStats!;
+    assert.ok(st.passes > 0, `the worker passed: ${JSON.stringify(st)}`);
+    assert.equal(st.finished + st.fallbacks, 0, `the main connection checkpointed nothing itself: ${JSON.stringify(st)}`);
+    assert.equal(main.pragma('wal_autocheckpoint', { simple: true }), 0, 'still off after the writes');
+  } finally {
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
 test('sqlite: lazy appends survive a SIGKILL of the process that made them, the moment they resolved (and a synced one after them is whole too)', async () => {
   const d = tempDir('roost-sqlite-lazy-');
   const file = join(d, 'roost.db');

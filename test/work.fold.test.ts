@@ -238,15 +238,15 @@ test('ids that are Object.prototype keys are ids like any other: they fold, and 
   assert.deepEqual(workToJSON(workFromJSON(JSON.parse(JSON.stringify(workToJSON(s))))), workToJSON(s));
 });
 
-test('the fold is linear: 100,000 messages in one conversation fold in well under a few seconds', () => {
+test('the fold is linear: 100,000 messages in one conversation are appended to the one list, never copied', () => {
   const s = run([{ type: 'conversation.created', id: 'c-1', title: 'room', by: ann, at: 1 }]);
-  const t = performance.now();
+  const list = s.conversations.get('c-1')!.messages;
   for (let i = 0; i < 100_000; i++) applyWork(s, { type: 'message.posted', conversation: 'c-1', text: `message ${i}`, by: ann, at: i }, s.rev + 1);
-  const ms = performance.now() - t;
-  assert.equal(s.conversations.get('c-1')!.messages.length, 100_000);
-  assert.equal(s.conversations.get('c-1')!.messages[99_999].seq, 100_000);
-  // 16,000 took 5.8 s when every message copied the list; a generous bound for a busy machine.
-  assert.ok(ms < 5000, `100,000 messages took ${ms.toFixed(0)} ms`);
+  // 16,000 took 5.8 s when every message copied the list. The rate, and the last tenth's
+  // time over the first (1 = linear), are measured by `npm run bench -- work-fold`.
+  assert.equal(s.conversations.get('c-1')!.messages, list, 'the same list, appended in place');
+  assert.equal(list.length, 100_000);
+  assert.equal(list[99_999].seq, 100_000);
 });
 
 test('an agent has at most 1,000 commands waiting; more fold to nothing and the server is told why', () => {

@@ -42,6 +42,7 @@ import { WebhookTriggers } from './webhooks/triggers.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import type { Resolver } from './net-address.js';
 import { mountRoutes, route, type Route } from './route.js';
+import { paceOwnRoutes } from './flock/pace.js';
 import { liveConnectionCap } from './fd-limit.js';
 
 export interface RoostConfig {
@@ -438,6 +439,8 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...webhookRoutes(webhooks, access),
   ];
   const router = mountRoutes(new Router(), routes, { access, space: (id, p) => work.needSpace(id, p) }).otherwise(staticFiles(PACKAGE_ROOT, access));
+  // The flock's pacer yields to every request but those of routes marked `flock` (flock/pace.ts).
+  paceOwnRoutes(routes);
 
   // The edge (src/server/edge.ts) sees every request first: Host, Origin, security headers.
   const edge = new Edge({ listenHost: cfg.host, origins });

@@ -103,6 +103,8 @@ export interface Route<B = any> {
   page?: boolean;
   /** A long-lived response (SSE): in the docs, and exempt from nothing else (requests are short either way). */
   stream?: boolean;
+  /** The flock's own request: its driver's pacer (flock/pace.ts) does not yield to it. Every route of the flock's table says so. */
+  flock?: true;
   handler(c: Ctx<B>): void | Promise<void>;
 }
 

@@ -144,6 +144,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/lists',
+      flock: true,
       auth: 'editor',
       body: ListBody,
       maxBody: LIST_BODY_MAX + 4096,
@@ -181,6 +182,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'GET',
       path: '/api/events',
+      flock: true,
       auth: 'viewer',
       stream: true,
       doc: '?list_id=: the list\'s contract events; ?nest_id=: the nest\'s nest.message (SSE, id: lines, Last-Event-ID)',
@@ -199,6 +201,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/verdicts',
+      flock: true,
       auth: 'editor',
       body: VerdictBody,
       doc: '204; 404 when nothing waits (a second answer included); the decider is the caller',
@@ -229,6 +232,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'GET',
       path: '/api/trust',
+      flock: true,
       auth: 'viewer',
       doc: "the one ledger: the flock's holders (the contract's fields) and, under `agents`, the coding agents' teams per action class",
       handler: async ({ req, res }) => sendJson(res, 200, { ...flockLedger((await flocks.of(req)).state), agents: agentLedgerJSON((await approvals.of(req)).state.agentTrust) }),
@@ -236,6 +240,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/trust',
+      flock: true,
       auth: 'owner',
       body: TrustBody,
       doc: 'demote (one level) or reset a holder, with a reason (logged)',
@@ -250,6 +255,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'PUT',
       path: '/api/budget',
+      flock: true,
       auth: 'owner',
       body: BudgetBody,
       doc: 'the project\'s default token budget for new lists',
@@ -259,11 +265,12 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
         sendJson(res, 200, { token_budget: svc.state.budget.project });
       },
     }),
-    route({ method: 'GET', path: '/api/personas', auth: 'viewer', handler: ({ res }) => sendJson(res, 200, personaRecords()) }),
-    route({ method: 'GET', path: '/api/crows', auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, { crows: spunCrows((await flocks.of(req)).state) }) }),
+    route({ method: 'GET', path: '/api/personas', flock: true, auth: 'viewer', handler: ({ res }) => sendJson(res, 200, personaRecords()) }),
+    route({ method: 'GET', path: '/api/crows', flock: true, auth: 'viewer', handler: async ({ req, res }) => sendJson(res, 200, { crows: spunCrows((await flocks.of(req)).state) }) }),
     route({
       method: 'GET',
       path: '/api/nests',
+      flock: true,
       auth: 'viewer',
       doc: '{roster, nests} (the contract\'s), plus watchdog {on, model, band, reason} and quarantined [{crow, nest_id, flag, refers_to, since}]',
       handler: async ({ req, res }) => {
@@ -275,6 +282,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/nests',
+      flock: true,
       auth: 'editor',
       body: NestBody,
       doc: '201 {nest_id, name, crows}; 400 {message}; 409 a taken id',
@@ -296,6 +304,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/quarantine/:crow/lift',
+      flock: true,
       auth: 'owner',
       body: ReasonBody,
       doc: 'lifts a crow\'s quarantine now, with a reason (logged as quarantine.lifted); 404 when it is not quarantined',
@@ -314,6 +323,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'DELETE',
       path: '/api/crows/:name',
+      flock: true,
       auth: 'owner',
       body: ReasonBody,
       doc: 'removes a spun crow from the registry, with a reason (crow.removed); 404 not a spun crow, 409 while it flies',
@@ -333,6 +343,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'PUT',
       path: '/api/nests/:id',
+      flock: true,
       auth: 'owner',
       body: RenameBody,
       doc: 'renames a nest (its id stays: every msg_id is built on it); 400 todo or a bad name, 404',
@@ -352,6 +363,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'DELETE',
       path: '/api/nests/:id',
+      flock: true,
       auth: 'owner',
       body: DeleteNestBody,
       doc: 'deletes a nest (nest.deleted): its messages stay in the log, its id stays reserved; 400 todo, 404, 409 while work flies in it',
@@ -372,6 +384,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'GET',
       path: '/api/nests/:id/messages',
+      flock: true,
       auth: 'viewer',
       doc: 'the nest\'s records in msg_id order, resolved computed now; 404 unknown nest',
       handler: async ({ req, res, params }) => {
@@ -382,6 +395,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/nests/:id/messages',
+      flock: true,
       auth: 'editor',
       body: PostBody,
       doc: '201 the stored record; 404, 400 {message}, 403 quarantined or an author not the caller\'s, 429 {message, cooldown_s}',
@@ -416,6 +430,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'POST',
       path: '/api/nests/:id/messages/:msg/kind',
+      flock: true,
       auth: 'owner',
       body: KindBody,
       doc: 'the owner says what kind (and a request\'s mode) a message really was: logged as jev.truth, the calibration\'s truth; the record is unchanged',
@@ -439,6 +454,7 @@ export function flockRoutes(flocks: PerProject<FlockService>, approvals: PerProj
     route({
       method: 'GET',
       path: '/api/flock',
+      flock: true,
       auth: 'viewer',
       doc: 'the models serving each role, and the lists with their status',
       handler: async ({ req, res }) => {
