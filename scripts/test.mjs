@@ -16,7 +16,9 @@
 //   Up to ROOST_TEST_CONCURRENCY (default 4) files run at once, of which at
 //   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
 //   *.claude|codex|gemini.test.ts: a Chromium's memory, a CLI's start-up burst),
-//   so one slot is always left to the light files.
+//   so one slot is always left to the light files. At most ROOST_TEST_PG
+//   (default 2) PostgreSQL files (*.pg.*) at once: each starts up to three
+//   nodes with their pools and listeners, and the server takes 100 connections.
 // - A file has 300 s (ROOST_TEST_FILE_TIMEOUT_S): the real CLIs' suites take a few tens of seconds each
 //   test, more on a busy machine; a file that hangs is killed and fails then.
 // - A file's output (the spec reporter's) is printed whole when it ends, so two
@@ -62,6 +64,8 @@ const FILE_TIMEOUT_MS = 1000 * Number(process.env.ROOST_TEST_FILE_TIMEOUT_S ?? 3
 const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 4));
 const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 3)));
 const heavy = (f) => /\.(browser|claude|codex|gemini)\./.test(f);
+const PG_SLOTS = Math.max(1, Number(process.env.ROOST_TEST_PG ?? 2));
+const onPg = (f) => /\.pg\./.test(f);
 
 // The last run's time of each file, or an estimate: heavy files and PostgreSQL
 // ones take longest, then the rest by size (a bigger file has more tests).
@@ -99,6 +103,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 let runningHeavy = 0;
+let runningPg = 0;
 const t0 = Date.now();
 
 function runFile(file, n) {
@@ -150,16 +155,19 @@ await new Promise((finish) => {
   let n = 0;
   const next = () => {
     while (running < SLOTS && queue.length > 0) {
-      // The longest waiting file that fits: a heavy one only while a heavy slot is free.
-      const i = runningHeavy < HEAVY_SLOTS ? 0 : queue.findIndex((f) => !heavy(f));
+      // The longest waiting file that fits: a heavy one only while a heavy slot is free, a PostgreSQL one while a PostgreSQL slot is.
+      const i = queue.findIndex((f) => (runningHeavy < HEAVY_SLOTS || !heavy(f)) && (runningPg < PG_SLOTS || !onPg(f)));
       if (i < 0) break;
       const [file] = queue.splice(i, 1);
       const h = heavy(file);
+      const p = onPg(file);
       running++;
       if (h) runningHeavy++;
+      if (p) runningPg++;
       void runFile(file, n++).then(() => {
         running--;
         if (h) runningHeavy--;
+        if (p) runningPg--;
         if (queue.length === 0 && running === 0) finish();
         else next();
       });
