@@ -2,7 +2,7 @@
 // The checks `npm test` runs before the tests, side by side: they are
 // independent, and each is one process that keeps one core busy, so on a small
 // machine they take the time of the longest instead of the sum.
-// - `tsc -b tsconfig.json test`: the build (src/core, web's types, the Node
+// - `tsc -b tsconfig.json test bin`: the build (src/core, web's types, the Node
 //   build to dist/) and the tests' type-check, one build graph, each project once;
 // - `vite build`: the web bundle the browser tests load;
 // - `eslint --max-warnings 0 .`: the lint (eslint.config.js).
@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => new URL(`../node_modules/.bin/${name}`, import.meta.url).pathname;
 const checks = [
-  ['build + typecheck', bin('tsc'), ['-b', 'tsconfig.json', 'test']],
+  ['build + typecheck', bin('tsc'), ['-b', 'tsconfig.json', 'test', 'bin']],
   ['web bundle', bin('vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']],
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
 ];

@@ -140,9 +140,10 @@ export class HookService {
   private async denyForBudget(res: ServerResponse, floor: FloorService, tool: AgentTool, payload: object, m: ReturnType<typeof mapHook>, why: string): Promise<void> {
     const first = m.events[0];
     const reason = `${why}. Roost paused this agent until an owner raises or lifts the budget (the Cost page).`;
-    const e = normalizeFloorEvent({ ...(first ?? {}), type: 'status', agent: first?.agent ?? m.agent, status: 'idle', activity: `${BUDGET_PAUSED}${why}`.slice(0, LIMITS.activity) }, Date.now());
+    const e: FloorEvent = { ...(first ?? {}), type: 'status', agent: first?.agent ?? m.agent, status: 'idle', activity: `${BUDGET_PAUSED}${why}`.slice(0, LIMITS.activity) };
     // Lazy: the floor's note is derived (the next denied call writes it again); the deny is the answer.
-    await this.store.append(floor.stream, [{ type: e.type, body: JSON.stringify(e) }], { lazy: true });
+    // Through the floor's service like every floor write (its checks and caps).
+    await floor.post([e], { lazy: true });
     sendJson(res, 200, decisionAnswer(tool, payload, 'deny', reason));
   }
 
