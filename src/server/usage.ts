@@ -24,8 +24,9 @@
 // (`claude-code:<session>`, `codex:<thread>`, `gemini:<session>`). A subagent
 // is found by what the record says: Codex's subagent has its own thread id
 // (its agent id on the floor); Claude Code and Gemini CLI name only its type,
-// so it goes to the session's helper of that type (the busy one, else the
-// latest). The hooks tell this service who they saw (`remember`), so a
+// so it goes to the session's helper of that type the hooks saw running at
+// the record's time (src/server/helper-windows.ts; else the busy one, else
+// the latest). The hooks tell this service who they saw (`remember`), so a
 // session that already left the floor (it is forgotten 6 s after
 // SessionEnd, and exporters flush at exit) keeps its team.
 
