@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { actionClass, barredFromTrust, DEFAULT_NEVER } from '../src/core/action-class.js';
+import { actionClass, barredFromTrust, boardCallClass, DEFAULT_NEVER } from '../src/core/action-class.js';
 
 const FIX = new URL('./fixtures/', import.meta.url).pathname;
 
@@ -101,4 +101,18 @@ test('what never runs on trust: the owner\'s never-classes, pipes into a shell, 
   assert.match(barredFromTrust('Write', { file_path: '/etc/hosts', content: '' }, cwd, never), /outside/);
   assert.equal(barredFromTrust('Edit', { file_path: 'src/a.ts' }, cwd, never), '');
   assert.match(barredFromTrust('mcp__x__y', {}, cwd, ['mcp__x__y']), /mcp__x__y/);
+});
+
+test('a board session’s call: classed by the command its bridge sent; without one, too long, or a write, never on trust', () => {
+  const never = [...DEFAULT_NEVER];
+  assert.deepEqual(boardCallClass('Bash', 'npm test', never), { actionClass: 'npm test', barred: '' });
+  assert.deepEqual(boardCallClass('Bash', 'npm test -- --watch=false', never), { actionClass: 'npm test', barred: '' });
+  // The digest is one line: a second command on a second line is in the command, and in the class.
+  assert.equal(boardCallClass('Bash', 'npm test\ngit push', never).actionClass, 'npm test ; git push');
+  assert.match(boardCallClass('Bash', 'npm test\ngit push', never).barred, /git push/);
+  assert.match(boardCallClass('Bash', 'git push origin main', never).barred, /git push/);
+  assert.match(boardCallClass('Bash', undefined, never).barred, /did not send the command/);
+  assert.match(boardCallClass('Bash', 'npm test ' + 'x'.repeat(8_000), never).barred, /too long/);
+  assert.match(boardCallClass('Edit', undefined, never).barred, /outside/);
+  assert.deepEqual(boardCallClass('WebFetch', undefined, never), { actionClass: 'WebFetch', barred: '' });
 });

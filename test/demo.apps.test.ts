@@ -40,7 +40,7 @@ test('the demo client fills every app of project "demo" through the public API o
   const d = (path: string) => get(`${server.url}${path}${path.includes('?') ? '&' : '?'}project=demo`);
   try {
     await until('floor agents', async () => (await d('/state')).agents.length >= 8, 20_000, 200);
-    await until('three board sessions', async () => (await d('/fleet/default')).sessions.length === 3, 20_000, 200);
+    await until('four board sessions', async () => (await d('/fleet/default')).sessions.length === 4, 20_000, 200);
     await until('a session waiting for a person', async () => (await d('/approvals')).pending.some((a: any) => a.kind === 'fleet'), 30_000, 200);
     const work = await until('Work agents, queued and finished commands', async () => {
       const w = await d('/api/v2/snapshot');
@@ -59,6 +59,12 @@ test('the demo client fills every app of project "demo" through the public API o
       return Array.isArray(m) && m.some((r: any) => r.author === 'Pepper' && r.kind === 'deliver');
     }, 30_000, 300);
     await until('a call allowed by trust', async () => (await d('/approvals?recent=50')).recent.some((a: any) => a.decidedBy === 'trust'), 30_000, 300);
+    // On the fleet board too: the Test runner's npm test, earned by three allows, then allowed by trust with nobody asked.
+    const byTrust = await until('a board call allowed by trust', async () => (await d('/approvals?recent=100')).recent.find((a: any) => a.kind === 'fleet' && a.decidedBy === 'trust'), 40_000, 300);
+    assert.equal(byTrust.actionClass, 'npm test');
+    assert.equal(byTrust.trust.because.length, 3, 'the three decisions that earned it');
+    const runner = (await d('/fleet/default')).sessions.find((s: any) => s.name === 'Test runner');
+    assert.equal(runner.approvals.find((a: any) => a.rid === byTrust.scope.rid)?.by, 'trust', 'the board shows it allowed by trust');
   } finally {
     stop.abort();
     await demo;

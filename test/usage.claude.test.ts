@@ -39,7 +39,7 @@ test('Claude Code’s OTLP export: the session’s and its two sub-agents’ tok
     step({ ...toolUse('Agent', { description: 'check', prompt: 'SUBTASK A: run a check', subagent_type: 'general-purpose' }, 'toolu_agent'), usage: usages[0] }, and(not(sub), not(hasResult('toolu_agent')))),
     step({ ...toolUse('Bash', { command: 'echo sub', description: 'sub' }, 'toolu_sub'), usage: usages[1] }, and(subA, not(hasResult('toolu_sub')))),
     step({ ...text('sub done'), usage: usages[2] }, and(subA, hasResult('toolu_sub'))),
-    step({ ...toolUse('Agent', { description: 'look', prompt: 'SUBTASK B: look around', subagent_type: 'Explore' }, 'toolu_agent2'), usage: usages[3] }, and(not(sub), hasResult('toolu_agent'), not(hasResult('toolu_agent2')))),
+    step({ ...toolUse('Agent', { description: 'look', prompt: 'SUBTASK B: look around', subagent_type: 'general-purpose' }, 'toolu_agent2'), usage: usages[3] }, and(not(sub), hasResult('toolu_agent'), not(hasResult('toolu_agent2')))),
     step({ ...text('looked'), usage: usages[4] }, subB),
     step({ ...text('All done.'), usage: usages[5] }, and(not(sub), hasResult('toolu_agent2'))),
   ]);

@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { digestInput, needsApproval } from '../core/approvals.js';
 import { FLEET_NO_DECISION } from '../core/fleet.js';
+import { BOARD_COMMAND_MAX } from '../core/fleet-wire.js';
 import { formatWindow } from '../core/window.js';
 import type { SpaceLink } from './work.js';
 import { oneLine, type Board } from './board.js';
@@ -196,7 +197,7 @@ export class Approvals implements ApprovalSide {
     const posting = this.board.post(
       '',
       [
-        { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending' },
+        { type: 'session.approval', id, rid, session: run.name, tool: tool.slice(0, 120), digest, state: 'pending', ...commandOf(payload) },
         { type: 'session.status', id, state: 'waiting', activity: asking },
       ],
       this.board.key(id, 'approval', rid),
@@ -268,4 +269,11 @@ export class Approvals implements ApprovalSide {
     this.board.status(run, 'running', `denied: ${tool}`);
     return { decision: 'deny', reason: `Denied in Roost by ${outcome.by}` };
   }
+}
+
+/** A shell call's whole command, for its action class on the server (earned trust); none when too long to send. */
+function commandOf(payload: HookPayload): { command?: string } {
+  const input = payload.tool_input;
+  const c = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>).command : undefined;
+  return typeof c === 'string' && c.length <= BOARD_COMMAND_MAX ? { command: c } : {};
 }

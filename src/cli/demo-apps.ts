@@ -313,6 +313,47 @@ export async function runApps(opts: AppsOptions): Promise<void> {
   };
   for (const s of SESSIONS) guard(`session ${s.name}`, scripted(s));
 
+  // ---- earned trust on the board: the Test runner's `npm test` is allowed by the demo's owner
+  // while it waits (three in a row earn the board's team trust), then runs on trust with nobody
+  // asked; a person who revokes it in the inbox sees it wait (and earn it) again.
+  guard('the board’s earned trust', async () => {
+    const id = `demo-tests-${run}`;
+    await boardPost([{ type: 'session.spawn', id, session: 'Test runner', flavor: 'scoped', root: '~/code/shop', by: 'demo' }], `${id}:spawn`);
+    await status(id, 'idle', 'ready for a prompt');
+    await api('PUT', '/api/trust/agents', { on: true });
+    for (let k = 0; !signal.aborted; k++) {
+      await sleep(k < 3 ? 2_500 : 12_000);
+      await boardPost([{ type: 'session.prompt', id, text: 'Run the test suite' }], `${id}:prompt`);
+      const rid = `r-${id}-${k}`.slice(0, 64);
+      // As roost bridge asks: the digest for people, the whole command for its action class.
+      await boardPost(
+        [
+          { type: 'session.approval', id, rid, tool: 'Bash', digest: '$ npm test', command: 'npm test', state: 'pending' },
+          { type: 'session.status', id, state: 'waiting', activity: 'needs approval: Bash $ npm test' },
+        ],
+        `${id}:approval:${rid}`,
+      );
+      let allowed: boolean | null = null;
+      for (let t = 0; allowed === null && !signal.aborted; t++) {
+        const b = (await board.getBoard().catch(() => null)) as { sessions?: { id: string; approvals: { rid: string; state: string }[] }[] } | null;
+        const a = b?.sessions?.find((x) => x.id === id)?.approvals.find((x) => x.rid === rid);
+        if (a && a.state !== 'pending') allowed = a.state === 'allowed';
+        else if (t === 6) {
+          // Still waiting after about 2 s: the demo's owner allows it (a person's decision, which earns trust).
+          const ap = await api('GET', '/approvals');
+          const mine = ((ap.json?.pending ?? []) as { id: string; kind: string; scope?: { rid?: string } }[]).find((x) => x.kind === 'fleet' && x.scope?.rid === rid);
+          if (mine) await api('POST', `/approvals/${encodeURIComponent(mine.id)}/decision`, { decision: 'allow', by: 'Demo' });
+        }
+        if (allowed === null) await pauseFor(300, signal);
+      }
+      if (allowed === null) return;
+      await status(id, 'running', allowed ? 'Bash $ npm test' : 'trying another way');
+      await sleep(1_500);
+      await boardPost([{ type: 'session.turn', id, text: allowed ? 'npm test: 142 passed, 0 failed.' : 'Not allowed to run the tests; I will say what I changed instead.' }], `${id}:turn`);
+      await status(id, 'idle', 'ready for a prompt');
+    }
+  });
+
   // ---- Work: a conversation, and commands queued to the docs writer
   if (hasWork) {
     guard('Work', async () => {

@@ -232,3 +232,20 @@ export function barredFromTrust(tool: string, input: unknown, cwd: string, never
   for (const n of never) if (n && (cls === n || cls.startsWith(n + ' '))) return `"${n}" never runs on trust`;
   return '';
 }
+
+/**
+ * A board session's call (docs/approvals.md "Earned trust", the fleet board):
+ * its class and why it may never run on trust, from what its bridge posted.
+ * A shell call is classed by the command the bridge sent beside its digest;
+ * without one (an older bridge) it is barred, since the digest alone is one
+ * line (a second line could hide any command). The board knows no project
+ * folder, so a file tool's write counts as outside the project (barred).
+ */
+export function boardCallClass(tool: string, command: unknown, never: readonly string[]): { actionClass: string; barred: string } {
+  const name = String(tool ?? '').slice(0, CLASS_MAX);
+  const input = typeof command === 'string' ? { command: command.slice(0, COMMAND_MAX) } : {};
+  const cls = actionClass(name, input, '');
+  if (SHELL_TOOLS.has(name) && typeof command !== 'string') return { actionClass: cls, barred: 'the bridge did not send the command' };
+  if (typeof command === 'string' && command.length > COMMAND_MAX) return { actionClass: cls, barred: 'the command is too long to read' };
+  return { actionClass: cls, barred: barredFromTrust(name, input, '', never) };
+}

@@ -267,9 +267,14 @@ function close(s: ApprovalsState, a: Approval, status: Exclude<ApprovalStatus, '
  * withdrawal (the agent went away) is nobody's decision.
  */
 function judgeClosed(s: ApprovalsState, a: Approval, ts: number, position: number | null): void {
-  if (a.kind !== 'tool' || !a.actionClass || !a.team || status(a) === null) return;
+  if (!trustable(a) || !a.actionClass || !a.team || status(a) === null) return;
   const ref: AgentRef = { verdict: status(a)!, approval: a.id, ...(a.status === 'allowed' || a.status === 'denied' ? { by: a.decidedBy } : {}) };
   judgeAgent(s.agentTrust, a.team, a.actionClass, ref, ts, position);
+}
+
+/** The calls earned trust judges and may allow: a coding agent's (its hook) and a board session's (its bridge). */
+function trustable(a: Approval): boolean {
+  return a.kind === 'tool' || a.kind === 'fleet';
 }
 
 function status(a: Approval): AgentRef['verdict'] | null {
@@ -325,7 +330,7 @@ function requestOf(id: string, o: Record<string, unknown>, ts: number): Approval
     reason: '',
     rule: '',
     closedAt: null,
-    ...(kind === 'tool' && typeof o.action_class === 'string' && o.action_class
+    ...((kind === 'tool' || kind === 'fleet') && typeof o.action_class === 'string' && o.action_class
       ? { actionClass: o.action_class.slice(0, CLASS_MAX), barred: str(o.barred, APPROVAL_LIMITS.reason) ?? '' }
       : {}),
   };
@@ -370,7 +375,7 @@ export function applyApproval(s: ApprovalsState, e: unknown, position: number | 
       if (a.askedBy && str(o.principal, APPROVAL_LIMITS.principal) === a.askedBy) return [];
       // Allowed by trust: only a call the ledger trusts now, of a class no owner barred (the fold checks; the server asks it first).
       if (o.trust !== undefined) {
-        const t = o.decision === 'allow' && a.kind === 'tool' && a.actionClass && !a.barred ? trustedFor(s.agentTrust, a.team, a.actionClass) : null;
+        const t = o.decision === 'allow' && trustable(a) && a.actionClass && !a.barred ? trustedFor(s.agentTrust, a.team, a.actionClass) : null;
         if (!t || s.agentTrust.never.some((n) => a.actionClass === n || a.actionClass!.startsWith(n + ' '))) return [];
         a.trust = t;
         a.decidedBy = 'trust';

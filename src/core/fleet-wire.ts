@@ -61,6 +61,9 @@ const EDGE_CAPS: Record<string, number> = {
   rid: 64,
 };
 
+/** The longest shell command a bridge sends beside a request's digest (a longer one is not sent, and never runs on trust). */
+export const BOARD_COMMAND_MAX = 8_000;
+
 /**
  * Why a posted durable session event is not acceptable, or null when it is.
  * Strict where the fold is forgiving: a client learns what it sent wrong and
@@ -98,6 +101,8 @@ export function checkSessionEvent(x: unknown): string | null {
       if (e.rid === undefined) return '"rid" is required: the approval request id';
       if (!SESSION_ID_PATTERN.test(e.rid as string)) return '"rid" must be 1 to 64 letters, digits, "-" or "_"';
       if (!isOneOf(APPROVAL_STATES, e.state)) return `"state" is required and must be one of ${APPROVAL_STATES.join(', ')}`;
+      // A shell call's command, for its action class (earned trust); read at the edge, never stored on the board.
+      if (e.command !== undefined && (typeof e.command !== 'string' || e.command.length > BOARD_COMMAND_MAX)) return `"command" must be a string of at most ${BOARD_COMMAND_MAX} characters`;
       break;
     case 'session.result':
       if (para(e.summary, SESSION_LIMITS.result) === '') return '"summary" is required';

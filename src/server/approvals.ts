@@ -47,6 +47,7 @@ import {
   type ApprovalScope,
   type ApprovalsState,
 } from '../core/approvals.js';
+import { trustedFor } from '../core/agent-trust.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
@@ -455,6 +456,18 @@ export class ApprovalService {
    * again; null when it refused (the ledger changed meanwhile: the caller
    * holds the call for a person as usual).
    */
+  /**
+   * Earned trust's one check, for a coding agent's hook and a board
+   * session's call alike: the level when the call's holder (team, action
+   * class) is trusted now and nothing bars the call, else null. The caller
+   * then allows it by trust (`allowByTrust`) or holds it for a person.
+   */
+  trustFor(n: NewApproval & { id: string }): { level: number } | null {
+    if (!n.actionClass || n.barred || !n.team || this.state.byId.has(n.id) || this.state.forgotten.has(n.id)) return null;
+    const t = trustedFor(this.state.agentTrust, n.team, n.actionClass);
+    return t ? { level: t.level } : null;
+  }
+
   async allowByTrust(n: NewApproval & { id: string }, trust: { level: number }): Promise<Approval | null> {
     if (this.state.byId.has(n.id) || this.state.forgotten.has(n.id)) return null;
     const decided = { type: 'approval.decided', id: n.id, decision: 'allow', by: 'trust', trust, reason: `the team "${n.team}" earned trust at "${n.actionClass}"`, ts: Date.now() };

@@ -44,6 +44,7 @@ import { projectKey } from './floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { APPROVAL_LIMITS, type Approval as OneApproval } from '../core/approvals.js';
+import { boardCallClass } from '../core/action-class.js';
 import { FLEET_NO_DECISION } from '../core/fleet.js';
 import { askedId, closedError, type ApprovalService } from './approvals.js';
 import type { Holders } from './holders.js';
@@ -128,6 +129,15 @@ export function bridgeHolder(req: IncomingMessage, who: Caller): string {
   const raw = req.headers['roost-bridge'];
   if (typeof raw !== 'string' || !THREAD_PATTERN.test(raw)) return '';
   return 'bridge:' + createHash('sha256').update(`${who.uid ?? ''}\n${raw}`).digest('hex').slice(0, 24);
+}
+
+/**
+ * The team a board session's calls earn trust as (docs/approvals.md "Earned
+ * trust"): its Space's thread, named as the usage books its cost (`fleet ·
+ * <thread>`), so every session of that thread shares it and no other does.
+ */
+export function fleetTeam(thread: string): string {
+  return `fleet · ${thread}`.slice(0, 80);
 }
 
 /** The bridge's window (`Roost-Approval-Window`, ms), when it says; the server's expiry comes a little after it. */
@@ -461,7 +471,7 @@ export class FleetService {
     if (conflict && !key) throw conflict;
     // Each new request is asked in the approvals first (keyed by its id: a retry asks nothing twice), so
     // the board never shows a request the one model lacks.
-    if (req && approvals && events.some((e) => e.type === 'session.approval')) await this.askApprovals(req, who, board, approvals, before, scratch);
+    const trusted = req && approvals && events.some((e) => e.type === 'session.approval') ? await this.askApprovals(req, who, board, approvals, before, scratch, items) : [];
     // A result's usage is never stored: its watchers get it as the stored result is folded here.
     const heard: string[] = [];
     for (const item of items) {
@@ -479,6 +489,8 @@ export class FleetService {
     }
     // A session closed: its requests die with it (the board drops them), and nobody waits for them any more.
     if (approvals && events.some((e) => e.type === 'session.end')) await this.withdrawEnded(board, approvals, before);
+    // A call allowed by earned trust: its echo follows the request onto the board (the bridge lets it run).
+    for (const a of trusted) await this.echo(project, a);
     if (conflict && !r.duplicate) throw conflict;
     if (this.opts.usage) await this.countUsage(project, board, items, rawKey ? `${board.stream}:${rawKey}` : `${board.stream}@${r.first}`, now);
     return r;
@@ -493,35 +505,58 @@ export class FleetService {
     const svc = await this.opts.usage!(project);
     for (const [i, item] of items.entries()) {
       const u = resultUsageOf(item);
-      if (u) await svc.recordBridge(`${key}#${i}`, u, `fleet · ${board.thread}`.slice(0, 80), ts);
+      if (u) await svc.recordBridge(`${key}#${i}`, u, fleetTeam(board.thread), ts);
     }
   }
 
   // ------------------------------------------------------------ approvals (one model)
 
-  /** The requests pending on `after` that `before` did not hold become approvals of kind fleet. */
-  private async askApprovals(req: IncomingMessage, who: Caller, board: Board, approvals: ApprovalService, before: SessionsState, after: SessionsState): Promise<void> {
+  /**
+   * The requests pending on `after` that `before` did not hold become
+   * approvals of kind fleet. A call whose holder (the board's team, its
+   * action class) earned trust is allowed by trust at once, the same check
+   * as a coding agent's hook (ApprovalService.trustFor); those are returned,
+   * for their echo once the board holds the request.
+   */
+  private async askApprovals(
+    req: IncomingMessage,
+    who: Caller,
+    board: Board,
+    approvals: ApprovalService,
+    before: SessionsState,
+    after: SessionsState,
+    items: readonly Record<string, unknown>[],
+  ): Promise<OneApproval[]> {
     const holder = bridgeHolder(req, who);
     const window = windowOf(req);
+    const trusted: OneApproval[] = [];
     for (const s of after.sessions) {
       if (s.state === 'ended') continue;
       const was = new Set(before.sessions.find((x) => x.id === s.id)?.approvals.map((x) => x.rid));
       for (const a of s.approvals) {
         if (a.state !== 'pending' || was.has(a.rid)) continue;
-        await approvals.request({
+        const posted = items.find((x) => x.type === 'session.approval' && x.id === s.id && x.rid === a.rid);
+        const n = {
           id: fleetApprovalId(board.stream, s.id, a.rid),
-          kind: 'fleet',
+          kind: 'fleet' as const,
           asker: s.id,
           askerName: s.name,
           scope: { thread: board.thread, session: s.id, rid: a.rid },
+          team: fleetTeam(board.thread),
           source: 'bridge',
           tool: a.tool || 'tool',
           input: a.digest,
           window,
           holder,
-        });
+          ...boardCallClass(a.tool || 'tool', posted?.command, approvals.state.agentTrust.never),
+        };
+        const t = approvals.trustFor(n);
+        const byTrust = t ? await approvals.allowByTrust(n, t) : null;
+        if (byTrust) trusted.push(byTrust);
+        else await approvals.request(n);
       }
     }
+    return trusted;
   }
 
   /** Withdraws the approvals of requests a `session.end` just dropped from the board. */
@@ -640,7 +675,7 @@ export class FleetService {
   /** 409 with the budget's reason when a spent budget covers the thread's sessions (the project's, or the team the bridge books them to). */
   private async budgetGate(project: string, thread: string): Promise<void> {
     if (!this.opts.usage) return;
-    const why = (await this.opts.usage(project)).pauseReason({ teams: [`fleet · ${thread}`.slice(0, 80)] });
+    const why = (await this.opts.usage(project)).pauseReason({ teams: [fleetTeam(thread)] });
     if (why) throw new HttpError(409, 'conflict', `the bridge takes no new command: ${why}`);
   }
 

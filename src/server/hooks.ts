@@ -19,7 +19,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { APPROVAL_LIMITS, detailOf, digestInput, needsApproval, outcomeLine, sessionRuleFor, type Approval } from '../core/approvals.js';
 import { parseWindow } from '../core/window.js';
 import { actionClass, barredFromTrust } from '../core/action-class.js';
-import { trustedFor } from '../core/agent-trust.js';
 import { LIMITS, type FloorState, type Status } from '../core/floor.js';
 import {
   AGENT_TOOLS,
@@ -166,8 +165,8 @@ export class HookService {
     const id = key ? askedId('ap', callerOf(req), key) : newApprovalId();
     const asked = { ...newToolApproval(tool, payload, m, url), ...classOf(req, payload, m, approvals) };
     // The team is trusted at this action class (earned trust, on for this project): logged and answered at once.
-    const trusted = asked.actionClass && !asked.barred ? trustedFor(approvals.state.agentTrust, asked.team ?? '', asked.actionClass) : null;
-    if (trusted && !approvals.state.byId.has(id)) {
+    const trusted = approvals.trustFor({ ...asked, id });
+    if (trusted) {
       // The allow and the floor's "working" are queued in the same turn, so they share one
       // commit (one fsync on SQLite) rather than paying one each. Should the fold refuse the
       // allow (the ledger moved meanwhile), the call waits as usual and its "waiting" follows.

@@ -24,8 +24,9 @@
 // (`claude-code:<session>`, `codex:<thread>`, `gemini:<session>`). A subagent
 // is found by what the record says: Codex's subagent has its own thread id
 // (its agent id on the floor); Claude Code and Gemini CLI name only its type,
-// so it goes to the session's helper of that type (the busy one, else the
-// latest). The hooks tell this service who they saw (`remember`), so a
+// so it goes to the session's helper of that type the hooks saw running at
+// the record's time (src/server/helper-windows.ts; else the busy one, else
+// the latest). The hooks tell this service who they saw (`remember`), so a
 // session that already left the floor (it is forgotten 6 s after
 // SessionEnd, and exporters flush at exit) keeps its team.
 
@@ -33,6 +34,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { applyUsage, budgetKey, budgetPausedNow, budgetReason, budgetSpent, costOf, dayIn, dueCrossings, emptyUsage, pausedFor, validTimeZone, type Budget, type BudgetPeriod, type BudgetScope, type BudgetUnit, implausibleRecord, modelName, PLAUSIBLE, usageToJSON, USAGE_LIMITS, USAGE_PROTOCOL_VERSION, type UsageState } from '../core/usage.js';
 import { principalKey, type Principal } from './access.js';
+import { HelperWindows } from './helper-windows.js';
 import { PRICE_TABLE } from '../core/prices.js';
 import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -193,6 +195,8 @@ export class UsageService extends OnFoldHost<UsageState> {
   private seen = new Recent<true>(100_000);
   /** Who the hooks saw: agent id, and `<session>#<role>` / `codex#<thread>` for helpers. */
   private identities = new Recent<{ agent: string } & Identity>(20_000);
+  /** When the hooks saw each helper, per session and type: a record naming only the type finds its own helper (src/server/helper-windows.ts). */
+  private helperWindows = new HelperWindows();
   /**
    * Which source each session's usage comes from (`otlp`, `transcript`,
    * `bridge`, `flock`): the first one counted. Another source's records for
@@ -249,12 +253,15 @@ export class UsageService extends OnFoldHost<UsageState> {
     if (!agent) return;
     const v = { agent, ...id };
     this.identities.set(agent, v);
-    if (id.parent && id.role) this.identities.set(`${id.session}#${id.role}`, v);
+    if (id.parent && id.role) {
+      this.identities.set(`${id.session}#${id.role}`, v);
+      this.helperWindows.seen(`${id.session}#${id.role}`, agent, Date.now());
+    }
     if (tool === 'codex' && id.parent) this.identities.set(`codex#${agent.slice(agent.lastIndexOf('/') + 1)}`, v);
   }
 
   /** The floor agent a report belongs to, with its session, parent and team. */
-  private resolve(tool: AgentTool, sessionId: string, subType: string, floor: FloorState): { agent: string } & Identity {
+  private resolve(tool: AgentTool, sessionId: string, subType: string, floor: FloorState, ts = 0): { agent: string } & Identity {
     const teamOf = (agentId: string): string | undefined => {
       const a = floor.agents.get(agentId);
       if (a) return floor.teams.get(a.team)?.name ?? a.team;
@@ -270,6 +277,9 @@ export class UsageService extends OnFoldHost<UsageState> {
     const session = sessionAgentId(sessionId, tool === 'gemini-cli' ? GEMINI_PREFIX : tool);
     const team = teamOf(session) ?? 'unknown';
     if (!subType) return { agent: session, session, parent: null, team, role: '' };
+    // Two helpers of one type: the one the hooks saw running when the record was made.
+    const timed = this.helperWindows.pick(`${session}#${subType}`, ts);
+    if (timed) return { agent: timed, session, parent: session, team, role: subType };
     // The helper of that type: the busy one, else the latest (the floor's per-parent index).
     let pick: string | undefined;
     for (const kid of floor.index.children.get(session) ?? []) {
@@ -361,8 +371,8 @@ export class UsageService extends OnFoldHost<UsageState> {
       if (via && via !== 'otlp') skipped++;
       else push(e);
     };
-    for (const r of usage) otlpFor(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor)));
-    for (const d of decisions) otlpFor(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor)));
+    for (const r of usage) otlpFor(this.usageEvent(r, this.resolve(r.tool, r.sessionId, r.subagentType, floor, r.ts)));
+    for (const d of decisions) otlpFor(this.decisionEvent(d, this.resolve(d.tool, d.sessionId, d.subagentType, floor, d.ts)));
     if (refused.records) {
       // One event per request whatever it refused: what a flood costs the log is bounded by the request budget.
       const body = { type: 'usage.refused', records: refused.records, tokens: refused.tokens, costMicros: refused.costMicros, reasons: Object.fromEntries(refused.reasons), reporter: reporter || undefined, ts: Date.now() };
