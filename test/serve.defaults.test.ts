@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { child, post, tempDir } from './support/server.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import { openSse } from './support/sse.js';
+import { FLOOR_REWIND_EVERY } from '../src/server/rewind.js';
 
 test('serve without environment: heartbeats are 15 s apart, and a restart starts from a snapshot', async () => {
   const env: Record<string, string> = {};
@@ -20,8 +21,9 @@ test('serve without environment: heartbeats are 15 s apart, and a restart starts
     await new Promise((r) => setTimeout(r, 400));
     sse.close();
     assert.equal(sse.comments <= 1, true, `no heartbeat storm: ${sse.comments} comments in 400 ms`);
-    // 10,000 events (the default snapshot interval), then a restart: the floor is
-    // the same and was restored from a snapshot (its position is the stream's head).
+    // 10,000 events (the default snapshot interval; the floor keeps one every
+    // FLOOR_REWIND_EVERY for rewinding), then a restart: the floor is the same and
+    // was restored from a snapshot (its position is the stream's head).
     for (let i = 0; i < 50; i++) {
       const batch = Array.from({ length: 200 }, (_, j) => ({ type: 'status', agent: `a${j % 20}`, activity: `n=${i * 200 + j}` }));
       assert.equal((await post(server.url, batch)).status, 200);
@@ -31,7 +33,8 @@ test('serve without environment: heartbeats are 15 s apart, and a restart starts
     const db = new Database(join(server.dataDir, 'roost.db'), { readonly: true });
     const snaps = db.prepare("SELECT position FROM snapshots WHERE stream = 'floor'").all() as { position: number }[];
     db.close();
-    assert.deepEqual(snaps.map((s) => s.position), [10_000], 'a snapshot every 10,000 events');
+    const every = FLOOR_REWIND_EVERY;
+    assert.deepEqual(snaps.map((s) => s.position).sort((a, b) => a - b), Array.from({ length: 10_000 / every }, (_, i) => (i + 1) * every), `the floor keeps a snapshot every ${every} events`);
     const again = await child({ env, dataDir: server.dataDir, port: server.port });
     try {
       const after = await (await fetch(again.url + '/state')).json();
