@@ -161,6 +161,36 @@ if (!reachable) {
       assert.deepEqual(heard, [1]);
     });
 
+    test('every commit of this node reaches its search index, though the heads poll reads it before the append returns', async () => {
+      // The heads poll (and other nodes' wake-ups) can announce a head before
+      // this node's flush hands its entries on; the index then skipped them,
+      // its mark stalled, and the next search re-read the log from there.
+      const b = await PostgresStore.open(db2.url, { pollEveryMs: 1 });
+      stores.push(b);
+      const writers = await Promise.all([open(), open()]);
+      const body = (i: number) => JSON.stringify({ type: 'tool', agent: `a${i % 7}`, team: 'pay', tool: 'Edit', activity: `Editing refund${i}.ts` });
+      const fill = async (s: PostgresStore, stream: string) => {
+        for (let i = 0; i < 150; i++) await s.append(stream, Array.from({ length: 20 }, (_, k) => ({ type: 'tool', body: body(i * 20 + k) })));
+      };
+      // b fills its own stream while two other nodes commit to theirs (their NOTIFYs reach b too).
+      await Promise.all([fill(b, 'floor:race'), fill(writers[0], 'floor:race1'), fill(writers[1], 'floor:race2')]);
+      await b.close();
+      for (const w of writers) await w.close();
+      const marks = await sql<{ stream: string; indexed: string; head: string }>(
+        `SELECT s.stream, s.head, h.indexed FROM "${db2.schema}".streams s LEFT JOIN "${db2.schema}".search_heads h USING (stream)
+         WHERE s.stream LIKE 'floor:race%' ORDER BY s.stream`,
+      );
+      assert.deepEqual(
+        marks.map((m) => [m.stream, Number(m.indexed)]),
+        [
+          ['floor:race', 3000],
+          ['floor:race1', 3000],
+          ['floor:race2', 3000],
+        ],
+        'every event indexed by the node that committed it, the marks at the heads, nothing left for a search to re-read',
+      );
+    });
+
     test('one turn of appends is one transaction (group commit)', async () => {
       const a = await open();
       const before = a.stats.flushes;

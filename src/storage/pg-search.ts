@@ -44,6 +44,9 @@ export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
 /** This node refreshes the planner's statistics once it indexed this many events, then at each doubling (see `indexed`). */
 const ANALYZE_FIRST = 10_000;
 
+/** Tries of one index write of this node's commits before it is left to the next search's catch-up. */
+const WRITE_TRIES = 3;
+
 /** PostgreSQL's highest lexeme position. */
 const POS_MAX = 16383;
 
@@ -113,13 +116,24 @@ export class PgSearch {
 
   private async drainLoop(): Promise<void> {
     try {
+      let failures = 0;
       while (this.pending.length) {
         const batch = this.pending.splice(0, SEARCH_LIMITS.chunk);
         try {
           await this.write(batch);
+          failures = 0;
           await this.indexed(batch.length);
         } catch (e) {
-          // Nothing lost: the marks did not move; the next search catches up.
+          // A batch left out stalls its streams' marks below it (they move only
+          // over runs without a gap), and the next search then re-reads the log
+          // from there: tried again, in order, a few times before giving up
+          // (nothing is lost then either: the next search catches up).
+          if (++failures <= WRITE_TRIES) {
+            this.pending.unshift(...batch);
+            await new Promise((r) => setTimeout(r, 100 * 2 ** failures));
+            continue;
+          }
+          failures = 0;
           console.error('roost: indexing for search failed:', (e as Error).message);
         }
       }
