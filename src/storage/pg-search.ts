@@ -20,7 +20,7 @@
 
 import pg from 'pg';
 import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
-import { projectStreams } from './sqlite-search.js';
+import { fleetPrefixOf, projectStreams } from './sqlite-search.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
@@ -203,14 +203,19 @@ export class PgSearch {
   private sinceAnalyze = 0;
   private analyzedRows = 0;
 
-  /** Indexes `streams` past their marks. */
-  private async catchUp(streams: string[]): Promise<number> {
+  /**
+   * Indexes `streams` past their marks, and the fleet threads whose streams
+   * are `<fleet><thread>` (`fleet`: a project's prefix of them, see
+   * fleetPrefixOf), however many.
+   */
+  private async catchUp(streams: string[], fleet: string | null = null): Promise<number> {
     let indexed = 0;
     for (let round = 0; ; round++) {
       const r = await this.q<{ stream: string; head: string; indexed: string }>(
         `SELECT s.stream, s.head, COALESCE(h.indexed, 0) AS indexed FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
-         WHERE s.stream = ANY($1::text[]) AND s.head > COALESCE(h.indexed, 0)`,
-        [streams],
+         WHERE (s.stream = ANY($1::text[]) OR ($2::text IS NOT NULL AND left(s.stream, length($2)) = $2 AND strpos(substr(s.stream, length($2) + 1), ':') = 0))
+           AND s.head > COALESCE(h.indexed, 0)`,
+        [streams, fleet],
       );
       if (r.rows.length === 0) return indexed;
       for (const row of r.rows) {
@@ -248,7 +253,7 @@ export class PgSearch {
     const cursor = decodeSearchCursor(query.cursor);
     if (terms.length === 0) return { hits: [], next: null };
     await this.settled();
-    await this.catchUp(projectStreams(query.project));
+    await this.catchUp(projectStreams(query.project), fleetPrefixOf(query.project));
     const where = ['d.words @@ $1::tsquery', 'd.project = $2'];
     const args: unknown[] = [tsqueryOf(terms), query.project];
     const arg = (v: unknown): string => {

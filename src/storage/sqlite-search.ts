@@ -16,7 +16,7 @@
 // every stream in the background, a chunk per turn.
 
 import type Database from 'better-sqlite3';
-import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
+import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
@@ -41,6 +41,11 @@ export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
 export function projectStreams(project: string): string[] {
   const own = (f: string): string => (project === 'default' ? f : `${f}:${project}`);
   return [own('floor'), own('approvals'), own('flock'), `work:${project}`].filter((s) => searchStreamOf(s)?.project === project);
+}
+
+/** The prefix of a project's fleet threads' streams (`sessions:<thread>`, `sessions:<project>:<thread>`). */
+export function fleetPrefixOf(project: string): string {
+  return project === 'default' ? FLEET_SEARCH_PREFIX : `${FLEET_SEARCH_PREFIX}${project}:`;
 }
 
 /** The FTS5 MATCH text of parsed terms: each a quoted phrase of plain words, all required. */
@@ -222,6 +227,14 @@ export class SqliteSearch {
     // Whatever committed before this search is found by it.
     this.drain();
     for (const s of projectStreams(query.project)) this.catchUp(s);
+    // And its fleet threads' streams, however many (one index seek each).
+    const prefix = fleetPrefixOf(query.project);
+    for (let s = prefix; ; ) {
+      const r = this.nextStream.get(s) as { stream: string } | undefined;
+      if (!r || !r.stream.startsWith(prefix)) break;
+      s = r.stream;
+      if (searchStreamOf(s)?.project === query.project) this.catchUp(s);
+    }
     const where = ['d.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)', 'd.project = ?'];
     const args: unknown[] = [matchOf(terms), query.project];
     if (query.team !== undefined) (where.push('d.team = ?'), args.push(query.team));

@@ -21,7 +21,7 @@ export interface Hit {
   agent: string;
   team: string;
   snippet: string;
-  open?: { approval?: string; nest?: string; conversation?: string };
+  open?: { approval?: string; nest?: string; conversation?: string; thread?: string; session?: string };
 }
 
 interface Page {
@@ -51,7 +51,7 @@ const KINDS: [string, string][] = [
   ['nest.message', 'Nest messages'],
   ['message.posted', 'Work messages'],
 ];
-const FAMILY: Record<string, string> = { floor: 'floor', approvals: 'approvals', flock: 'flock', work: 'Work' };
+const FAMILY: Record<string, string> = { floor: 'floor', approvals: 'approvals', flock: 'flock', work: 'Work', fleet: 'fleet board' };
 
 /** The snippet's text with the server's `«word»` marks as <mark> elements: text nodes only. */
 export function Marked(props: { text: string }) {
@@ -76,6 +76,10 @@ export function Marked(props: { text: string }) {
 /** Where a hit opens in the app (with the page's project). */
 export function hitPath(h: Hit, project: string): string {
   const moment = `${h.family === 'approvals' ? 'a' : 'f'}:${h.position}`;
+  if (h.family === 'fleet') {
+    if (!h.open?.thread) return inProject('/fleet', project);
+    return inProject(`/fleet/${encodeURIComponent(h.open.thread)}${h.open.session ? `?session=${encodeURIComponent(h.open.session)}` : ''}`, project);
+  }
   if (h.family === 'flock') return inProject(h.open?.nest ? `/flock/nests/${encodeURIComponent(h.open.nest)}` : '/flock', project);
   if (h.family === 'work') return inProject(h.open?.conversation ? `/work?conversation=${encodeURIComponent(h.open.conversation)}` : '/work', project);
   if (h.family === 'approvals' && h.kind !== 'approval.requested' && h.open?.approval) return inProject(`/inbox/${encodeURIComponent(h.open.approval)}`, project);
