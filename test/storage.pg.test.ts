@@ -38,7 +38,7 @@ if (!reachable) {
       const nodes = await Promise.all(Array.from({ length: 6 }, open));
       assert.equal(new Set(nodes.map((s) => s.epoch)).size, 1, 'one epoch for all');
       const rows = await sql<{ value: string }>(`SELECT value FROM "${db2.schema}".meta WHERE key = 'schema'`);
-      assert.deepEqual(rows, [{ value: '4' }], 'every migration ran, once');
+      assert.deepEqual(rows, [{ value: '5' }], 'every migration ran, once');
       const tables = await sql<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1', [db2.schema]);
       assert.equal(Number(tables[0].n), 7, 'meta, streams, events, idempotency, snapshots, search_docs, search_heads');
       await nodes[0].append('s', [{ type: 't', body: '{}' }]);
@@ -222,7 +222,7 @@ if (!reachable) {
         const [s, t] = await Promise.all([PostgresStore.open(old.url), PostgresStore.open(old.url)]);
         opened.push(s, t);
         assert.equal(s.epoch, 'legacy2', 'the epoch survives (live clients keep their cursors)');
-        assert.deepEqual(await q(`SELECT value FROM @meta WHERE key = 'schema'`), [{ value: '4' }]);
+        assert.deepEqual(await q(`SELECT value FROM @meta WHERE key = 'schema'`), [{ value: '5' }]);
         await checkLegacyKeys(s);
         assert.deepEqual(await t.append('floor:p', [{ type: 'note', body: '{}' }], { idempotencyKey: 'Q' }), { first: 2, last: 2, duplicate: true });
       } finally {

@@ -155,6 +155,33 @@ export function searchContract(open: () => Promise<EventStore>, run: string): vo
     }
   });
 
+  test('search: vendor, tool, status and decider filters, each matched whole, alike on both stores', async () => {
+    const s = await store();
+    const p = project();
+    await s.append(`floor:${p}`, [
+      j({ type: 'join', agent: { id: 'c1', name: 'Cy', source: 'codex' }, team: 'ops', status: 'working', activity: 'heron start' }),
+      j({ type: 'tool', agent: 'c1', source: 'codex', team: 'ops', tool: 'Bash', status: 'working', activity: 'heron deploy' }),
+      j({ type: 'tool', agent: 'k1', source: 'claude-code', team: 'ops', tool: 'Edit', status: 'working', activity: 'heron notes' }),
+      j({ type: 'status', agent: 'k1', team: 'ops', status: 'blocked', activity: 'heron waits' }),
+    ]);
+    await s.append(`approvals:${p}`, [
+      j({ type: 'approval.requested', id: 'q9', asker: 'k1', source: 'claude-code', team: 'ops', tool: 'Bash', input: 'heron push' }),
+      j({ type: 'approval.decided', id: 'q9', decision: 'deny', by: 'Maya', reason: 'heron freeze' }),
+    ]);
+    const find = async (f: Partial<SearchQuery>) => ids(await all(s, { project: p, q: 'heron', ...f })).sort();
+    assert.deepEqual(await find({ vendor: 'codex' }), [`floor:${p}#1`, `floor:${p}#2`], "the event's own source, or its agent's");
+    assert.deepEqual(await find({ vendor: 'claude-code' }), [`approvals:${p}#1`, `floor:${p}#3`]);
+    assert.deepEqual(await find({ tool: 'Bash' }), [`approvals:${p}#1`, `floor:${p}#2`]);
+    assert.deepEqual(await find({ status: 'blocked' }), [`floor:${p}#4`]);
+    assert.deepEqual(await find({ status: 'deny' }), [`approvals:${p}#2`], "a decision's status is its decision");
+    assert.deepEqual(await find({ decider: 'Maya' }), [`approvals:${p}#2`]);
+    assert.deepEqual(await find({ decider: 'maya' }), [], 'matched whole, as written');
+    assert.deepEqual(await find({ decider: '%' }), [], 'a pattern is only a value');
+    assert.deepEqual(await find({ vendor: 'claude-code', tool: 'Edit', status: 'working' }), [`floor:${p}#3`]);
+    // Newest first, as without filters.
+    assert.deepEqual(ids(await all(s, { project: p, q: 'heron', tool: 'Bash' })), [`approvals:${p}#1`, `floor:${p}#2`]);
+  });
+
   test("search: a fleet board's turns, prompts, approvals and results are found, of the project's threads only", async () => {
     const s = await store();
     const p = project();

@@ -35,6 +35,14 @@ export interface SearchDoc {
   agent: string;
   /** Its team, when it says; '' otherwise. */
   team: string;
+  /** The agent's vendor as the event names it (`source`, its own or its agent's: `claude-code`, `codex`, ...); ''. */
+  vendor: string;
+  /** The tool it is about (`Bash`, `Edit`, ...); ''. */
+  tool: string;
+  /** Its status: an agent's `status`, a fleet session's or approval's `state`, a decision's `decision`; ''. */
+  status: string;
+  /** Who decided (an approval's decision, a fleet approval allowed or denied): `by`, else the poster's `name`; ''. */
+  decider: string;
   /** The readable text (for snippets), capped at DOC_LIMITS.text. */
   text: string;
   /** The words of `text`, space-separated (what the stores index). */
@@ -147,7 +155,13 @@ export function searchDocOf(stream: string, type: string, body: unknown): Search
   if (text.length > DOC_LIMITS.text) text = text.slice(0, DOC_LIMITS.text);
   const words = wordsOf(text).join(' ');
   if (!words) return null;
-  return { project: where.project, family: where.family, kind: str(o.type ?? type, 80) || type.slice(0, 80), agent, team, text, words };
+  const kind = str(o.type ?? type, 80) || type.slice(0, 80);
+  const field = (v: unknown): string => str(v, 80);
+  const vendor = field(o.source) || (o.agent && typeof o.agent === 'object' && !Array.isArray(o.agent) ? field((o.agent as Record<string, unknown>).source) : '');
+  const status = field(o.status) || field(o.state) || field(o.decision);
+  const decides = kind === 'approval.decided' || (kind === 'session.approval' && (o.state === 'allowed' || o.state === 'denied'));
+  const decider = decides ? idOf(o.by) || field(o.name) : '';
+  return { project: where.project, family: where.family, kind, agent, team, vendor, tool: field(o.tool), status, decider, text, words };
 }
 
 /** One term of a query: its words, in order (one word, or a phrase). */

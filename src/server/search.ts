@@ -75,7 +75,7 @@ export function searchRoutes(store: EventStore): Route[] {
       method: 'GET',
       path: '/api/search',
       auth: 'viewer',
-      doc: `?q= (words, "phrases"; at most ${QUERY_LIMITS.terms} terms), team=, agent=, kind=, from=, to= (ms or ISO), cursor=, limit= up to ${SEARCH_LIMITS.maxPage}; newest first`,
+      doc: `?q= (words, "phrases"; at most ${QUERY_LIMITS.terms} terms), team=, agent=, kind=, vendor=, tool=, status=, decider=, from=, to= (ms or ISO), cursor=, limit= up to ${SEARCH_LIMITS.maxPage}; newest first`,
       handler: async ({ res, url, grant }) => {
         const q = url.searchParams.get('q') ?? '';
         if (q.length > SEARCH_PARAM_LIMITS.q) throw new HttpError(400, 'bad_request', `"q" is longer than ${SEARCH_PARAM_LIMITS.q} characters`);
@@ -92,6 +92,10 @@ export function searchRoutes(store: EventStore): Route[] {
           team: filterOf(url, 'team'),
           agent: filterOf(url, 'agent'),
           kind: filterOf(url, 'kind'),
+          vendor: filterOf(url, 'vendor'),
+          tool: filterOf(url, 'tool'),
+          status: filterOf(url, 'status'),
+          decider: filterOf(url, 'decider'),
           from: timeOf('from', url.searchParams.get('from')),
           to: timeOf('to', url.searchParams.get('to')),
           cursor: filterOf(url, 'cursor', SEARCH_PARAM_LIMITS.cursor),

@@ -20,7 +20,7 @@
 
 import pg from 'pg';
 import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
-import { fleetPrefixOf, projectStreams } from './sqlite-search.js';
+import { SEARCH_FILTERS, fleetPrefixOf, projectStreams } from './sqlite-search.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
@@ -40,6 +40,11 @@ export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
    CREATE INDEX search_docs_at ON search_docs (project, at);
    CREATE INDEX search_docs_team ON search_docs (project, team, at);
    CREATE TABLE search_heads (stream text PRIMARY KEY, indexed bigint NOT NULL);`;
+
+/** The index's filter columns (as SQLite's: sqlite-search.ts SEARCH_FILTERS_MIGRATION); emptied, refilled from the log at open. */
+export const PG_SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor text NOT NULL DEFAULT '',
+     ADD COLUMN tool text NOT NULL DEFAULT '', ADD COLUMN status text NOT NULL DEFAULT '', ADD COLUMN decider text NOT NULL DEFAULT '';
+   TRUNCATE search_docs, search_heads;`;
 
 /** This node refreshes the planner's statistics once it indexed this many events, then at each doubling (see `indexed`). */
 const ANALYZE_FIRST = 10_000;
@@ -149,12 +154,12 @@ export class PgSearch {
 
   /** Indexes entries (in position order per stream) and moves the marks over runs that start at or before them. */
   private async write(entries: LogEntry[]): Promise<void> {
-    const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     const spans = new Map<string, [number, number]>();
     for (const e of entries) {
       const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
       if (doc) {
-        const row = [e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.text, tsvectorOf(doc.words)];
+        const row = [e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.vendor, doc.tool, doc.status, doc.decider, doc.text, tsvectorOf(doc.words)];
         for (let k = 0; k < row.length; k++) cols[k].push(row[k]);
       }
       const s = spans.get(e.stream);
@@ -167,18 +172,19 @@ export class PgSearch {
     // One statement: the docs, then the marks (a mark moves only over a run starting at or before it).
     await this.q(
       `WITH d AS (
-         INSERT INTO search_docs (stream, position, at, project, family, kind, agent, team, text, words)
-         SELECT s, p, a, pr, f, k, ag, t, x, w::tsvector
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(s, p, a, pr, f, k, ag, t, x, w)
+         INSERT INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text, words)
+         SELECT s, p, a, pr, f, k, ag, t, v, tl, st, dc, x, w::tsvector
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+           AS u(s, p, a, pr, f, k, ag, t, v, tl, st, dc, x, w)
          ON CONFLICT DO NOTHING RETURNING 1
        ), up AS (
          UPDATE search_heads h SET indexed = u.l
-         FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l)
+         FROM unnest($15::text[], $16::bigint[], $17::bigint[]) AS u(s, f, l)
          WHERE h.stream = u.s AND h.indexed >= u.f - 1 AND h.indexed < u.l
          RETURNING 1
        )
        INSERT INTO search_heads (stream, indexed)
-       SELECT s, l FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l) WHERE f = 1
+       SELECT s, l FROM unnest($15::text[], $16::bigint[], $17::bigint[]) AS u(s, f, l) WHERE f = 1
        ON CONFLICT (stream) DO NOTHING`,
       [...cols, ss, fs, ls],
     );
@@ -263,6 +269,7 @@ export class PgSearch {
     if (query.team !== undefined) where.push(`d.team = ${arg(query.team)}`);
     if (query.agent !== undefined) where.push(`d.agent = ${arg(query.agent)}`);
     if (query.kind !== undefined) where.push(`d.kind = ${arg(query.kind)}`);
+    for (const f of SEARCH_FILTERS) if (query[f] !== undefined) where.push(`d.${f} = ${arg(query[f])}`);
     if (query.from !== undefined) where.push(`d.at >= ${arg(query.from)}`);
     if (query.to !== undefined) where.push(`d.at < ${arg(query.to)}`);
     // Streams order by their bytes ("C"), as SQLite's do.

@@ -43,7 +43,7 @@
 // senders repeat what matters.
 
 import pg from 'pg';
-import { PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
+import { PG_SEARCH_FILTERS_MIGRATION, PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
 import { randomUUID } from 'node:crypto';
 import {
   StoreError,
@@ -171,6 +171,8 @@ const MIGRATIONS = [
    ALTER INDEX idempotency_scoped_pkey RENAME TO idempotency_pkey;`,
   // 4: the full-text index, derived from the log (pg-search.ts); filled by the catch-up at open.
   PG_SEARCH_MIGRATION,
+  // 5: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
+  PG_SEARCH_FILTERS_MIGRATION,
 ];
 
 /** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */

@@ -37,6 +37,19 @@ export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
    CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
    CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
 
+/**
+ * The index's filter columns (vendor, tool, status, decider), added to an
+ * index of schema 3: the index is emptied and the catch-up at open fills it
+ * again from the log, now with them.
+ */
+export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN tool TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN status TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN decider TEXT NOT NULL DEFAULT '';
+   DELETE FROM search_docs;
+   INSERT INTO search_fts (search_fts) VALUES ('delete-all');
+   DELETE FROM search_heads;`;
+
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
   const own = (f: string): string => (project === 'default' ? f : `${f}:${project}`);
@@ -47,6 +60,9 @@ export function projectStreams(project: string): string[] {
 export function fleetPrefixOf(project: string): string {
   return project === 'default' ? FLEET_SEARCH_PREFIX : `${FLEET_SEARCH_PREFIX}${project}:`;
 }
+
+/** The filters matched whole against a column of their own (a fixed list: never a caller's column name). */
+export const SEARCH_FILTERS = ['vendor', 'tool', 'status', 'decider'] as const;
 
 /** The FTS5 MATCH text of parsed terms: each a quoted phrase of plain words, all required. */
 function matchOf(terms: string[][]): string {
@@ -83,7 +99,7 @@ export class SqliteSearch {
     /** Called before and after each index write (the store's lazy commit: no fsync of its own). */
     private around: { before: () => void; after: () => void },
   ) {
-    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.insFts = db.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
     this.putMark = db.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = excluded.indexed');
     this.readEvents = db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
@@ -96,7 +112,7 @@ export class SqliteSearch {
       for (const e of entries) {
         const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
         if (doc) {
-          const r = this.insDoc.run(e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.text);
+          const r = this.insDoc.run(e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.vendor, doc.tool, doc.status, doc.decider, doc.text);
           if (r.changes === 1) {
             this.insFts.run(r.lastInsertRowid, doc.words);
             n++;
@@ -240,6 +256,7 @@ export class SqliteSearch {
     if (query.team !== undefined) (where.push('d.team = ?'), args.push(query.team));
     if (query.agent !== undefined) (where.push('d.agent = ?'), args.push(query.agent));
     if (query.kind !== undefined) (where.push('d.kind = ?'), args.push(query.kind));
+    for (const f of SEARCH_FILTERS) if (query[f] !== undefined) (where.push(`d.${f} = ?`), args.push(query[f]));
     if (query.from !== undefined) (where.push('d.at >= ?'), args.push(query.from));
     if (query.to !== undefined) (where.push('d.at < ?'), args.push(query.to));
     if (cursor) (where.push('(d.at, d.stream, d.position) < (?, ?, ?)'), args.push(...cursor));
