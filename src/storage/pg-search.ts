@@ -75,6 +75,10 @@ function tsqueryOf(terms: string[][]): string {
   return terms.map((t) => (t.length === 1 ? q(t[0]) : `(${t.map(q).join(' <-> ')})`)).join(' & ');
 }
 
+/** `streams s` rows that are the named streams (`list`, a text[] parameter) or fleet threads under `fleet` (a text parameter, or null). */
+const STREAMS_OF = (list: string, fleet: string): string =>
+  `s.stream = ANY(${list}::text[]) OR (${fleet}::text IS NOT NULL AND left(s.stream, length(${fleet})) = ${fleet} AND strpos(substr(s.stream, length(${fleet}) + 1), ':') = 0)`;
+
 interface DocRow {
   stream: string;
   position: string;
@@ -219,8 +223,7 @@ export class PgSearch {
     for (let round = 0; ; round++) {
       const r = await this.q<{ stream: string; head: string; indexed: string }>(
         `SELECT s.stream, s.head, COALESCE(h.indexed, 0) AS indexed FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
-         WHERE (s.stream = ANY($1::text[]) OR ($2::text IS NOT NULL AND left(s.stream, length($2)) = $2 AND strpos(substr(s.stream, length($2) + 1), ':') = 0))
-           AND s.head > COALESCE(h.indexed, 0)`,
+         WHERE (${STREAMS_OF('$1', '$2')}) AND s.head > COALESCE(h.indexed, 0)`,
         [streams, fleet],
       );
       if (r.rows.length === 0) return indexed;
@@ -259,9 +262,10 @@ export class PgSearch {
     const cursor = decodeSearchCursor(query.cursor);
     if (terms.length === 0) return { hits: [], next: null };
     await this.settled();
-    await this.catchUp(projectStreams(query.project), fleetPrefixOf(query.project));
+    const streams = projectStreams(query.project);
+    const fleet = fleetPrefixOf(query.project);
     const where = ['d.words @@ $1::tsquery', 'd.project = $2'];
-    const args: unknown[] = [tsqueryOf(terms), query.project];
+    const args: unknown[] = [tsqueryOf(terms), query.project, streams, fleet];
     const arg = (v: unknown): string => {
       args.push(v);
       return `$${args.length}`;
@@ -274,15 +278,32 @@ export class PgSearch {
     if (query.to !== undefined) where.push(`d.at < ${arg(query.to)}`);
     // Streams order by their bytes ("C"), as SQLite's do.
     if (cursor) where.push(`(d.at, d.stream COLLATE "C", d.position) < (${arg(cursor[0])}, ${arg(cursor[1])}::text COLLATE "C", ${arg(cursor[2])})`);
-    const sql = `SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
-      ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}`;
-    // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
-    let rows: DocRow[];
-    try {
-      rows = (await this.pool.query<DocRow>(sql, args)).rows;
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
+    // One round trip when the index is current: the page, and (in the same
+    // snapshot) whether any of the project's streams holds events past its
+    // mark (another node's commit not indexed yet, a crash's gap). Only then
+    // is the project caught up and the page read again: what committed before
+    // this search is found by it.
+    const sql = `WITH stale AS (
+        SELECT EXISTS (SELECT 1 FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
+          WHERE (${STREAMS_OF('$3', '$4')}) AND s.head > COALESCE(h.indexed, 0)) AS stale
+      )
+      SELECT stale.stale, m.* FROM stale LEFT JOIN LATERAL (
+        SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
+        ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}
+      ) m ON true`;
+    let rows: DocRow[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let got: (DocRow & { stale: boolean })[];
+      // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
+      try {
+        got = (await this.pool.query<DocRow & { stale: boolean }>(sql, args)).rows;
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
+      }
+      rows = got.filter((r) => r.stream !== null);
+      if (attempt > 0 || !got[0]?.stale) break;
+      await this.catchUp(streams, fleet);
     }
     const more = rows.length > limit;
     const hits = rows.slice(0, limit).map((r) => ({
