@@ -12,7 +12,7 @@ const get = async (url: string) => {
   return { status: r.status, json: await r.json() };
 };
 
-test('search hits say what they open: the approval, the conversation, the nest', async () => {
+test('search hits say what they open: the approval, the conversation, the nest, the fleet thread and session', async () => {
   const roost = await inProcess();
   try {
     const u = roost.url;
@@ -24,6 +24,16 @@ test('search hits say what they open: the approval, the conversation, the nest',
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: 'pay-nest', msg_id: 'm1', kind: 'say', author: 'uma', text: 'okapi in the nest', tagged_by: 'human' }) },
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: '../../etc <b>', msg_id: 'm2', kind: 'say', author: 'uma', text: 'okapi elsewhere', tagged_by: 'human' }) },
     ]);
+    // A fleet board's turn, posted as a bridge does: it opens its thread at its session.
+    const fleet = await fetch(`${u}/fleet/t-7`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'roost-name': 'Claude', 'roost-client': 'bridge', 'roost-bridge': 'b0123456789' },
+      body: JSON.stringify([
+        { type: 'session.spawn', id: 'fix-1', session: 'fix', root: '/code' },
+        { type: 'session.turn', id: 'fix-1', text: 'okapi on the board' },
+      ]),
+    });
+    assert.equal(fleet.status, 200, await fleet.text());
     const hits = (await get(`${u}/api/search?q=okapi&limit=100`)).json.hits as { family: string; kind: string; snippet: string; open: Record<string, string> }[];
     const of = (f: (h: (typeof hits)[number]) => boolean) => hits.find(f)?.open;
     assert.deepEqual(of((h) => h.family === 'floor'), {});
@@ -31,6 +41,7 @@ test('search hits say what they open: the approval, the conversation, the nest',
     assert.deepEqual(of((h) => h.family === 'work'), { conversation: 'c-42' });
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('nest')), { nest: 'pay-nest' });
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('elsewhere')), {}, 'not an id: nothing to open');
+    assert.deepEqual(of((h) => h.family === 'fleet'), { thread: 't-7', session: 'fix-1' });
   } finally {
     await roost.close();
   }

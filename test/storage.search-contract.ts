@@ -155,6 +155,78 @@ export function searchContract(open: () => Promise<EventStore>, run: string): vo
     }
   });
 
+  test('search: vendor, tool, status and decider filters, each matched whole, alike on both stores', async () => {
+    const s = await store();
+    const p = project();
+    await s.append(`floor:${p}`, [
+      j({ type: 'join', agent: { id: 'c1', name: 'Cy', source: 'codex' }, team: 'ops', status: 'working', activity: 'heron start' }),
+      j({ type: 'tool', agent: 'c1', source: 'codex', team: 'ops', tool: 'Bash', status: 'working', activity: 'heron deploy' }),
+      j({ type: 'tool', agent: 'k1', source: 'claude-code', team: 'ops', tool: 'Edit', status: 'working', activity: 'heron notes' }),
+      j({ type: 'status', agent: 'k1', team: 'ops', status: 'blocked', activity: 'heron waits' }),
+    ]);
+    await s.append(`approvals:${p}`, [
+      j({ type: 'approval.requested', id: 'q9', asker: 'k1', source: 'claude-code', team: 'ops', tool: 'Bash', input: 'heron push' }),
+      j({ type: 'approval.decided', id: 'q9', decision: 'deny', by: 'Maya', reason: 'heron freeze' }),
+    ]);
+    const find = async (f: Partial<SearchQuery>) => ids(await all(s, { project: p, q: 'heron', ...f })).sort();
+    assert.deepEqual(await find({ vendor: 'codex' }), [`floor:${p}#1`, `floor:${p}#2`], "the event's own source, or its agent's");
+    assert.deepEqual(await find({ vendor: 'claude-code' }), [`approvals:${p}#1`, `floor:${p}#3`]);
+    assert.deepEqual(await find({ tool: 'Bash' }), [`approvals:${p}#1`, `floor:${p}#2`]);
+    assert.deepEqual(await find({ status: 'blocked' }), [`floor:${p}#4`]);
+    assert.deepEqual(await find({ status: 'deny' }), [`approvals:${p}#2`], "a decision's status is its decision");
+    assert.deepEqual(await find({ decider: 'Maya' }), [`approvals:${p}#2`]);
+    assert.deepEqual(await find({ decider: 'maya' }), [], 'matched whole, as written');
+    assert.deepEqual(await find({ decider: '%' }), [], 'a pattern is only a value');
+    assert.deepEqual(await find({ vendor: 'claude-code', tool: 'Edit', status: 'working' }), [`floor:${p}#3`]);
+    // Newest first, as without filters.
+    assert.deepEqual(ids(await all(s, { project: p, q: 'heron', tool: 'Bash' })), [`approvals:${p}#1`, `floor:${p}#2`]);
+  });
+
+  test("search: a fleet board's turns, prompts, approvals and results are found, of the project's threads only", async () => {
+    const s = await store();
+    const p = project();
+    const other = project();
+    const ev = (o: Record<string, unknown>) => j({ name: 'Paul', ts: 1, ...o });
+    await s.append(`sessions:${p}:t1`, [
+      ev({ type: 'session.spawn', id: 's1', session: 'checkout fix', root: '/code/shop', by: 'Paul' }),
+      ev({ type: 'session.prompt', id: 's1', text: 'make the walrus refund idempotent' }),
+      ev({ type: 'session.status', id: 's1', state: 'working', activity: 'walrus thinking' }),
+      ev({ type: 'session.turn', id: 's1', text: 'The walrus refund now checks its key first.' }),
+      ev({ type: 'session.approval', id: 's1', rid: 'r1', state: 'pending', tool: 'Bash', digest: 'npm test walrus' }),
+      ev({ type: 'session.result', id: 's1', summary: 'walrus refund fixed, tests pass' }),
+    ]);
+    await s.append(`sessions:${p}:t2`, [ev({ type: 'session.turn', id: 's9', text: 'another walrus thread' })]);
+    await s.append(`sessions:${other}:t1`, [ev({ type: 'session.turn', id: 's1', text: 'a walrus of another project' })]);
+    // The default project's threads are `sessions:<thread>`: not p's.
+    await s.append('sessions:t1', [ev({ type: 'session.turn', id: 's1', text: 'a walrus of the default project' })]);
+
+    const hits = await all(s, { project: p, q: 'walrus' });
+    assert.deepEqual(
+      hits.map((h) => [h.stream, h.position, h.family, h.kind, h.agent]).sort((x, y) => String(x[0]).localeCompare(String(y[0])) || Number(x[1]) - Number(y[1])),
+      [
+        [`sessions:${p}:t1`, 2, 'fleet', 'session.prompt', 's1'],
+        [`sessions:${p}:t1`, 4, 'fleet', 'session.turn', 's1'],
+        [`sessions:${p}:t1`, 5, 'fleet', 'session.approval', 's1'],
+        [`sessions:${p}:t1`, 6, 'fleet', 'session.result', 's1'],
+        [`sessions:${p}:t2`, 1, 'fleet', 'session.turn', 's9'],
+      ],
+      "every turn of p's threads but the live status line; not another project's, not the default project's",
+    );
+    assert.deepEqual(ids(await all(s, { project: p, q: '"walrus refund"', agent: 's1', kind: 'session.turn' })), [`sessions:${p}:t1#4`]);
+    assert.match((await all(s, { project: p, q: 'idempotent' }))[0].snippet, /«idempotent»/);
+    assert.deepEqual(ids(await all(s, { project: 'default', q: 'walrus default' })), ['sessions:t1#1']);
+    if (s.capabilities.crossNodeWakeups) {
+      // Another node's turn on a new thread is found by the next search here.
+      const node = await open();
+      await node.append(`sessions:${p}:t3`, [ev({ type: 'session.turn', id: 's3', text: 'a walrus from elsewhere' })]);
+      assert.deepEqual(ids(await all(s, { project: p, q: 'walrus elsewhere' })), [`sessions:${p}:t3#1`]);
+      await node.close();
+    }
+    const live = ids(await all(s, { project: p, q: 'walrus' }));
+    assert.ok((await s.rebuildSearch()) > 0);
+    assert.deepEqual(ids(await all(s, { project: p, q: 'walrus' })), live, 'the rebuilt index holds the threads too');
+  });
+
   test('search: a hostile query is only words: it neither fails nor matches everything', async () => {
     const s = await store();
     const p = project();

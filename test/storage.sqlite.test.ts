@@ -41,8 +41,34 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
     assert.equal(s.epoch, 'legacy1', 'the epoch survives (live clients keep their cursors)');
     await checkLegacyKeys(s);
     const look = new Database(file, { readonly: true });
-    assert.deepEqual(look.prepare("SELECT value FROM meta WHERE key = 'schema'").get(), { value: '3' }, 'schema 3: the search index');
+    assert.deepEqual(look.prepare("SELECT value FROM meta WHERE key = 'schema'").get(), { value: '4' }, 'schema 4: the search index and its filters');
     look.close();
+  } finally {
+    await s.close();
+    rmSync(old, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: an index of schema 3 (no filter columns) is emptied and refilled from the log at open, and then filters by tool", async () => {
+  const old = tempDir('roost-sqlite-search3-');
+  const file = join(old, 'roost.db');
+  const first = new SqliteStore({ path: file });
+  await first.append('floor', [{ type: 'tool', body: JSON.stringify({ type: 'tool', agent: 'a1', tool: 'Bash', activity: 'ibis deploy' }) }]);
+  assert.equal((await first.search({ project: 'default', q: 'ibis' })).hits.length, 1);
+  await first.close();
+  // What schema 3 left: the index filled, without the filter columns.
+  const db = new Database(file);
+  for (const c of ['vendor', 'tool', 'status', 'decider']) db.exec(`ALTER TABLE search_docs DROP COLUMN ${c}`);
+  db.exec("UPDATE meta SET value = '3' WHERE key = 'schema'");
+  db.close();
+  const s = new SqliteStore({ path: file });
+  try {
+    const found = await s.search({ project: 'default', q: 'ibis', tool: 'Bash' });
+    assert.deepEqual(
+      found.hits.map((h) => `${h.stream}#${h.position}`),
+      ['floor#1'],
+    );
+    assert.deepEqual((await s.search({ project: 'default', q: 'ibis', tool: 'Edit' })).hits, []);
   } finally {
     await s.close();
     rmSync(old, { recursive: true, force: true });

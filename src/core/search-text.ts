@@ -11,8 +11,20 @@
 // at most QUERY_LIMITS.terms terms (a word, or a quoted phrase of words), each
 // made only of such words, which the stores quote themselves.
 
-/** Which part of a project an indexed stream is. */
-export type SearchFamily = 'floor' | 'approvals' | 'flock' | 'work';
+import { SESSION_ID_PATTERN } from './fleet.js';
+
+/** Which part of a project an indexed stream is (`fleet`: a fleet board's thread, `sessions:*`). */
+export type SearchFamily = 'floor' | 'approvals' | 'flock' | 'work' | 'fleet';
+
+/** A fleet thread's stream: `sessions:<thread>` (the default project's) or `sessions:<project>:<thread>`. */
+export const FLEET_SEARCH_PREFIX = 'sessions:';
+
+/** The thread of a fleet stream (its last part), or null. */
+export function fleetThreadOf(stream: string): string | null {
+  if (!stream.startsWith(FLEET_SEARCH_PREFIX)) return null;
+  const thread = stream.slice(stream.lastIndexOf(':') + 1);
+  return SESSION_ID_PATTERN.test(thread) ? thread : null;
+}
 
 export interface SearchDoc {
   project: string;
@@ -23,6 +35,14 @@ export interface SearchDoc {
   agent: string;
   /** Its team, when it says; '' otherwise. */
   team: string;
+  /** The agent's vendor as the event names it (`source`, its own or its agent's: `claude-code`, `codex`, ...); ''. */
+  vendor: string;
+  /** The tool it is about (`Bash`, `Edit`, ...); ''. */
+  tool: string;
+  /** Its status: an agent's `status`, a fleet session's or approval's `state`, a decision's `decision`; ''. */
+  status: string;
+  /** Who decided (an approval's decision, a fleet approval allowed or denied): `by`, else the poster's `name`; ''. */
+  decider: string;
   /** The readable text (for snippets), capped at DOC_LIMITS.text. */
   text: string;
   /** The words of `text`, space-separated (what the stores index). */
@@ -51,6 +71,12 @@ export function searchStreamOf(stream: string): { project: string; family: Searc
       const project = stream.slice(family.length + 1);
       return project ? { project, family } : null;
     }
+  }
+  if (stream.startsWith(FLEET_SEARCH_PREFIX)) {
+    if (fleetThreadOf(stream) === null) return null;
+    const rest = stream.slice(FLEET_SEARCH_PREFIX.length);
+    const i = rest.lastIndexOf(':');
+    return i < 0 ? { project: 'default', family: 'fleet' } : i > 0 ? { project: rest.slice(0, i), family: 'fleet' } : null;
   }
   if (stream.startsWith('work:')) {
     const project = stream.slice(5);
@@ -118,7 +144,10 @@ export function searchDocOf(stream: string, type: string, body: unknown): Search
   }
   if (!e || typeof e !== 'object' || Array.isArray(e)) return null;
   const o = e as Record<string, unknown>;
-  const agent = idOf(o.agent) || str(o.asker) || idOf(o.crow) || idOf(o.author) || idOf(o.from) || idOf(o.by);
+  // A fleet session's status is the board's live line, one per frame: not what a person searches for.
+  if (where.family === 'fleet' && o.type === 'session.status') return null;
+  // A fleet event is about its session (its id), whoever posted it.
+  const agent = where.family === 'fleet' ? str(o.id) : idOf(o.agent) || str(o.asker) || idOf(o.crow) || idOf(o.author) || idOf(o.from) || idOf(o.by);
   const team = typeof o.team === 'string' ? str(o.team, 80) : o.team && typeof o.team === 'object' ? str((o.team as Record<string, unknown>).name, 80) : '';
   const parts: string[] = [];
   strings(o, parts, DOC_LIMITS.depth, { n: DOC_LIMITS.text });
@@ -126,7 +155,13 @@ export function searchDocOf(stream: string, type: string, body: unknown): Search
   if (text.length > DOC_LIMITS.text) text = text.slice(0, DOC_LIMITS.text);
   const words = wordsOf(text).join(' ');
   if (!words) return null;
-  return { project: where.project, family: where.family, kind: str(o.type ?? type, 80) || type.slice(0, 80), agent, team, text, words };
+  const kind = str(o.type ?? type, 80) || type.slice(0, 80);
+  const field = (v: unknown): string => str(v, 80);
+  const vendor = field(o.source) || (o.agent && typeof o.agent === 'object' && !Array.isArray(o.agent) ? field((o.agent as Record<string, unknown>).source) : '');
+  const status = field(o.status) || field(o.state) || field(o.decision);
+  const decides = kind === 'approval.decided' || (kind === 'session.approval' && (o.state === 'allowed' || o.state === 'denied'));
+  const decider = decides ? idOf(o.by) || field(o.name) : '';
+  return { project: where.project, family: where.family, kind, agent, team, vendor, tool: field(o.tool), status, decider, text, words };
 }
 
 /** One term of a query: its words, in order (one word, or a phrase). */

@@ -8,7 +8,7 @@
 
 import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
-import { QUERY_LIMITS } from '../core/search-text.js';
+import { QUERY_LIMITS, fleetThreadOf } from '../core/search-text.js';
 import { SEARCH_LIMITS, type EventStore, type SearchQuery } from '../storage/types.js';
 
 export const SEARCH_PARAM_LIMITS = {
@@ -42,6 +42,9 @@ export interface SearchOpen {
   nest?: string;
   /** Work's conversation of a message. */
   conversation?: string;
+  /** A fleet board's thread (`/fleet/<thread>`) and the session there a hit is of. */
+  thread?: string;
+  session?: string;
 }
 
 const ID = /^[A-Za-z0-9._:#@-]{1,128}$/;
@@ -72,7 +75,7 @@ export function searchRoutes(store: EventStore): Route[] {
       method: 'GET',
       path: '/api/search',
       auth: 'viewer',
-      doc: `?q= (words, "phrases"; at most ${QUERY_LIMITS.terms} terms), team=, agent=, kind=, from=, to= (ms or ISO), cursor=, limit= up to ${SEARCH_LIMITS.maxPage}; newest first`,
+      doc: `?q= (words, "phrases"; at most ${QUERY_LIMITS.terms} terms), team=, agent=, kind=, vendor=, tool=, status=, decider=, from=, to= (ms or ISO), cursor=, limit= up to ${SEARCH_LIMITS.maxPage}; newest first`,
       handler: async ({ res, url, grant }) => {
         const q = url.searchParams.get('q') ?? '';
         if (q.length > SEARCH_PARAM_LIMITS.q) throw new HttpError(400, 'bad_request', `"q" is longer than ${SEARCH_PARAM_LIMITS.q} characters`);
@@ -89,6 +92,10 @@ export function searchRoutes(store: EventStore): Route[] {
           team: filterOf(url, 'team'),
           agent: filterOf(url, 'agent'),
           kind: filterOf(url, 'kind'),
+          vendor: filterOf(url, 'vendor'),
+          tool: filterOf(url, 'tool'),
+          status: filterOf(url, 'status'),
+          decider: filterOf(url, 'decider'),
           from: timeOf('from', url.searchParams.get('from')),
           to: timeOf('to', url.searchParams.get('to')),
           cursor: filterOf(url, 'cursor', SEARCH_PARAM_LIMITS.cursor),
@@ -99,6 +106,11 @@ export function searchRoutes(store: EventStore): Route[] {
         const opens: SearchOpen[] = [];
         for (const h of page.hits) {
           if (h.family === 'floor') opens.push({});
+          else if (h.family === 'fleet') {
+            // The thread is the stream's, the session the hit's agent (its id): no read.
+            const thread = fleetThreadOf(h.stream);
+            opens.push(thread ? { thread, ...(h.agent ? { session: h.agent } : {}) } : {});
+          }
           else {
             const [e] = await store.read(h.stream, h.position - 1, 1);
             opens.push(e && e.position === h.position ? openOf(h.family, e.body) : {});

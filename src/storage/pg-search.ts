@@ -20,7 +20,7 @@
 
 import pg from 'pg';
 import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
-import { projectStreams } from './sqlite-search.js';
+import { SEARCH_FILTERS, fleetPrefixOf, projectStreams } from './sqlite-search.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
@@ -41,8 +41,16 @@ export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
    CREATE INDEX search_docs_team ON search_docs (project, team, at);
    CREATE TABLE search_heads (stream text PRIMARY KEY, indexed bigint NOT NULL);`;
 
+/** The index's filter columns (as SQLite's: sqlite-search.ts SEARCH_FILTERS_MIGRATION); emptied, refilled from the log at open. */
+export const PG_SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor text NOT NULL DEFAULT '',
+     ADD COLUMN tool text NOT NULL DEFAULT '', ADD COLUMN status text NOT NULL DEFAULT '', ADD COLUMN decider text NOT NULL DEFAULT '';
+   TRUNCATE search_docs, search_heads;`;
+
 /** This node refreshes the planner's statistics once it indexed this many events, then at each doubling (see `indexed`). */
 const ANALYZE_FIRST = 10_000;
+
+/** Tries of one index write of this node's commits before it is left to the next search's catch-up. */
+const WRITE_TRIES = 3;
 
 /** PostgreSQL's highest lexeme position. */
 const POS_MAX = 16383;
@@ -66,6 +74,10 @@ function tsqueryOf(terms: string[][]): string {
   const q = (w: string): string => `'${w.replace(/'/g, "''").replace(/\\/g, '\\\\')}'`;
   return terms.map((t) => (t.length === 1 ? q(t[0]) : `(${t.map(q).join(' <-> ')})`)).join(' & ');
 }
+
+/** `streams s` rows that are the named streams (`list`, a text[] parameter) or fleet threads under `fleet` (a text parameter, or null). */
+const STREAMS_OF = (list: string, fleet: string): string =>
+  `s.stream = ANY(${list}::text[]) OR (${fleet}::text IS NOT NULL AND left(s.stream, length(${fleet})) = ${fleet} AND strpos(substr(s.stream, length(${fleet}) + 1), ':') = 0)`;
 
 interface DocRow {
   stream: string;
@@ -113,13 +125,24 @@ export class PgSearch {
 
   private async drainLoop(): Promise<void> {
     try {
+      let failures = 0;
       while (this.pending.length) {
         const batch = this.pending.splice(0, SEARCH_LIMITS.chunk);
         try {
           await this.write(batch);
+          failures = 0;
           await this.indexed(batch.length);
         } catch (e) {
-          // Nothing lost: the marks did not move; the next search catches up.
+          // A batch left out stalls its streams' marks below it (they move only
+          // over runs without a gap), and the next search then re-reads the log
+          // from there: tried again, in order, a few times before giving up
+          // (nothing is lost then either: the next search catches up).
+          if (++failures <= WRITE_TRIES) {
+            this.pending.unshift(...batch);
+            await new Promise((r) => setTimeout(r, 100 * 2 ** failures));
+            continue;
+          }
+          failures = 0;
           console.error('roost: indexing for search failed:', (e as Error).message);
         }
       }
@@ -135,12 +158,12 @@ export class PgSearch {
 
   /** Indexes entries (in position order per stream) and moves the marks over runs that start at or before them. */
   private async write(entries: LogEntry[]): Promise<void> {
-    const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     const spans = new Map<string, [number, number]>();
     for (const e of entries) {
       const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
       if (doc) {
-        const row = [e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.text, tsvectorOf(doc.words)];
+        const row = [e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.vendor, doc.tool, doc.status, doc.decider, doc.text, tsvectorOf(doc.words)];
         for (let k = 0; k < row.length; k++) cols[k].push(row[k]);
       }
       const s = spans.get(e.stream);
@@ -153,18 +176,19 @@ export class PgSearch {
     // One statement: the docs, then the marks (a mark moves only over a run starting at or before it).
     await this.q(
       `WITH d AS (
-         INSERT INTO search_docs (stream, position, at, project, family, kind, agent, team, text, words)
-         SELECT s, p, a, pr, f, k, ag, t, x, w::tsvector
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(s, p, a, pr, f, k, ag, t, x, w)
+         INSERT INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text, words)
+         SELECT s, p, a, pr, f, k, ag, t, v, tl, st, dc, x, w::tsvector
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+           AS u(s, p, a, pr, f, k, ag, t, v, tl, st, dc, x, w)
          ON CONFLICT DO NOTHING RETURNING 1
        ), up AS (
          UPDATE search_heads h SET indexed = u.l
-         FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l)
+         FROM unnest($15::text[], $16::bigint[], $17::bigint[]) AS u(s, f, l)
          WHERE h.stream = u.s AND h.indexed >= u.f - 1 AND h.indexed < u.l
          RETURNING 1
        )
        INSERT INTO search_heads (stream, indexed)
-       SELECT s, l FROM unnest($11::text[], $12::bigint[], $13::bigint[]) AS u(s, f, l) WHERE f = 1
+       SELECT s, l FROM unnest($15::text[], $16::bigint[], $17::bigint[]) AS u(s, f, l) WHERE f = 1
        ON CONFLICT (stream) DO NOTHING`,
       [...cols, ss, fs, ls],
     );
@@ -189,14 +213,18 @@ export class PgSearch {
   private sinceAnalyze = 0;
   private analyzedRows = 0;
 
-  /** Indexes `streams` past their marks. */
-  private async catchUp(streams: string[]): Promise<number> {
+  /**
+   * Indexes `streams` past their marks, and the fleet threads whose streams
+   * are `<fleet><thread>` (`fleet`: a project's prefix of them, see
+   * fleetPrefixOf), however many.
+   */
+  private async catchUp(streams: string[], fleet: string | null = null): Promise<number> {
     let indexed = 0;
     for (let round = 0; ; round++) {
       const r = await this.q<{ stream: string; head: string; indexed: string }>(
         `SELECT s.stream, s.head, COALESCE(h.indexed, 0) AS indexed FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
-         WHERE s.stream = ANY($1::text[]) AND s.head > COALESCE(h.indexed, 0)`,
-        [streams],
+         WHERE (${STREAMS_OF('$1', '$2')}) AND s.head > COALESCE(h.indexed, 0)`,
+        [streams, fleet],
       );
       if (r.rows.length === 0) return indexed;
       for (const row of r.rows) {
@@ -234,9 +262,10 @@ export class PgSearch {
     const cursor = decodeSearchCursor(query.cursor);
     if (terms.length === 0) return { hits: [], next: null };
     await this.settled();
-    await this.catchUp(projectStreams(query.project));
+    const streams = projectStreams(query.project);
+    const fleet = fleetPrefixOf(query.project);
     const where = ['d.words @@ $1::tsquery', 'd.project = $2'];
-    const args: unknown[] = [tsqueryOf(terms), query.project];
+    const args: unknown[] = [tsqueryOf(terms), query.project, streams, fleet];
     const arg = (v: unknown): string => {
       args.push(v);
       return `$${args.length}`;
@@ -244,19 +273,37 @@ export class PgSearch {
     if (query.team !== undefined) where.push(`d.team = ${arg(query.team)}`);
     if (query.agent !== undefined) where.push(`d.agent = ${arg(query.agent)}`);
     if (query.kind !== undefined) where.push(`d.kind = ${arg(query.kind)}`);
+    for (const f of SEARCH_FILTERS) if (query[f] !== undefined) where.push(`d.${f} = ${arg(query[f])}`);
     if (query.from !== undefined) where.push(`d.at >= ${arg(query.from)}`);
     if (query.to !== undefined) where.push(`d.at < ${arg(query.to)}`);
     // Streams order by their bytes ("C"), as SQLite's do.
     if (cursor) where.push(`(d.at, d.stream COLLATE "C", d.position) < (${arg(cursor[0])}, ${arg(cursor[1])}::text COLLATE "C", ${arg(cursor[2])})`);
-    const sql = `SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
-      ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}`;
-    // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
-    let rows: DocRow[];
-    try {
-      rows = (await this.pool.query<DocRow>(sql, args)).rows;
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
+    // One round trip when the index is current: the page, and (in the same
+    // snapshot) whether any of the project's streams holds events past its
+    // mark (another node's commit not indexed yet, a crash's gap). Only then
+    // is the project caught up and the page read again: what committed before
+    // this search is found by it.
+    const sql = `WITH stale AS (
+        SELECT EXISTS (SELECT 1 FROM streams s LEFT JOIN search_heads h ON h.stream = s.stream
+          WHERE (${STREAMS_OF('$3', '$4')}) AND s.head > COALESCE(h.indexed, 0)) AS stale
+      )
+      SELECT stale.stale, m.* FROM stale LEFT JOIN LATERAL (
+        SELECT d.stream, d.position, d.at, d.family, d.kind, d.agent, d.team, d.text FROM search_docs d WHERE ${where.join(' AND ')}
+        ORDER BY d.at DESC, d.stream COLLATE "C" DESC, d.position DESC LIMIT ${arg(limit + 1)}
+      ) m ON true`;
+    let rows: DocRow[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let got: (DocRow & { stale: boolean })[];
+      // Bounded: the search pool's sessions cancel a statement past SEARCH_LIMITS.statementMs.
+      try {
+        got = (await this.pool.query<DocRow & { stale: boolean }>(sql, args)).rows;
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        throw new StoreError(code === '57014' || code === 'ECONNREFUSED' || code?.startsWith('08') ? 'unavailable' : 'internal', `search failed: ${(e as Error).message}`, { cause: e });
+      }
+      rows = got.filter((r) => r.stream !== null);
+      if (attempt > 0 || !got[0]?.stale) break;
+      await this.catchUp(streams, fleet);
     }
     const more = rows.length > limit;
     const hits = rows.slice(0, limit).map((r) => ({

@@ -43,7 +43,7 @@
 // senders repeat what matters.
 
 import pg from 'pg';
-import { PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
+import { PG_SEARCH_FILTERS_MIGRATION, PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
 import { randomUUID } from 'node:crypto';
 import {
   StoreError,
@@ -171,6 +171,8 @@ const MIGRATIONS = [
    ALTER INDEX idempotency_scoped_pkey RENAME TO idempotency_pkey;`,
   // 4: the full-text index, derived from the log (pg-search.ts); filled by the catch-up at open.
   PG_SEARCH_MIGRATION,
+  // 5: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
+  PG_SEARCH_FILTERS_MIGRATION,
 ];
 
 /** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */
@@ -260,11 +262,10 @@ export class PostgresStore implements EventStore {
     this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? pool ?? 10, application_name: `roost:${schema}` });
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
-    // This node's commits are indexed right after they commit (see pg-search.ts).
+    // This node's commits are indexed right after they commit (see pg-search.ts),
+    // handed over by flush itself: not as a commit listener, whom `announce`
+    // skips once the heads poll or a NOTIFY read the head first.
     this.searchIndex = new PgSearch(config, (text, values) => this.q(text, values));
-    this.listeners.add((_stream, _head, entries) => {
-      if (entries && entries.length) this.searchIndex.committed(entries);
-    });
   }
 
   private searchIndex: PgSearch;
@@ -397,6 +398,8 @@ export class PostgresStore implements EventStore {
       if (!o.ok || !o.entries) continue;
       const stream = batch[i].stream;
       heads.set(stream, o.result.last);
+      // Every committed entry, in commit order, whatever the listeners heard already.
+      if (!this.closed && o.entries.length) this.searchIndex.committed(o.entries);
       this.announce(stream, o.result.last, o.entries);
     }
     if (heads.size) this.notify(heads);

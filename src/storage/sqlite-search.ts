@@ -16,7 +16,7 @@
 // every stream in the background, a chunk per turn.
 
 import type Database from 'better-sqlite3';
-import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
+import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
@@ -37,11 +37,32 @@ export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
    CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
    CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
 
+/**
+ * The index's filter columns (vendor, tool, status, decider), added to an
+ * index of schema 3: the index is emptied and the catch-up at open fills it
+ * again from the log, now with them.
+ */
+export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN tool TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN status TEXT NOT NULL DEFAULT '';
+   ALTER TABLE search_docs ADD COLUMN decider TEXT NOT NULL DEFAULT '';
+   DELETE FROM search_docs;
+   INSERT INTO search_fts (search_fts) VALUES ('delete-all');
+   DELETE FROM search_heads;`;
+
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
   const own = (f: string): string => (project === 'default' ? f : `${f}:${project}`);
   return [own('floor'), own('approvals'), own('flock'), `work:${project}`].filter((s) => searchStreamOf(s)?.project === project);
 }
+
+/** The prefix of a project's fleet threads' streams (`sessions:<thread>`, `sessions:<project>:<thread>`). */
+export function fleetPrefixOf(project: string): string {
+  return project === 'default' ? FLEET_SEARCH_PREFIX : `${FLEET_SEARCH_PREFIX}${project}:`;
+}
+
+/** The filters matched whole against a column of their own (a fixed list: never a caller's column name). */
+export const SEARCH_FILTERS = ['vendor', 'tool', 'status', 'decider'] as const;
 
 /** The FTS5 MATCH text of parsed terms: each a quoted phrase of plain words, all required. */
 function matchOf(terms: string[][]): string {
@@ -78,7 +99,7 @@ export class SqliteSearch {
     /** Called before and after each index write (the store's lazy commit: no fsync of its own). */
     private around: { before: () => void; after: () => void },
   ) {
-    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.insFts = db.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
     this.putMark = db.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = excluded.indexed');
     this.readEvents = db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
@@ -91,7 +112,7 @@ export class SqliteSearch {
       for (const e of entries) {
         const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
         if (doc) {
-          const r = this.insDoc.run(e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.text);
+          const r = this.insDoc.run(e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.vendor, doc.tool, doc.status, doc.decider, doc.text);
           if (r.changes === 1) {
             this.insFts.run(r.lastInsertRowid, doc.words);
             n++;
@@ -222,11 +243,20 @@ export class SqliteSearch {
     // Whatever committed before this search is found by it.
     this.drain();
     for (const s of projectStreams(query.project)) this.catchUp(s);
+    // And its fleet threads' streams, however many (one index seek each).
+    const prefix = fleetPrefixOf(query.project);
+    for (let s = prefix; ; ) {
+      const r = this.nextStream.get(s) as { stream: string } | undefined;
+      if (!r || !r.stream.startsWith(prefix)) break;
+      s = r.stream;
+      if (searchStreamOf(s)?.project === query.project) this.catchUp(s);
+    }
     const where = ['d.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)', 'd.project = ?'];
     const args: unknown[] = [matchOf(terms), query.project];
     if (query.team !== undefined) (where.push('d.team = ?'), args.push(query.team));
     if (query.agent !== undefined) (where.push('d.agent = ?'), args.push(query.agent));
     if (query.kind !== undefined) (where.push('d.kind = ?'), args.push(query.kind));
+    for (const f of SEARCH_FILTERS) if (query[f] !== undefined) (where.push(`d.${f} = ?`), args.push(query[f]));
     if (query.from !== undefined) (where.push('d.at >= ?'), args.push(query.from));
     if (query.to !== undefined) (where.push('d.at < ?'), args.push(query.to));
     if (cursor) (where.push('(d.at, d.stream, d.position) < (?, ?, ?)'), args.push(...cursor));

@@ -43,7 +43,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
 import { CHECKPOINT_DEFAULTS, Checkpointer, type CheckpointOptions } from './sqlite-checkpoint.js';
-import { SEARCH_MIGRATION, SqliteSearch } from './sqlite-search.js';
+import { SEARCH_FILTERS_MIGRATION, SEARCH_MIGRATION, SqliteSearch } from './sqlite-search.js';
 import {
   StoreError,
   checkBroadcast,
@@ -125,6 +125,8 @@ const MIGRATIONS = [
    ALTER TABLE idempotency_scoped RENAME TO idempotency;`,
   // 3: the full-text index, derived from the log (sqlite-search.ts); filled by the catch-up at open.
   SEARCH_MIGRATION,
+  // 4: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
+  SEARCH_FILTERS_MIGRATION,
 ];
 
 /** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */

@@ -279,6 +279,11 @@ export interface SearchQuery {
   agent?: string;
   /** The event's type (`tool`, `approval.requested`, `nest.message`, ...). */
   kind?: string;
+  /** The event's vendor, tool, status and decider, each matched whole (src/core/search-text.ts SearchDoc). */
+  vendor?: string;
+  tool?: string;
+  status?: string;
+  decider?: string;
   /** Append time, ms: from inclusive, to exclusive. */
   from?: number;
   to?: number;

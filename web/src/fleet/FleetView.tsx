@@ -67,6 +67,19 @@ export function FleetView() {
     if (!dismissed.has(id) && !sessions.some((s) => s.id === id)) unsettled.push({ id, name: r.session, by: r.by, refused: r.refused });
   }
 
+  // `?session=<id>` (a search hit opens it): that session's card is brought into view once it is on the board.
+  const [found, setFound] = useState('');
+  const wanted = new URLSearchParams(location.search).get('session') ?? '';
+  const onBoard = wanted !== '' && sessions.some((s) => s.id === wanted);
+  useEffect(() => {
+    if (!onBoard || found === wanted) return;
+    const card = document.querySelector<HTMLElement>(`[data-testid="session-${CSS.escape(wanted)}"]`);
+    if (!card) return;
+    card.scrollIntoView({ block: 'center' });
+    card.classList.add('scard-found');
+    setFound(wanted);
+  }, [onBoard, wanted, found]);
+
   const promptSession = (id: string) => {
     setComposerTo(id);
     composerRef.current?.focus();

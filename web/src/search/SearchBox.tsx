@@ -21,7 +21,7 @@ export interface Hit {
   agent: string;
   team: string;
   snippet: string;
-  open?: { approval?: string; nest?: string; conversation?: string };
+  open?: { approval?: string; nest?: string; conversation?: string; thread?: string; session?: string };
 }
 
 interface Page {
@@ -33,11 +33,22 @@ interface Filters {
   team: string;
   agent: string;
   kind: string;
+  vendor: string;
+  tool: string;
+  status: string;
+  decider: string;
   from: string;
   to: string;
 }
 
-const NO_FILTERS: Filters = { team: '', agent: '', kind: '', from: '', to: '' };
+const NO_FILTERS: Filters = { team: '', agent: '', kind: '', vendor: '', tool: '', status: '', decider: '', from: '', to: '' };
+/** The filters typed as text (matched whole by the server), after team and agent. */
+const TEXT_FILTERS = [
+  ['vendor', 'Vendor'],
+  ['tool', 'Tool'],
+  ['status', 'Status'],
+  ['decider', 'Decided by'],
+] as const;
 const PAGE = 20;
 /** The kinds a person picks from (the API takes any exact kind). */
 const KINDS: [string, string][] = [
@@ -51,7 +62,7 @@ const KINDS: [string, string][] = [
   ['nest.message', 'Nest messages'],
   ['message.posted', 'Work messages'],
 ];
-const FAMILY: Record<string, string> = { floor: 'floor', approvals: 'approvals', flock: 'flock', work: 'Work' };
+const FAMILY: Record<string, string> = { floor: 'floor', approvals: 'approvals', flock: 'flock', work: 'Work', fleet: 'fleet board' };
 
 /** The snippet's text with the server's `«word»` marks as <mark> elements: text nodes only. */
 export function Marked(props: { text: string }) {
@@ -76,6 +87,10 @@ export function Marked(props: { text: string }) {
 /** Where a hit opens in the app (with the page's project). */
 export function hitPath(h: Hit, project: string): string {
   const moment = `${h.family === 'approvals' ? 'a' : 'f'}:${h.position}`;
+  if (h.family === 'fleet') {
+    if (!h.open?.thread) return inProject('/fleet', project);
+    return inProject(`/fleet/${encodeURIComponent(h.open.thread)}${h.open.session ? `?session=${encodeURIComponent(h.open.session)}` : ''}`, project);
+  }
   if (h.family === 'flock') return inProject(h.open?.nest ? `/flock/nests/${encodeURIComponent(h.open.nest)}` : '/flock', project);
   if (h.family === 'work') return inProject(h.open?.conversation ? `/work?conversation=${encodeURIComponent(h.open.conversation)}` : '/work', project);
   if (h.family === 'approvals' && h.kind !== 'approval.requested' && h.open?.approval) return inProject(`/inbox/${encodeURIComponent(h.open.approval)}`, project);
@@ -161,7 +176,7 @@ export function SearchBox(props: { project: string }) {
   const load = async (query: string, f: Filters, cursor: string | null) => {
     const g = ++gen.current;
     const qs = new URLSearchParams({ q: query, limit: String(PAGE) });
-    for (const k of ['team', 'agent', 'kind'] as const) if (f[k].trim()) qs.set(k, f[k].trim());
+    for (const k of ['team', 'agent', 'kind', 'vendor', 'tool', 'status', 'decider'] as const) if (f[k].trim()) qs.set(k, f[k].trim());
     // Dates: from the day's start (inclusive) to the end of the `to` day, in the person's time zone.
     if (f.from) qs.set('from', String(new Date(`${f.from}T00:00`).getTime()));
     if (f.to) qs.set('to', String(new Date(`${f.to}T00:00`).getTime() + 86_400_000));
@@ -286,6 +301,12 @@ export function SearchBox(props: { project: string }) {
                 Agent
                 <input value={filters.agent} maxLength={256} onChange={(e) => setFilter('agent', (e.target as HTMLInputElement).value)} data-testid="search-agent" />
               </label>
+              {TEXT_FILTERS.map(([k, label]) => (
+                <label key={k}>
+                  {label}
+                  <input value={filters[k]} maxLength={256} onChange={(e) => setFilter(k, (e.target as HTMLInputElement).value)} data-testid={`search-${k}`} />
+                </label>
+              ))}
               <label>
                 Kind
                 <select value={filters.kind} onChange={(e) => setFilter('kind', (e.target as HTMLSelectElement).value)} data-testid="search-kind">
