@@ -3,7 +3,7 @@
 // tokens; crossings at 80% and 100%, the pause and its end, the day rollover.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyUsage, budgetReason, dayIn, dueCrossings, emptyUsage, pausedFor, usageFromJSON, usageToJSON, USAGE_LIMITS, type UsageState } from '../src/core/usage.js';
+import { applyUsage, budgetNotices, budgetReason, dayIn, dueCrossings, emptyUsage, pausedFor, usageFromJSON, usageToJSON, USAGE_LIMITS, type UsageState } from '../src/core/usage.js';
 
 const H = 3_600_000;
 /** 2026-12-05 10:00 UTC. */
@@ -152,4 +152,33 @@ test('budgets survive the snapshot round trip, a project holds at most USAGE_LIM
   // The legacy project budget is the same object in both views.
   applyUsage(s, { type: 'budget.set', limitMicros: 2_000_000, by: 'owner', ts: T0 });
   assert.equal(s.budget, s.budgets.get('project::total'));
+});
+
+test("the inbox's budget notices: a budget's last crossing of its version and day, the pause with its written reason, gone after a raise or a new day", () => {
+  const s = emptyUsage();
+  applyUsage(s, { type: 'budget.set', scope: 'team', target: 'backend', period: 'day', unit: 'usd', limit: 1_000_000, ts: T0 });
+  assert.deepEqual(budgetNotices(s, 'shop', T0), []);
+  spend(s, { agent: 'claude-code:a', team: 'backend', usd: 0.85, ts: T0 + 1 });
+  assert.deepEqual(budgetNotices(s, 'shop', T0 + 2), [], 'due, not yet written: no notice');
+  applyUsage(s, { type: 'budget.crossed', budget: 'team:backend:day', threshold: 80, version: 1, day: '2026-12-05', ts: T0 + 2 });
+  let [n] = budgetNotices(s, 'shop', T0 + 3);
+  assert.deepEqual({ id: n.id, label: n.label, threshold: n.threshold, at: n.at, paused: n.paused }, { id: 'team:backend:day:1:2026-12-05:80', label: 'team backend', threshold: 80, at: T0 + 2, paused: null });
+  spend(s, { agent: 'claude-code:a', team: 'backend', usd: 0.2, ts: T0 + 4 });
+  applyUsage(s, { type: 'budget.crossed', budget: 'team:backend:day', threshold: 100, version: 1, day: '2026-12-05', ts: T0 + 5 });
+  applyUsage(s, { type: 'budget.paused', budget: 'team:backend:day', version: 1, day: '2026-12-05', reason: 'budget for team backend reached: 1.05 $ of 1.00 $ today', ts: T0 + 5 });
+  const all = budgetNotices(s, 'shop', T0 + 6);
+  assert.equal(all.length, 1, 'one notice per budget');
+  assert.deepEqual([all[0].id, all[0].paused], ['team:backend:day:1:2026-12-05:100', 'budget for team backend reached: 1.05 $ of 1.00 $ today']);
+  // The reason survives a snapshot (what a browser starts from).
+  [n] = budgetNotices(usageFromJSON(JSON.parse(JSON.stringify(usageToJSON(s)))), 'shop', T0 + 6);
+  assert.equal(n.paused, 'budget for team backend reached: 1.05 $ of 1.00 $ today');
+  // Lifted: the crossing stands, the pause does not.
+  applyUsage(s, { type: 'budget.lifted', budget: 'team:backend:day', by: 'owner', why: 'lifted', ts: T0 + 7 });
+  [n] = budgetNotices(s, 'shop', T0 + 8);
+  assert.deepEqual([n.threshold, n.paused], [100, null]);
+  // The next day in its zone: nothing stands.
+  assert.deepEqual(budgetNotices(s, 'shop', T0 + 24 * H), []);
+  // A raise is a new version: its notices start again.
+  applyUsage(s, { type: 'budget.set', scope: 'team', target: 'backend', period: 'day', unit: 'usd', limit: 5_000_000, ts: T0 + 9 });
+  assert.deepEqual(budgetNotices(s, 'shop', T0 + 10), []);
 });

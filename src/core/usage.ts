@@ -182,8 +182,10 @@ export interface Budget {
   /** A day budget: what its scope spent that day since the budget was set. */
   dayMicros: number;
   dayTokens: number;
-  /** Paused (budget.paused) for this version and day, or null. */
-  paused: { version: number; day: string; at: number } | null;
+  /** Paused (budget.paused) for this version and day, with the reason its agents were given, or null. */
+  paused: { version: number; day: string; at: number; reason?: string } | null;
+  /** The last threshold crossed (budget.crossed) for this version and day, and when: what the inbox shows (budgetNotices). */
+  crossed: { threshold: 80 | 100; at: number } | null;
   /** `<version>:<day>` an owner lifted (budget.lifted): a pause of that version and day written after it does not hold. */
   lifted: string;
 }
@@ -296,13 +298,14 @@ export function applyUsage(s: UsageState, e: unknown): UsageEffect[] {
       // 100 implies 80 (a budget passed at once is one crossing).
       if (th === 100 && !b.notified.includes(80)) b.notified.push(80);
       b.notified.sort((x, y) => x - y);
+      b.crossed = { threshold: th, at: count(o.ts, Number.MAX_SAFE_INTEGER) };
       return [{ kind: 'budget', budget: b.key, threshold: th, costMicros: count(o.costMicros ?? o.spent, Number.MAX_SAFE_INTEGER), limitMicros: b.limitMicros }];
     }
     case 'budget.paused': {
       const b = s.budgets.get(str(o.budget, BUDGET_KEY_MAX));
       if (!b || o.version !== b.version || (b.period === 'day' && o.day !== b.day) || b.lifted === `${b.version}:${b.day}`) return [];
       s.count++;
-      b.paused = { version: b.version, day: b.day, at: count(o.ts, Number.MAX_SAFE_INTEGER) };
+      b.paused = { version: b.version, day: b.day, at: count(o.ts, Number.MAX_SAFE_INTEGER), reason: str(o.reason, BUDGET_REASON_MAX) };
       return [];
     }
     case 'budget.lifted': {
@@ -389,13 +392,15 @@ export const BUDGET_PAUSED = 'Paused: ';
 /** The legacy budget's key: the project's total (budget.set without a scope). */
 export const PROJECT_BUDGET = 'project::total';
 const BUDGET_KEY_MAX = 12 + USAGE_LIMITS.agent;
+/** A pause's reason as folded (the server writes budgetReason's few dozen characters). */
+const BUDGET_REASON_MAX = 400;
 
 export function budgetKey(scope: BudgetScope, target: string, period: BudgetPeriod): string {
   return `${scope}:${scope === 'project' ? '' : target}:${period}`;
 }
 
 function newBudget(scope: BudgetScope, target: string, period: BudgetPeriod, unit: BudgetUnit, limit: number, tz: string): Budget {
-  return { key: budgetKey(scope, target, period), scope, target: scope === 'project' ? '' : target, period, unit, limit, limitMicros: unit === 'usd' ? limit : 0, tz, version: 1, setBy: '', setAt: 0, notified: [], day: '', dayMicros: 0, dayTokens: 0, paused: null, lifted: '' };
+  return { key: budgetKey(scope, target, period), scope, target: scope === 'project' ? '' : target, period, unit, limit, limitMicros: unit === 'usd' ? limit : 0, tz, version: 1, setBy: '', setAt: 0, notified: [], day: '', dayMicros: 0, dayTokens: 0, paused: null, lifted: '', crossed: null };
 }
 
 function projectBudgetOf(s: UsageState): Budget | null {
@@ -487,7 +492,7 @@ function countForDayBudgets(s: UsageState, a: AgentUsage, d: Tally, ts: number, 
     if (b.period !== 'day' || !covers(b, a.session, a.team)) continue;
     const day = ts > 0 ? dayIn(ts, b.tz) : b.tz === 'UTC' && utcDay !== 'unknown' ? utcDay : '';
     if (!day || day < b.day) continue;
-    if (day > b.day) ((b.day = day), (b.dayMicros = 0), (b.dayTokens = 0), (b.notified = []), (b.paused = null), (b.lifted = ''));
+    if (day > b.day) ((b.day = day), (b.dayMicros = 0), (b.dayTokens = 0), (b.notified = []), (b.paused = null), (b.lifted = ''), (b.crossed = null));
     b.dayMicros += d.costMicros;
     b.dayTokens += tokensOf(d);
   }
@@ -564,6 +569,36 @@ export function budgetReason(s: UsageState, b: Budget, project: string, now?: nu
   return `budget for ${budgetLabel(b, project)} reached: ${budgetAmount(b.unit, budgetSpent(s, b, now))} of ${budgetAmount(b.unit, b.limit)}${when}`;
 }
 
+/** A budget's crossing as the inbox lists it (one per budget: its last threshold of this version and day). */
+export interface BudgetNotice {
+  /** Names the crossing (`<key>:<version>:<day>:<threshold>`): what a person dismisses. */
+  id: string;
+  budget: Budget;
+  /** Who the budget is for, as budgetLabel says it. */
+  label: string;
+  threshold: 80 | 100;
+  at: number;
+  /** Paused now: the reason its agents are given (budget.paused), else null (80%, or a lifted pause). */
+  paused: string | null;
+}
+
+/**
+ * The budgets whose last crossing still stands, newest first: crossed for
+ * their current version (a raise or a new limit re-arms them and drops the
+ * notice) and, for a day budget, on its day in its zone now. At most
+ * USAGE_LIMITS.budgets.
+ */
+export function budgetNotices(s: UsageState, project: string, now: number): BudgetNotice[] {
+  const out: BudgetNotice[] = [];
+  for (const b of s.budgets.values()) {
+    const c = b.crossed;
+    if (!c || (b.period === 'day' && b.day !== dayIn(now, b.tz))) continue;
+    const paused = isPaused(b, now) ? b.paused?.reason || budgetReason(s, b, project, now) : null;
+    out.push({ id: `${b.key}:${b.version}:${b.day}:${c.threshold}`, budget: b, label: budgetLabel(b, project), threshold: c.threshold, at: c.at, paused });
+  }
+  return out.sort((x, y) => y.at - x.at);
+}
+
 function budgetFromJSON(v: unknown): Budget | null {
   if (!v || typeof v !== 'object') return null;
   const o = v as Record<string, unknown>;
@@ -581,7 +616,9 @@ function budgetFromJSON(v: unknown): Budget | null {
   b.dayMicros = count(o.dayMicros, Number.MAX_SAFE_INTEGER);
   b.dayTokens = count(o.dayTokens, Number.MAX_SAFE_INTEGER);
   const p = o.paused as Record<string, unknown> | null;
-  b.paused = p && typeof p === 'object' ? { version: count(p.version, Number.MAX_SAFE_INTEGER), day: str(p.day, 10), at: count(p.at, Number.MAX_SAFE_INTEGER) } : null;
+  b.paused = p && typeof p === 'object' ? { version: count(p.version, Number.MAX_SAFE_INTEGER), day: str(p.day, 10), at: count(p.at, Number.MAX_SAFE_INTEGER), reason: str(p.reason, BUDGET_REASON_MAX) } : null;
+  const c = o.crossed as Record<string, unknown> | null;
+  b.crossed = c && typeof c === 'object' && (c.threshold === 80 || c.threshold === 100) ? { threshold: c.threshold, at: count(c.at, Number.MAX_SAFE_INTEGER) } : null;
   b.lifted = str(o.lifted, 40);
   return b;
 }

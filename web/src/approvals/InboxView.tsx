@@ -14,6 +14,7 @@ import { ProjectSwitcher } from '../shared/ProjectSwitcher.js';
 import { FirstStep } from '../shared/FirstStep.js';
 import { ApprovalItem } from '../shared/approvals/ApprovalItem.js';
 import { BulkBar, BULK_MAX, pickable, type Picked } from './Bulk.js';
+import { BudgetNotices } from './BudgetNotices.js';
 import { TrustLine } from '../shared/approvals/TrustLine.js';
 import { decisionOfPath, firstLook } from '../shared/approvals/first.js';
 import { pageProject } from '../shared/scope.js';
@@ -124,6 +125,8 @@ export function InboxView() {
           </ul>
         )}
       </section>
+      {/* Budgets at 80% or paused (the usage fold's crossings), each linking to the Cost page. */}
+      <BudgetNotices project={pageProject()} />
       <section aria-labelledby="inbox-recent-h">
         <h2 id="inbox-recent-h">Recent</h2>
         {recent.length === 0 ? (
