@@ -36,9 +36,9 @@ export function load<T>(cfg: object): Promise<T> {
   });
 }
 
-/** bench/load.js holding `n` idle streams on `urls`; resolves once they are open. */
-export function idle(urls: string[], n: number): Promise<ChildProcess> {
-  const p = spawn(process.execPath, [join(BENCH, 'load.js'), JSON.stringify({ mode: 'idle', streams: urls, subscribers: n })], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** bench/load.js holding `n` idle streams on `urls` (`path`: another stream than the floor's /stream); resolves once they are open. */
+export function idle(urls: string[], n: number, path?: string): Promise<ChildProcess> {
+  const p = spawn(process.execPath, [join(BENCH, 'load.js'), JSON.stringify({ mode: 'idle', streams: urls, subscribers: n, path })], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((ok, fail) => {
     createInterface({ input: p.stdout }).once('line', () => ok(p));
     p.once('exit', (c) => fail(new Error(`idle load exited ${c}`)));

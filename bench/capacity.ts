@@ -9,8 +9,11 @@
 //   (its RSS with them, less its RSS before, over 10,000). 10,000 is also the
 //   node's cap on live connections with this machine's open-file limit of
 //   20,000 (src/server/fd-limit.ts: half the limit);
-// - 9,000 of them stay idle while 1,000 more receive 200 events/s: delivery
-//   latency (post to frame), sampled on 100 of the 1,000;
+// - 9,000 of them stay idle (open on a stream that is quiet meanwhile: the
+//   project's approvals) while 1,000 more receive 200 events/s on the floor
+//   stream: delivery latency (post to frame), sampled on 100 of the 1,000;
+// - for comparison, not the target: all 10,000 receiving the 200 events/s
+//   (10 times the writes of the row above);
 // - hooks per second: Claude Code's PreToolUse hook (a real payload) on
 //   `POST /hooks/claude-code`, 32 connections (each a durable append);
 // - agents on the floor: the floor filled to its cap of 10,000 agents (200 per
@@ -41,11 +44,19 @@ async function once() {
     process.stderr.write(`  capacity: RSS ${rss0} KB → ${rssIdle} KB with ${IDLE} idle clients\n`);
     idler.kill('SIGKILL');
     await sleep(2000);
-    // 9,000 idle and 1,000 receiving 200 events/s.
-    const rest = await idle([node.url], IDLE - FAN);
-    const fan = await load<{ p50: number; p99: number; received: number; expected: number; sent: number }>({ mode: 'fanout', streams: [node.url], posts: [node.url], subscribers: FAN, measured: 100, rate: 200, seconds: SECONDS * 2 });
+    // 9,000 idle (on a stream nothing is published to meanwhile) and 1,000 receiving 200 events/s.
+    type Fan = { p50: number; p99: number; received: number; expected: number; sent: number };
+    const fanout = () => load<Fan>({ mode: 'fanout', streams: [node.url], posts: [node.url], subscribers: FAN, measured: 100, rate: 200, seconds: SECONDS * 2 });
+    let rest = await idle([node.url], IDLE - FAN, '/approvals/stream');
+    const fan = await fanout();
     rest.kill('SIGKILL');
-    process.stderr.write(`  capacity: fan-out p50 ${fan.p50} ms, p99 ${fan.p99} ms (${fan.received} of ${fan.expected})\n`);
+    process.stderr.write(`  capacity: fan-out to 1,000 p50 ${fan.p50} ms, p99 ${fan.p99} ms (${fan.received} of ${fan.expected}; ${fan.sent} posted)\n`);
+    await sleep(2000);
+    // The same with the 9,000 on the floor stream too: all 10,000 receive.
+    rest = await idle([node.url], IDLE - FAN);
+    const all = await fanout();
+    rest.kill('SIGKILL');
+    process.stderr.write(`  capacity: fan-out to 10,000 p50 ${all.p50} ms, p99 ${all.p99} ms (${all.received} of ${all.expected}; ${all.sent} posted)\n`);
     await sleep(1500);
     // Hooks per second.
     const hooks = await load<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }>({ mode: 'http', url: node.url + '/hooks/claude-code', body: HOOK_BODY, connections: 32, seconds: SECONDS, warmupSeconds: 1 });
@@ -65,6 +76,9 @@ async function once() {
       fanP50: fan.p50,
       fanP99: fan.p99,
       fanLost: fan.expected - fan.received,
+      allP50: all.p50,
+      allP99: all.p99,
+      allLost: all.expected - all.received,
       hooksPerS: hooks.rps,
       hookP99: hooks.p99,
       hookErrors: hooks.errors + hooks.non2xx,
@@ -89,6 +103,8 @@ const rows: BenchRow[] = [
   { workload: `capacity, one node (${store}): 10,000 idle SSE clients`, metric: 'server RSS per client', values: v('rssPerClientKb'), unit: 'KB', target: '< 20 KB', met: median(v('rssPerClientKb')) < 20 },
   { workload: `capacity, one node (${store}): 1,000 of 10,000 clients receiving 200 events/s`, metric: 'delivery latency p50', values: v('fanP50'), unit: 'ms', note: `100 sampled; frames not delivered: ${v('fanLost').join(', ')}` },
   { workload: `capacity, one node (${store}): 1,000 of 10,000 clients receiving 200 events/s`, metric: 'delivery latency p99', values: v('fanP99'), unit: 'ms', target: '< 250 ms', met: median(v('fanP99')) < 250 },
+  { workload: `capacity, one node (${store}): all 10,000 clients receiving 200 events/s`, metric: 'delivery latency p50', values: v('allP50'), unit: 'ms', note: `100 sampled; frames not delivered: ${v('allLost').join(', ')}` },
+  { workload: `capacity, one node (${store}): all 10,000 clients receiving 200 events/s`, metric: 'delivery latency p99', values: v('allP99'), unit: 'ms', note: 'for comparison: 10 times the writes of the 1,000-client row; no target' },
   { workload: `capacity, one node (${store}): PreToolUse hooks, 32 connections`, metric: 'hooks/s', values: v('hooksPerS'), unit: '/s', note: `errors ${v('hookErrors').join(', ')}` },
   { workload: `capacity, one node (${store}): PreToolUse hooks, 32 connections`, metric: 'latency p99', values: v('hookP99'), unit: 'ms' },
   { workload: `capacity, one node (${store}): the floor at its cap of 10,000 agents`, metric: 'joins/s filling it (200 per request)', values: v('fillEvPerS'), unit: 'ev/s' },

@@ -13,7 +13,7 @@ type Config =
   | { mode: 'post'; posts: string[]; rate: number; seconds: number }
   | { mode: 'http'; url: string; body: string; connections: number; seconds: number; warmupSeconds?: number }
   | { mode: 'fanout'; streams: string[]; posts: string[]; subscribers: number; measured: number; rate: number; seconds: number; path?: string }
-  | { mode: 'idle'; streams: string[]; subscribers: number }
+  | { mode: 'idle'; streams: string[]; subscribers: number; path?: string }
   | { mode: 'storm'; streams: string[]; posts: string[]; subscribers: number; rate: number };
 
 const cfg = JSON.parse(process.argv[2]) as Config;
@@ -164,13 +164,13 @@ function poster(posts: string[], rate: number, make: (i: number) => string) {
   let errors = 0;
   let running = true;
   const tickMs = 10;
-  const perTick = rate / (1000 / tickMs);
-  let credit = 0;
+  const t0 = now();
+  // What is due is counted from the clock, not from ticks: a late tick (a busy
+  // machine) sends what it owes, so the rate is the one asked for.
   const timer = setInterval(() => {
     if (!running) return;
-    credit += perTick;
-    while (credit >= 1) {
-      credit -= 1;
+    const due = Math.floor(((now() - t0) * rate) / 1000);
+    while (i < due) {
       const n = i++;
       postEvent(posts[n % posts.length], make(n)).then(
         (r) => {
@@ -258,7 +258,7 @@ async function main(): Promise<unknown> {
       return { sent: p.sent, errors: p.errors };
     }
     case 'idle': {
-      const subs = await openDrained(cfg.subscribers, cfg.streams);
+      const subs = await openDrained(cfg.subscribers, cfg.streams, cfg.path);
       await sleep(1500);
       process.stdout.write(JSON.stringify({ ready: subs.length }) + '\n');
       await new Promise(() => {});

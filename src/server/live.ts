@@ -111,6 +111,8 @@ function errorBytes(reason: string): string {
 }
 
 const HEARTBEAT = Buffer.from(':\n\n');
+/** Connections given their heartbeat in one turn (see `Live.tick`). */
+const HEARTBEAT_SLICE = 500;
 /** A single-scope stream asks its EventSource to come back after a second (a mux stream is reopened by its client). */
 const RETRY = Buffer.from('retry: 1000\n\n');
 /** A catch-up is written in pieces of about this size. */
@@ -879,17 +881,29 @@ export class Live {
     else this.perCaller.delete(conn.caller);
   }
 
+  /**
+   * The heartbeat, in slices of HEARTBEAT_SLICE connections, one slice per
+   * turn: 10,000 connections' writes at once would hold the process for tens
+   * of ms, and every live frame (a flush) would wait behind them.
+   */
   private tick(): void {
-    for (const c of this.conns) {
-      if (c.who.session) {
-        const lost = this.access.lost(c.who);
-        if (lost) {
-          c.end(lost);
-          continue;
+    const all = [...this.conns];
+    const slice = (from: number): void => {
+      const to = Math.min(all.length, from + HEARTBEAT_SLICE);
+      for (let i = from; i < to; i++) {
+        const c = all[i];
+        if (c.who.session) {
+          const lost = this.access.lost(c.who);
+          if (lost) {
+            c.end(lost);
+            continue;
+          }
         }
+        c.write(HEARTBEAT);
       }
-      c.write(HEARTBEAT);
-    }
+      if (to < all.length) setImmediate(slice, to);
+    };
+    slice(0);
   }
 
   /** Access changed: re-check the scopes of that member, or end the connections of a lost token or sign-in. */
