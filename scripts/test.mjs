@@ -16,9 +16,10 @@
 //   Up to ROOST_TEST_CONCURRENCY (default 4) files run at once, of which at
 //   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
 //   *.claude|codex|gemini.test.ts: a Chromium's memory, a CLI's start-up burst),
-//   so one slot is always left to the light files. At most ROOST_TEST_PG
-//   (default 2) PostgreSQL files (*.pg.*) at once: each starts up to three
-//   nodes with their pools and listeners, and the server takes 100 connections.
+//   so one slot is always left to the light files. At most ROOST_TEST_PG_FILES
+//   (default 1) PostgreSQL files (*.pg.*) at once: one starts up to three
+//   nodes with their pools and listeners, and the server takes 100 connections
+//   (two at once ran it out: "sorry, too many clients already").
 // - A file has 300 s (ROOST_TEST_FILE_TIMEOUT_S): the real CLIs' suites take a few tens of seconds each
 //   test, more on a busy machine; a file that hangs is killed and fails then.
 // - A file's output (the spec reporter's) is printed whole when it ends, so two
@@ -64,7 +65,7 @@ const FILE_TIMEOUT_MS = 1000 * Number(process.env.ROOST_TEST_FILE_TIMEOUT_S ?? 3
 const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 4));
 const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 3)));
 const heavy = (f) => /\.(browser|claude|codex|gemini)\./.test(f);
-const PG_SLOTS = Math.max(1, Number(process.env.ROOST_TEST_PG ?? 2));
+const PG_SLOTS = Math.max(1, Number(process.env.ROOST_TEST_PG_FILES ?? 1));
 const onPg = (f) => /\.pg\./.test(f);
 
 // The last run's time of each file, or an estimate: heavy files and PostgreSQL

@@ -95,7 +95,10 @@ describe('what a page loads', () => {
     await server.approvals.decide(pending.approval.id, 'deny', 'someone');
     await page.getByTestId('nav-pending').waitFor({ state: 'detached', timeout: 10_000 });
     const streams = asked.filter((r) => /\/live\?/.test(r.url()));
-    assert.ok(streams.length <= 3, `the one connection, opened at most again as scopes joined: ${streams.length}`);
+    // Opened for the inbox's approvals, again for its budget notices (the usage scope,
+    // whose code comes a moment later), again after the held stream was let go, and
+    // again when the floor's scope joined: never a second connection beside it.
+    assert.ok(streams.length <= 4, `the one connection, opened at most again as scopes joined: ${streams.length}`);
     assert.deepEqual(errors, []);
     await page.close();
   });
