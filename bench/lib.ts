@@ -229,3 +229,33 @@ export interface Workload {
   /** Runs it `RUNS` times (or as its comment says) and adds its rows with `add`. */
   run(): Promise<void>;
 }
+
+/**
+ * The fan-out load (bench/load.ts `fanout`): 1,000 SSE subscribers of `path`
+ * (the floor's stream by default) while 500 events/s are posted, latency sampled
+ * on 100 of them, `RUNS` times; with several nodes, posted to node 1 and read on
+ * the others. Returns each run's p50 and p99.
+ */
+export async function fanoutRuns(what: string, path?: string): Promise<{ p50: number[]; p99: number[] }> {
+  const p50: number[] = [];
+  const p99: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const ns = await nodes();
+    const urls = ns.map((n) => n.url);
+    const r = await load<{ p50: number; p99: number; received: number; expected: number }>({
+      mode: 'fanout',
+      streams: urls.length > 1 ? urls.slice(1) : urls,
+      posts: [urls[0]],
+      subscribers: 1000,
+      measured: 100,
+      rate: 500,
+      seconds: SECONDS * 2,
+      ...(path ? { path } : {}),
+    });
+    await Promise.all(ns.map((n) => n.stop()));
+    if (r.received !== r.expected) process.stderr.write(`  warning: ${what} delivered ${r.received} of ${r.expected} measured frames\n`);
+    p50.push(r.p50);
+    p99.push(r.p99);
+  }
+  return { p50, p99 };
+}
