@@ -146,7 +146,9 @@ function runFile(file, n) {
       for (const d of out) process.stdout.write(d);
       if (timedOut) process.stdout.write(`✖ ${file}: killed after ${FILE_TIMEOUT_MS / 1000} s\n`);
       else if (failed && !counts.failed) process.stdout.write(`✖ ${file}: exited ${signal ?? code} outside any test\n`);
-      results.push({ file, ms, passed: counts.passed, failed, skipped: counts.skipped });
+      // A failed file's output is printed again at the end, where a truncated log still shows it.
+      const said = failed ? Buffer.concat(out).toString('utf8') : '';
+      results.push({ file, ms, passed: counts.passed, failed, skipped: counts.skipped, said, timedOut });
       done();
     });
   });
@@ -193,6 +195,14 @@ console.log(
 );
 for (const f of rows.slice(0, 25)) {
   console.log(`  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${f.file}${f.failed ? `  (${f.failed} failed)` : ''}`);
+}
+for (const r of results.filter((x) => x.failed)) {
+  // What failed, and why: the failing tests' lines and the errors under them (the spec reporter's ✖ blocks), or the last lines.
+  const lines = r.said.split('\n');
+  const summary = lines.findIndex((l) => l.includes('✖ failing tests'));
+  const first = summary >= 0 ? summary : lines.findIndex((l) => l.includes('✖'));
+  const shown = (first >= 0 ? lines.slice(first) : lines.slice(-40)).slice(0, 80);
+  console.log(`\n✖ ${r.file}${r.timedOut ? ` (killed after ${FILE_TIMEOUT_MS / 1000} s)` : ''}:\n${shown.map((l) => `  ${l}`).join('\n')}`);
 }
 const failedFiles = results.filter((r) => r.failed).map((r) => r.file);
 if (failedFiles.length) console.log(`failed files: ${failedFiles.join(', ')}`);
