@@ -254,6 +254,13 @@ export interface Nest {
   /** Rotation: the core crow and the borrowed crow picked last. */
   lastCore: string;
   lastBorrowed: string;
+  /**
+   * Flights each crow has flown in this nest. A pick takes the crows that flew
+   * least first (ties in rotation order): counts do not depend on the order in
+   * which concurrent steps are appended, as the last-picked pointer alone does.
+   * A crow not in the map counts as the fewest (crows.ts, fewestFlown).
+   */
+  flown: Map<string, number>;
   tokens: number;
 }
 
@@ -339,6 +346,7 @@ export function emptyNest(nest_id: string, name: string, core: string[], at: num
     open: new Set(),
     lastCore: '',
     lastBorrowed: '',
+    flown: new Map(),
     tokens: 0,
   };
 }
