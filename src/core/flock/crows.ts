@@ -55,18 +55,12 @@ export const nestKey = (nest_id: string, msg_id: string, crow: string) => `N\u00
 export function rotated(nest: Nest, crow: string): void {
   if (nest.core.includes(crow)) nest.lastCore = crow;
   else nest.lastBorrowed = crow;
-  nest.flown.set(crow, (nest.flown.get(crow) ?? fewestFlown(nest)) + 1);
-}
-
-/**
- * The fewest flights any crow has flown in the nest: where a crow that has not
- * flown there yet (one just spun, say) starts, so it takes its turn in the
- * rotation instead of every pick until it catches up.
- */
-export function fewestFlown(nest: Nest): number {
-  let least = Infinity;
-  for (const n of nest.flown.values()) if (n < least) least = n;
-  return least === Infinity ? 0 : least;
+  if (nest.round.has(crow)) {
+    // Its second turn: a new round of its group begins with it.
+    const core = nest.core.includes(crow);
+    for (const c of nest.round) if (nest.core.includes(c) === core) nest.round.delete(c);
+  }
+  nest.round.add(crow);
 }
 
 export function isBorrowed(nest: Nest | undefined, crow: string): boolean {

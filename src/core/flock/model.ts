@@ -255,12 +255,13 @@ export interface Nest {
   lastCore: string;
   lastBorrowed: string;
   /**
-   * Flights each crow has flown in this nest. A pick takes the crows that flew
-   * least first (ties in rotation order): counts do not depend on the order in
-   * which concurrent steps are appended, as the last-picked pointer alone does.
-   * A crow not in the map counts as the fewest (crows.ts, fewestFlown).
+   * The crows that have flown in this nest in the rotation's current round. A
+   * pick takes the others first (then these, in rotation order): which crows
+   * flew does not depend on the order concurrent steps were appended, as the
+   * last-picked pointer alone does. A crow flying again starts a new round of
+   * its group (the core, or the crows outside it): crows.ts, rotated.
    */
-  flown: Map<string, number>;
+  round: Set<string>;
   tokens: number;
 }
 
@@ -346,7 +347,7 @@ export function emptyNest(nest_id: string, name: string, core: string[], at: num
     open: new Set(),
     lastCore: '',
     lastBorrowed: '',
-    flown: new Map(),
+    round: new Set(),
     tokens: 0,
   };
 }

@@ -4,7 +4,7 @@
 import { isWorkerPersona, WORKER_NAMES } from '../personas.js';
 import { get, line, slugId, type Obj } from './read.js';
 import { FLOCK_LIMITS, TODO_NEST, emptyNest, type FlockEffect, type FlockState, type Nest, type FlockStep } from './model.js';
-import { crowAvailable, fewestFlown, flightCap } from './crows.js';
+import { crowAvailable, flightCap } from './crows.js';
 
 
 /** The nest id of a name: lowercase, runs of anything but a-z0-9 become one `-`, trimmed of dashes. */
@@ -116,9 +116,9 @@ function rotation(names: readonly string[], last: string): string[] {
  * Picks up to `n` working crows for a job in `nest_id`: the nest's core first,
  * rotating from after the core crow that flew last; then, when the core is
  * short, crows from outside it (the roster in order, then spun crows by name),
- * rotating from after the one borrowed last. Within each, the crows that
- * flew least in the nest go first (ties in that rotation), so the picks do not
- * depend on the order concurrent steps were appended. Quarantined crows, crows at their
+ * rotating from after the one borrowed last. Within each, the crows that have
+ * not flown in the rotation's current round go first (Nest.round), so which
+ * crows fly does not depend on the order concurrent steps were appended. Quarantined crows, crows at their
  * flight cap and `exclude` are skipped; a saturated flock yields nothing. In
  * `todo` (empty core) every crow comes from the whole flock and none is
  * "borrowed". `pending` are flights already picked but not folded yet (a
@@ -135,19 +135,23 @@ export function pickCrows(s: FlockState, nest_id: string, n: number, exclude: re
   let lastCore = nest.lastCore;
   let lastBorrowed = nest.lastBorrowed;
   const planned = new Map<string, number>();
-  const plannedHere = new Map<string, number>();
+  const plannedHere = new Set<string>();
   for (const p of pending) {
     planned.set(p.crow, (planned.get(p.crow) ?? 0) + 1);
     if (p.nest_id !== nest.nest_id) continue;
-    plannedHere.set(p.crow, (plannedHere.get(p.crow) ?? 0) + 1);
+    plannedHere.add(p.crow);
     if (nest.core.includes(p.crow)) lastCore = p.crow;
     else lastBorrowed = p.crow;
   }
   const ok = (c: string) => !exclude.includes(c) && crowAvailable(s, c) && (s.busy.get(c) ?? 0) + (planned.get(c) ?? 0) < flightCap(c);
   // Fewest flights in this nest first (the picks not folded yet included), ties in rotation order (a stable sort).
-  const floor = fewestFlown(nest);
-  const used = (c: string) => (nest.flown.get(c) ?? floor) + (plannedHere.get(c) ?? 0);
-  const rotate = (names: readonly string[], last: string) => rotation(names, last).sort((a, b) => used(a) - used(b));
+  // Who has not flown in this round goes first (a stable sort keeps the rotation's order within each part).
+  const flew = (c: string) => (nest.round.has(c) || plannedHere.has(c) ? 1 : 0);
+  const rotate = (names: readonly string[], last: string) => {
+    const order = rotation(names, last);
+    // Every one of them has flown this round: the round comes round, in rotation order.
+    return order.every((c) => flew(c)) ? order : order.sort((a, b) => flew(a) - flew(b));
+  };
   for (const c of rotate(nest.core, lastCore)) {
     if (out.length >= want) return out;
     if (ok(c)) out.push({ crow: c, borrowed: false });

@@ -42,7 +42,7 @@ export function flockFromJSON(j: unknown): FlockState {
   const s = dec(j) as FlockState;
   // Snapshots from before nests could be deleted.
   if (!(s.goneNests instanceof Set)) s.goneNests = new Set();
-  // Snapshots from before picks counted each crow's flights in a nest.
-  for (const nest of s.nests.values()) if (!(nest.flown instanceof Map)) nest.flown = new Map();
+  // Snapshots from before the rotation kept its round.
+  for (const nest of s.nests.values()) if (!(nest.round instanceof Set)) nest.round = new Set();
   return s;
 }
