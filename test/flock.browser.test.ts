@@ -17,6 +17,7 @@ import { flockClient } from './support/flock-client.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
 import type { Roost } from '../src/server/index.js';
 import { flockTs } from '../src/core/flock.js';
+import { until } from './support/until.js';
 
 const ready = (t: TestContext) =>
   need(t, chromiumPath() !== null, 'Debian’s chromium (apt-get install chromium)') && need(t, existsSync(join(PACKAGE_ROOT, 'dist', 'web', 'index.html')), 'the built web app (npm run build)');
@@ -111,7 +112,23 @@ describe('the flock view', () => {
 
       assert.match(await page.getByTestId(`flock-answer-${one}`).innerText(), /approved by local owner/);
 
+
       await page.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'flock.png') }); // docs/img/flock.png with ROOST_SCREENSHOTS=docs
+      // Found again by search: the item's answer is a hit that opens the lists at that item, marked and focused.
+      await page.goto(roost.url + '/flock/nests');
+      await page.getByTestId('flock-connection').getByText('Live').waitFor({ timeout: 15_000 });
+      await page.keyboard.press('/');
+      assert.equal(await page.getByTestId('top-search').evaluate((el) => el === document.activeElement), true, '/ focuses the search box');
+      await page.keyboard.type('release notes slow');
+      const hit = page.getByTestId('search-results').locator('[data-testid=search-hit][data-kind="item.answered"]');
+      await hit.waitFor({ timeout: 10_000 }).catch(async (e: Error) => assert.fail(`${e.message}\nthe results: ${await page.getByTestId('search-results').innerText().catch(() => '(none)')}`));
+      await hit.click();
+      await until('the item in the URL', async () => new URL(page.url()).searchParams.get('item') === one, 5_000);
+      assert.equal(new URL(page.url()).pathname, '/flock');
+      const found = page.locator(`[data-testid="flock-item-${one}"][aria-current=true]`);
+      await found.waitFor({ timeout: 10_000 });
+      assert.equal(await found.evaluate((el) => el === document.activeElement), true, 'the item has the focus');
+      assert.equal(await page.locator('[data-testid^=flock-item-][aria-current]').count(), 1, 'only that item is marked');
       assert.deepEqual(errors, []);
     } finally {
       await browser.close();

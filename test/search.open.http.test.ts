@@ -12,7 +12,7 @@ const get = async (url: string) => {
   return { status: r.status, json: await r.json() };
 };
 
-test('search hits say what they open: the approval, the conversation, the nest, the fleet thread and session', async () => {
+test('search hits say what they open: the approval, the conversation, the nest, the list item, the fleet thread and session', async () => {
   const roost = await inProcess();
   try {
     const u = roost.url;
@@ -23,6 +23,7 @@ test('search hits say what they open: the approval, the conversation, the nest, 
     await roost.store.append('flock', [
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: 'pay-nest', msg_id: 'm1', kind: 'say', author: 'uma', text: 'okapi in the nest', tagged_by: 'human' }) },
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: '../../etc <b>', msg_id: 'm2', kind: 'say', author: 'uma', text: 'okapi elsewhere', tagged_by: 'human' }) },
+      { type: 'crow.landed', body: JSON.stringify({ type: 'crow.landed', list_id: 'L9', item_id: 'L9-2', crow: 'Munin', ok: true, tokens: 5, output: 'okapi found by a crow' }) },
     ]);
     // A fleet board's turn, posted as a bridge does: it opens its thread at its session.
     const fleet = await fetch(`${u}/fleet/t-7`, {
@@ -41,6 +42,7 @@ test('search hits say what they open: the approval, the conversation, the nest, 
     assert.deepEqual(of((h) => h.family === 'work'), { conversation: 'c-42' });
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('nest')), { nest: 'pay-nest' });
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('elsewhere')), {}, 'not an id: nothing to open');
+    assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('crow')), { item: 'L9-2' }, 'a list item’s event opens the item');
     assert.deepEqual(of((h) => h.family === 'fleet'), { thread: 't-7', session: 'fix-1' });
   } finally {
     await roost.close();

@@ -40,6 +40,8 @@ export interface SearchOpen {
   approval?: string;
   /** The nest a nest message was said in: `/flock/nests/<id>`. */
   nest?: string;
+  /** A list's item a flock event is of: the lists, scrolled to it, `/flock?item=<id>`. */
+  item?: string;
   /** Work's conversation of a message. */
   conversation?: string;
   /** A fleet board's thread (`/fleet/<thread>`) and the session there a hit is of. */
@@ -60,7 +62,10 @@ export function openOf(family: string, body: string): SearchOpen {
   if (!o || typeof o !== 'object') return {};
   const id = (v: unknown) => (typeof v === 'string' && ID.test(v) ? v : undefined);
   if (family === 'approvals') return id(o.id) ? { approval: id(o.id) } : {};
-  if (family === 'flock') return id(o.nest_id) ? { nest: id(o.nest_id) } : {};
+  if (family === 'flock') {
+    if (id(o.item_id)) return { item: id(o.item_id) };
+    return id(o.nest_id) ? { nest: id(o.nest_id) } : {};
+  }
   if (family === 'work') {
     const c = o.conversation;
     const cid = id(c) ?? (c && typeof c === 'object' ? id((c as Record<string, unknown>).id) : undefined);

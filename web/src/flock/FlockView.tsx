@@ -115,6 +115,17 @@ function Lists(props: { client: FlockClient; me: Me }) {
     return out.reverse();
   }, [client.state, rev]);
   const ledger = useMemo(() => flockLedger(client.state), [client.state, rev]);
+  // `?item=<id>` (a search hit's item): scrolled to and marked once it is on the page.
+  const wanted = new URLSearchParams(location.search).get('item');
+  const [shown, setShown] = useState('');
+  useEffect(() => {
+    if (!wanted || wanted === shown) return;
+    const el = document.querySelector<HTMLElement>(`[data-testid="flock-item-${CSS.escape(wanted)}"]`);
+    if (!el) return;
+    el.scrollIntoView({ block: 'center' });
+    el.focus();
+    setShown(wanted);
+  }, [wanted, shown, rev]);
   return (
     <div class="fl-cols">
       <div class="fl-main">
@@ -122,7 +133,7 @@ function Lists(props: { client: FlockClient; me: Me }) {
         <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
           {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
           {lists.map((l) => (
-            <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} />
+            <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} found={wanted} />
           ))}
         </section>
       </div>

@@ -21,7 +21,7 @@ export interface Hit {
   agent: string;
   team: string;
   snippet: string;
-  open?: { approval?: string; nest?: string; conversation?: string; thread?: string; session?: string };
+  open?: { approval?: string; nest?: string; item?: string; conversation?: string; thread?: string; session?: string };
 }
 
 interface Page {
@@ -91,7 +91,10 @@ export function hitPath(h: Hit, project: string): string {
     if (!h.open?.thread) return inProject('/fleet', project);
     return inProject(`/fleet/${encodeURIComponent(h.open.thread)}${h.open.session ? `?session=${encodeURIComponent(h.open.session)}` : ''}`, project);
   }
-  if (h.family === 'flock') return inProject(h.open?.nest ? `/flock/nests/${encodeURIComponent(h.open.nest)}` : '/flock', project);
+  if (h.family === 'flock') {
+    if (h.open?.item) return inProject(`/flock?item=${encodeURIComponent(h.open.item)}`, project);
+    return inProject(h.open?.nest ? `/flock/nests/${encodeURIComponent(h.open.nest)}` : '/flock', project);
+  }
   if (h.family === 'work') return inProject(h.open?.conversation ? `/work?conversation=${encodeURIComponent(h.open.conversation)}` : '/work', project);
   if (h.family === 'approvals' && h.kind !== 'approval.requested' && h.open?.approval) return inProject(`/inbox/${encodeURIComponent(h.open.approval)}`, project);
   if (!h.agent) return inProject('/', project);

@@ -30,8 +30,8 @@ const PHASE: Record<ItemPhase, string> = {
 
 const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n.toLocaleString('en-US'));
 
-/** `raw`: the fold's list (who decided each verdict). */
-export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
+/** `raw`: the fold's list (who decided each verdict); `found`: an item a search hit opened, marked. */
+export function ListCard(props: { list: ListStatus; raw?: FlockList; found?: string | null }) {
   const l = props.list;
   const pct = l.token_budget > 0 ? Math.min(100, (l.tokens_used / l.token_budget) * 100) : 0;
   const done = l.items.filter((i) => i.phase === 'done' || i.phase === 'skipped').length;
@@ -62,7 +62,7 @@ export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
       )}
       <ol class="fl-items">
         {l.items.map((it, i) => (
-          <Item key={it.item_id} item={it} raw={props.raw?.items[i]} banter={(props.raw?.said ?? []).filter((b) => b.item_id === it.item_id)} />
+          <Item key={it.item_id} item={it} raw={props.raw?.items[i]} banter={(props.raw?.said ?? []).filter((b) => b.item_id === it.item_id)} found={props.found === it.item_id} />
         ))}
       </ol>
     </article>
@@ -71,7 +71,7 @@ export function ListCard(props: { list: ListStatus; raw?: FlockList }) {
 
 const byOf = (v: FlockItem['triageVerdict'] | undefined) => (v?.by ? ` by ${v.by}` : '');
 
-function Item(props: { item: ItemStatus; raw?: FlockItem; banter: NonNullable<FlockList['said']> }) {
+function Item(props: { item: ItemStatus; raw?: FlockItem; banter: NonNullable<FlockList['said']>; found?: boolean }) {
   const it = props.item;
   // Kept here, not in the verdict box: the box goes when the verdict arrives, the note stays.
   const [note, setNote] = useState('');
@@ -79,7 +79,12 @@ function Item(props: { item: ItemStatus; raw?: FlockItem; banter: NonNullable<Fl
   // A verdict waits for a person only where the service asked for one (else it writes `auto`).
   const waits: VerdictTarget | null = it.phase === 'triage_verdict' && t?.needs_approval ? 'triage' : it.phase === 'output_verdict' && it.answer !== null ? 'output' : null;
   return (
-    <li class={`fl-item fl-phase-${it.phase}`} data-testid={`flock-item-${it.item_id}`} data-phase={it.phase}>
+    <li
+      class={`fl-item fl-phase-${it.phase}${props.found ? ' fl-found' : ''}`}
+      data-testid={`flock-item-${it.item_id}`}
+      data-phase={it.phase}
+      {...(props.found ? { tabIndex: -1, 'aria-current': 'true' as const } : {})}
+    >
       <div class="fl-item-head">
         <span class="fl-text">{it.text}</span>
         <span class="fl-phase" data-testid={`flock-phase-${it.item_id}`}>
