@@ -41,11 +41,12 @@ import { route, type Ctx, type ParamRule, type Route } from './route.js';
 import type { ChannelOptions, Live, ScopeSpec } from './live.js';
 import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
-import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
+import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf, principalKey } from './access.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { APPROVAL_LIMITS, type Approval as OneApproval } from '../core/approvals.js';
+import { APPROVAL_LIMITS, pendingApprovals, type Approval as OneApproval } from '../core/approvals.js';
 import { boardCallClass } from '../core/action-class.js';
 import { FLEET_NO_DECISION } from '../core/fleet.js';
+import { boardView } from '../core/fleet-approvals.js';
 import { askedId, closedError, type ApprovalService } from './approvals.js';
 import type { Holders } from './holders.js';
 import type { UsageService } from './usage.js';
@@ -354,14 +355,22 @@ export class FleetService {
 
   /**
    * Read-only: request `rid` of board session `session` on a thread of a
-   * project, as the board holds it once caught up with the log (so a post
-   * another node answered a moment ago is seen), or null when that session
-   * has no such request. Work checks a blocked execution's pointer with it.
+   * project: the board's request (its tool and digest) with its state and
+   * decider from the one approvals fold, both caught up with the log (so a
+   * post another node answered a moment ago is seen), or null when that
+   * session has no such request. Work checks a blocked execution's pointer
+   * with it.
    */
   async approvalOf(project: string, thread: string, session: string, rid: string): Promise<Approval | null> {
     const board = await this.board(thread, project);
     await board.fresh();
-    return board.state.sessions.find((s) => s.id === session)?.approvals.find((a) => a.rid === rid) ?? null;
+    const request = board.state.sessions.find((s) => s.id === session)?.approvals.find((a) => a.rid === rid);
+    if (!request) return null;
+    // Its fate is the approvals fold's (src/core/fleet-approvals.ts), caught up with the log too.
+    const approvals = this.opts.approvals ? await this.opts.approvals.get(project) : null;
+    if (!approvals) return request;
+    await approvals.fresh();
+    return boardView(request, approvals.state.byId.get(fleetApprovalId(board.stream, session, rid)));
   }
 
   /** Who spawned each board session (by stream and session id), and how far its stream was read for it (bounded). */
@@ -529,6 +538,7 @@ export class FleetService {
   ): Promise<OneApproval[]> {
     const holder = bridgeHolder(req, who);
     const window = windowOf(req);
+    const askedBy = askerOf(req);
     const trusted: OneApproval[] = [];
     for (const s of after.sessions) {
       if (s.state === 'ended') continue;
@@ -548,6 +558,7 @@ export class FleetService {
           input: a.digest,
           window,
           holder,
+          askedBy,
           ...boardCallClass(a.tool || 'tool', posted?.command, approvals.state.agentTrust.never),
         };
         const t = approvals.trustFor(n);
@@ -559,11 +570,16 @@ export class FleetService {
     return trusted;
   }
 
-  /** Withdraws the approvals of requests a `session.end` just dropped from the board. */
+  /** Withdraws the pending approvals (as the approvals fold holds them) of the sessions a `session.end` just ended. */
   private async withdrawEnded(board: Board, approvals: ApprovalService, before: SessionsState): Promise<void> {
     for (const s of before.sessions) {
       if (s.state === 'ended' || board.state.sessions.find((x) => x.id === s.id)?.state !== 'ended') continue;
-      for (const a of s.approvals) if (a.state === 'pending') await approvals.withdraw(fleetApprovalId(board.stream, s.id, a.rid), `the session “${s.name}” was closed`);
+      for (const a of pendingApprovals(approvals.state)) {
+        const { thread, session, rid } = a.scope;
+        if (a.kind === 'fleet' && thread === board.thread && session === s.id && rid && a.id === fleetApprovalId(board.stream, s.id, rid)) {
+          await approvals.withdraw(a.id, `the session “${s.name}” was closed`);
+        }
+      }
     }
   }
 
@@ -589,8 +605,9 @@ export class FleetService {
       a = (await approvals.request({ id, kind: 'fleet', asker: session, askerName: s.name, scope: { thread: board.thread, session, rid }, source: 'bridge', tool: held.tool || 'tool', input: held.digest })).approval;
     }
     if (!a) throw c ? new HttpError(c.status, c.kind, c.message) : new HttpError(404, 'not_found', `no approval "${rid}" in session "${s?.name ?? session}"`);
-    // The request's own bridge (same caller, same process: the holder it asked under).
-    const own = a.holder !== '' && a.holder === bridgeHolder(req, who);
+    // The request's own bridge (same caller, same process: the holder it asked under), or the token that asked it.
+    const principal = principalKey(grantOf(req) ?? null);
+    const own = (a.holder !== '' && a.holder === bridgeHolder(req, who)) || (a.askedBy !== '' && a.askedBy === principal);
     if (own && e.state === 'denied') {
       // The board shows it denied by the bridge, as the bridge said it (the echo reads this name; elsewhere FLEET_NO_DECISION).
       if (a.status === 'pending') {
@@ -604,7 +621,8 @@ export class FleetService {
       a = approvals.state.byId.get(id) ?? a;
       if (a.status !== 'withdrawn') throw closedError(id, a);
     } else {
-      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { idempotencyKey: key });
+      // The token that asked it never allows it (403: the one check, in decide).
+      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { idempotencyKey: key, principal });
       if (!r.won) throw closedError(id, r.approval);
       a = r.approval;
     }
@@ -855,6 +873,17 @@ async function storedId(store: EventStore, stream: string, position: number): Pr
 /** The project the access layer resolved for this request (local mode without a grant: the default). */
 function projectFor(req: IncomingMessage): string {
   return grantOf(req)?.project ?? DEFAULT_PROJECT;
+}
+
+/**
+ * Who asked a board's requests, as the approvals record it (`askedBy`): the
+ * token that posted them (a bridge's, an agent's), which may then not decide
+ * them; '' for a person or local mode, whose own bridge's requests are theirs
+ * to decide (as a hook's: src/server/hooks.ts).
+ */
+function askerOf(req: IncomingMessage): string {
+  const g = grantOf(req);
+  return g?.kind === 'token' ? principalKey(g) : '';
 }
 
 /** A decision on an approval: `session.approval` allowed or denied. */
