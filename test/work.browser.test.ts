@@ -197,7 +197,7 @@ test('Work acceptance: two people, a Space run by the real bridge and Claude Cod
       await box.getByTestId('approval-digest').filter({ hasText: '$ echo "12 tests pass"' }).waitFor();
       await box.getByTestId('approval-who').filter({ hasText: 'Editors and owners of' }).waitFor();
       assert.equal(await box.getByTestId('approval-allow').isEnabled(), true);
-      assert.equal(await box.locator('.ask').getAttribute('data-source'), 'board', 'what a decider sees is the request as the board holds it');
+      assert.equal(await box.locator('.ask').getAttribute('data-source'), 'approvals', "what a decider sees is the request as the server holds it (the one approvals fold, asked from the board's request)");
     }
     await owner.screenshot({ path: join(screenshotDir(PACKAGE_ROOT), 'work.png') }); // docs/img/work.png with ROOST_SCREENSHOTS=docs
     const rid = await owner.getByTestId('work-approval').getAttribute('data-rid');

@@ -19,7 +19,8 @@ import { IdentityRoutes } from './identity/routes.js';
 import { DeviceCookies } from './identity/devices.js';
 import { PerProject } from './scoped.js';
 import { invitePage, signInPage } from './signin.js';
-import { FleetService } from './fleet.js';
+import { FleetService } from './fleet/service.js';
+import { FleetRoutes } from './fleet/routes.js';
 import { HookService } from './hooks.js';
 import { UsageService, usageRoutes, usageScope } from './usage.js';
 import { askRoutes } from './ask.js';
@@ -338,7 +339,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
       holders,
     });
     // The fleet board shows each outcome of its requests (kind fleet) as the server's echo.
-    s.onClosed((a) => void fleet.echo(project, a).catch((e) => console.error('roost: echoing an approval on its board failed', e)));
+    s.onClosed((a) => void fleet.boardApprovals.echo(project, a).catch((e) => console.error('roost: echoing an approval on its board failed', e)));
     notices.approvals(project, s);
     triggers.approvals(project, s);
     return s;
@@ -426,7 +427,7 @@ export async function startRoost(store: EventStore, partial: Partial<RoostConfig
     ...searchRoutes(store),
     ...trendsRoutes(store),
     ...approvalsRoutes(approvalsByProject, live),
-    ...fleet.routes(),
+    ...new FleetRoutes(fleet).list(),
     ...hooks.routes(),
     ...usageRoutes(usageByProject, floors, live),
     ...askRoutes(floors, approvalsByProject),

@@ -294,6 +294,11 @@ export class ApprovalService {
     return this.host.folded(position);
   }
 
+  /** Catches up with the log's head (another node's outcomes not yet announced here). */
+  fresh(): Promise<void> {
+    return this.host.fresh();
+  }
+
   // ------------------------------------------------------------ holders
 
   /** Whether the asker of a pending request still waits, as far as this node can tell now. */

@@ -11,7 +11,7 @@ import { Router } from '../../src/server/http.js';
 import { mountRoutes } from '../../src/server/route.js';
 import { WorkService } from '../../src/server/work/service.js';
 import { WorkRoutes } from '../../src/server/work/routes.js';
-import { FleetService } from '../../src/server/fleet.js';
+import { FleetService } from '../../src/server/fleet/service.js';
 import { decide, type Access, type AccessChange, type Grant, type Principal, type Role } from '../../src/server/access.js';
 import { Live } from '../../src/server/live.js';
 import { answer, tempDir } from './server.js';

@@ -22,7 +22,8 @@
 // `fleet` in the one inbox, like any board session's.
 
 import { createHash } from 'node:crypto';
-import type { BoardWatcher, Caller, FleetService } from '../fleet.js';
+import type { FleetService } from '../fleet/service.js';
+import type { BoardWatcher, Caller } from '../fleet/names.js';
 import type { ResultUsage } from '../../core/fleet-wire.js';
 import type { ModelErrorKind, ModelOutcome, ModelUsage } from '../../models/index.js';
 

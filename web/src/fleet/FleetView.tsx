@@ -1,17 +1,22 @@
 // The fleet board: the shared remote Claude Code sessions of one thread, and
 // the thread's chat. Everything shown is folded from the thread's stream by
-// the shared fleet fold (../live/fleet.ts); a member's actions are POSTs whose
-// effect comes back on that stream, for them and for everyone else alike.
+// the shared fleet fold (../live/fleet.ts), and each request's fate (pending,
+// allowed, denied, by whom) from the project's one approvals fold
+// (../live/approvals.ts, joined by src/core/fleet-approvals.ts); a member's
+// actions are POSTs whose effect comes back on those streams, for them and
+// for everyone else alike.
 //
 // Layout: a bar (connection, thread, who you are, a summary), the sessions as
 // cards (open ones first) with a form to start one, and the chat with its
 // composer (prompt a session). All of it is plain DOM: native buttons, forms
 // and headings, so it works from the keyboard and reads well aloud.
 
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useFleet } from '../live/useFleet.js';
+import { useApprovals } from '../live/approvals.js';
+import { fleetIndex, sessionApprovals } from '../../../src/core/fleet-approvals.js';
 import { ConnectionBadge } from '../shared/ConnectionBadge.js';
-import { isThread, lastThread, projectOfPage, rememberThread } from '../shared/scope.js';
+import { isThread, lastThread, pageProject, projectOfPage, rememberThread } from '../shared/scope.js';
 import { Chat } from './components/Chat.js';
 import { NameField } from './components/NameField.js';
 import { SessionCard } from './components/SessionCard.js';
@@ -60,7 +65,11 @@ export function FleetView() {
   const sessions = (rewind.shown ?? client.state).sessions;
   const open = sessions.filter((s) => s.state !== 'ended');
   const ended = sessions.filter((s) => s.state === 'ended');
-  const waitingApprovals = open.reduce((n, s) => n + s.approvals.filter((a) => a.state === 'pending').length, 0);
+  // Each request's fate is the approvals fold's (the fold changes its state in place: `rev` says it changed); the rewound past shows the board's own.
+  const approvals = useApprovals(pageProject());
+  const index = useMemo(() => fleetIndex(approvals.state, thread), [approvals.state, approvals.state.rev, thread]);
+  const requestsOf = (s: (typeof sessions)[number]) => (past ? s.approvals : sessionApprovals(s, index));
+  const waitingApprovals = open.reduce((n, s) => n + requestsOf(s).filter((a) => a.state === 'pending').length, 0);
   // A start request is settled once the bridge's spawn with its id is on the board.
   const unsettled: StartPending[] = [];
   if (!past) for (const [id, r] of client.requests) {
@@ -149,7 +158,7 @@ export function FleetView() {
           <ul class="cards" aria-label="Open sessions">
             {open.map((s) => (
               <li key={s.id}>
-                <SessionCard s={s} thread={thread} live={past ? undefined : client.live.get(s.id)} onPrompt={promptSession} readOnly={past} />
+                <SessionCard s={s} approvals={requestsOf(s)} thread={thread} live={past ? undefined : client.live.get(s.id)} onPrompt={promptSession} readOnly={past} />
               </li>
             ))}
           </ul>
@@ -159,7 +168,7 @@ export function FleetView() {
               <ul class="cards" aria-label="Ended sessions">
                 {ended.map((s) => (
                   <li key={s.id}>
-                    <SessionCard s={s} thread={thread} onPrompt={promptSession} readOnly={past} />
+                    <SessionCard s={s} approvals={requestsOf(s)} thread={thread} onPrompt={promptSession} readOnly={past} />
                   </li>
                 ))}
               </ul>

@@ -3,25 +3,31 @@
 // decisions taken, and Prompt / Close.
 import { memo } from 'preact/compat';
 import { useState } from 'preact/hooks';
-import type { Session } from '../../../../src/core/fleet.js';
+import type { Approval, Session } from '../../../../src/core/fleet.js';
 import type { Answer } from '../../shared/api.js';
 import { FleetApprovalList } from '../../shared/approvals/FleetApprovals.js';
 import { close } from '../api.js';
 import { FLAVOR_TEXT, STATE_COLOR, STATE_LABEL } from '../look.js';
 
-// The fold keeps an unchanged session the same object: a card re-renders only when its session changed.
+// The folds keep an unchanged session and an unchanged join the same objects: a card re-renders only when its session or its requests changed.
 export const SessionCard = memo(
   SessionCardView,
-  (a, b) => a.s === b.s && a.live === b.live && a.thread === b.thread && a.readOnly === b.readOnly,
+  (a, b) => a.s === b.s && a.approvals === b.approvals && a.live === b.live && a.thread === b.thread && a.readOnly === b.readOnly,
 );
 
-/** `readOnly`: the board rewound to the past (web/src/shared/Rewind.tsx): shown, never acted on (no answers, no prompt, no close). */
-function SessionCardView(props: { s: Session; thread: string; live?: { type: string; tool: string; text: string }; onPrompt: (id: string) => void; readOnly?: boolean }) {
+/**
+ * `approvals`: the session's requests as the approvals fold holds them
+ * (`sessionApprovals`, src/core/fleet-approvals.ts); the rewound past shows
+ * the board's own. `readOnly`: the board rewound to the past
+ * (web/src/shared/Rewind.tsx): shown, never acted on (no answers, no prompt,
+ * no close).
+ */
+function SessionCardView(props: { s: Session; approvals: Approval[]; thread: string; live?: { type: string; tool: string; text: string }; onPrompt: (id: string) => void; readOnly?: boolean }) {
   const { s, thread, live } = props;
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
-  const pending = s.approvals.filter((a) => a.state === 'pending');
-  const decided = s.approvals.filter((a) => a.state !== 'pending');
+  const pending = props.approvals.filter((a) => a.state === 'pending');
+  const decided = props.approvals.filter((a) => a.state !== 'pending');
   const ended = s.state === 'ended';
   const hid = `session-h-${s.id}`;
   const show = (r: Answer) => setError(r.ok ? '' : r.message);

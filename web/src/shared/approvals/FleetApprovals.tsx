@@ -1,11 +1,17 @@
 // Pending approvals of a fleet board session, answerable with Allow / Deny on
 // the session's card (the fleet view; the approvals inbox lists them with
-// every other kind, from the approvals fold). A decision goes through the one
-// decide endpoint (`decideFleet`); the first one in the log wins, and what
-// everyone sees changes only when the board's echo comes back on the stream.
+// every other kind). What is pending is the approvals fold's word
+// (src/core/fleet-approvals.ts, read from the approvals scope of the live
+// connection), and a decision goes through the one decide endpoint by the
+// approval's id found there (`decideFleet`); the first one in the log wins,
+// and what everyone sees changes only when the outcome comes back on the
+// approvals stream.
 
 import { useState } from 'preact/hooks';
 import type { Approval, Session } from '../../../../src/core/fleet.js';
+import { fleetApprovalOf } from '../../../../src/core/fleet-approvals.js';
+import { approvalsOf } from '../../live/approvals.js';
+import { pageProject } from '../scope.js';
 import { decideFleet } from './api.js';
 import './approvals.css';
 
@@ -22,7 +28,8 @@ export function FleetApprovalList(props: { thread: string; session: Session; app
     });
   const answer = async (rid: string, allow: boolean) => {
     mark(rid, true);
-    const r = await decideFleet(thread, s.id, rid, allow);
+    // The page's approvals (its live scope, already followed by the board's view): no fetch to find the id.
+    const r = await decideFleet(thread, s.id, rid, allow, fleetApprovalOf(approvalsOf(pageProject()).state, thread, s.id, rid));
     if (!r.ok) {
       props.onError(r.message);
       mark(rid, false);

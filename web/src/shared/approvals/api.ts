@@ -5,7 +5,7 @@
 // comes back on the stream, for everyone at once.
 
 import type { Approval } from '../../../../src/core/approvals.js';
-import { getJson, postJson, type Answer } from '../api.js';
+import { postJson, type Answer } from '../api.js';
 import { nameHeaders } from '../me.js';
 import { fleetPath, inProject } from '../scope.js';
 
@@ -30,19 +30,15 @@ export function decideApproval(id: string, decision: 'allow' | 'deny', project?:
 
 /**
  * A fleet board session's request, named by where it lives (`{thread,
- * session, rid}`: the board's card and Work's blocked execution know it so):
- * its approval is found in the project's approvals and decided through the
- * one endpoint. A request the approvals do not hold (asked before they were
- * one model) is decided by the board's own post, an alias the server sends
- * through the same decide.
+ * session, rid}`: the board's card and Work's blocked execution know it so),
+ * decided through the one endpoint by its approval's id: `approval`, the
+ * request as the page's approvals fold holds it (the approvals scope of the
+ * live connection: `fleetApprovalIn`), looked up by the caller, never fetched. A request
+ * the approvals do not hold (asked before they were one model) is decided by
+ * the board's own post, an alias the server sends through the same decide.
  */
-export async function decideFleet(thread: string, session: string, rid: string, allow: boolean, project?: string): Promise<Answer> {
-  const list = await getJson<{ pending: Approval[]; recent: Approval[] }>(inProject('/approvals?recent=100', project));
-  if (list.ok) {
-    const at = (a: Approval) => a.kind === 'fleet' && a.scope.thread === thread && a.scope.session === session && a.scope.rid === rid;
-    const a = list.body.pending.find(at) ?? list.body.recent.find(at);
-    if (a) return decideApproval(a.id, allow ? 'allow' : 'deny', project);
-  }
+export function decideFleet(thread: string, session: string, rid: string, allow: boolean, approval: Approval | undefined, project?: string): Promise<Answer> {
+  if (approval) return decideApproval(approval.id, allow ? 'allow' : 'deny', project);
   return postJson(inProject(fleetPath(thread), project), { type: 'session.approval', id: session, rid, state: allow ? 'allowed' : 'denied' }, nameHeaders());
 }
 
