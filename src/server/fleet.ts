@@ -38,7 +38,7 @@ import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, resu
 import type { AppendResult, EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
-import type { ChannelOptions, Live, ScopeSpec } from './live.js';
+import type { ChannelOptions, Live, ScopeSpec } from './live/index.js';
 import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from './access.js';
