@@ -10,7 +10,7 @@ import { inProcess, post } from './support/server.js';
 import { openSse, type SseReader } from './support/sse.js';
 import { call, headersOf, login, makeUser, mintToken, refused, sharedServer, stream, type Caller, type SharedServer } from './support/shared.js';
 import { LIVE_PROTOCOL_VERSION, MAX_LIVE_SCOPES, parseScopeParam, scopeParam, type MuxFrame } from '../src/core/live-wire.js';
-import { Frame } from '../src/server/live.js';
+import { Frame } from '../src/server/live/index.js';
 
 type Srv = Awaited<ReturnType<typeof inProcess>>;
 

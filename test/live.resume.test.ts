@@ -16,7 +16,7 @@ import { until } from './support/until.js';
 import { flockModel, type FlockModel } from './support/flock-model.js';
 import { flockClient } from './support/flock-client.js';
 import { flockTs } from '../src/core/flock.js';
-import { LiveChannel, Live, type LiveSource } from '../src/server/live.js';
+import { LiveChannel, Live, type LiveSource } from '../src/server/live/index.js';
 import { LOCAL_OWNER, LocalAccess } from '../src/server/access.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 // The one live connection's wire (docs/architecture.md, "Live streams"): the
 // scope names a connection asks for, the cursors it resumes from, and the
-// envelope of a multiplexed frame. Shared by the server (src/server/live.ts)
+// envelope of a multiplexed frame. Shared by the server (src/server/live/)
 // and the browser (web/src/live/), so both read the same grammar.
 //
 // Pure: imports nothing.

@@ -12,7 +12,7 @@
 //   message a person can act on;
 // - when a member's role in a project changes or they are removed, a token is
 //   revoked or a sign-in ends, `onChange` listeners hear it at once, so the
-//   live mechanism can re-check or close open streams (src/server/live.ts);
+//   live mechanism can re-check or close open streams (src/server/live/);
 // - `roleIn` and `lost` answer for a principal found earlier (a stream's
 //   holder) as a fresh request would: a revoked token or an ended sign-in has
 //   no role anywhere.

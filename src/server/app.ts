@@ -12,7 +12,7 @@ import { searchRoutes } from './search.js';
 import { trendsRoutes } from './trends.js';
 import { HOLDER_DEFAULTS, Holders } from './holders.js';
 import type { Access } from './access.js';
-import { Live } from './live.js';
+import { Live } from './live/index.js';
 import { IdentityService } from './identity/service.js';
 import { SharedAccess } from './identity/access.js';
 import { IdentityRoutes } from './identity/routes.js';
@@ -207,7 +207,7 @@ export interface Roost {
   webhooks: WebhookService;
   identity: IdentityService;
   access: Access;
-  /** Every live connection and the scopes the apps declare (src/server/live.ts). */
+  /** Every live connection and the scopes the apps declare (src/server/live/). */
   live: Live;
   work: WorkService;
   store: EventStore;

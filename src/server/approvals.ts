@@ -53,7 +53,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
-import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live/index.js';
 import { FoldedStream } from './folded.js';
 import { projectKey } from './floor.js';
 import { LOCAL_OWNER, LocalAccess, principalKey, type Access } from './access.js';

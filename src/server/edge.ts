@@ -45,7 +45,7 @@ export const CONTENT_SECURITY_POLICY =
  * The headers of what a browser may render or run (the app's pages, its
  * scripts and styles, every file the server serves): not framable, not
  * sniffed, its own scripts only, no referrer beyond this origin. API answers
- * (JSON, event streams) carry `nosniff` only (`http.ts`, `live.ts`): a browser
+ * (JSON, event streams) carry `nosniff` only (`http.ts`, `live/serve.ts`): a browser
  * renders neither, so framing and script rules mean nothing there, and the
  * ingest path pays for every header it writes (setting these four on every
  * response cost about 8% of single-event ingest, docs/architecture.md).

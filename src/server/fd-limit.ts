@@ -3,7 +3,7 @@
 // is open; a process whose descriptors run out cannot accept a request, open
 // the log or answer /health, and new connections hang (issue 37, point 9).
 // The live mechanism therefore refuses a connection past its cap with a 503
-// (src/server/live.ts), and the cap leaves half of the descriptors for the rest.
+// (src/server/live/), and the cap leaves half of the descriptors for the rest.
 
 import { readFileSync } from 'node:fs';
 

@@ -29,7 +29,7 @@ import { countPulse, emptyPulse, type PulseState } from '../core/pulse.js';
 import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
-import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live.js';
+import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live/index.js';
 import { FoldedStream } from './folded.js';
 import { PROJECT_PARAM } from './access.js';
 import { route, type Route } from './route.js';

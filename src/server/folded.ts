@@ -4,7 +4,7 @@
 // its frames; the host owns the rest, once for all of them:
 // - following the stream (StreamFollower: position order, nothing twice,
 //   commit then wake, catch-up reads), and the periodic stored snapshots;
-// - the live channel (src/server/live.ts): every folded entry becomes one
+// - the live channel (src/server/live/durable.ts): every folded entry becomes one
 //   frame, published in the turn it is folded;
 // - the snapshot frame a new subscriber gets, at the position folded now;
 // - replays: frames rebuilt for (after, upTo] by folding a private copy from
@@ -21,7 +21,7 @@
 
 import type { EventStore, LogEntry } from '../storage/types.js';
 import { StreamFollower, rebuildFrames } from './follower.js';
-import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from './live.js';
+import { LiveChannel, type ChannelOptions, type Ev, type Frame, type Live } from './live/index.js';
 
 /** One entry folded: the next state and the entry's frame events (`mux`: the mux form's, when they differ). */
 export interface Folded<S> {

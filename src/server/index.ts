@@ -1,7 +1,7 @@
 // The server layer's public surface.
 export { startRoost, DEFAULTS, VERSION, PACKAGE_ROOT, type Roost, type RoostConfig } from './app.js';
 export { HttpError, type ErrorKind } from './http.js';
-export { Live, LiveChannel, LossyChannel, Frame, type LiveSource, type ScopeSpec, type Need } from './live.js';
+export { Live, LiveChannel, LossyChannel, Frame, type LiveSource, type ScopeSpec, type Need } from './live/index.js';
 export { FoldedStream, type FoldSpec } from './folded.js';
 export { FloorService, FLOOR_STREAM } from './floor.js';
 export { FleetService } from './fleet/service.js';

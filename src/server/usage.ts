@@ -47,7 +47,7 @@ import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 import type { FloorService } from './floor.js';
-import type { ChannelOptions, Live, ScopeSpec } from './live.js';
+import type { ChannelOptions, Live, ScopeSpec } from './live/index.js';
 import { FoldedStream, OnFoldHost } from './folded.js';
 import { projectKey } from './floor.js';
 import { decodeLogs, decodeMetrics, encodingOf, inflate, OTLP_MAX_BYTES, type OtlpEncoding } from './otlp-decode.js';

@@ -13,7 +13,7 @@ import { WorkService } from '../../src/server/work/service.js';
 import { WorkRoutes } from '../../src/server/work/routes.js';
 import { FleetService } from '../../src/server/fleet/service.js';
 import { decide, type Access, type AccessChange, type Grant, type Principal, type Role } from '../../src/server/access.js';
-import { Live } from '../../src/server/live.js';
+import { Live } from '../../src/server/live/index.js';
 import { answer, tempDir } from './server.js';
 
 export class TestAccess implements Access {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { SESSION_ID_PATTERN, SESSION_LIMITS } from '../../core/fleet.js';
 import type { ResultUsage } from '../../core/fleet-wire.js';
 import { APPROVAL_LIMITS } from '../../core/approvals.js';
-import type { ChannelOptions, Live } from '../live.js';
+import type { ChannelOptions, Live } from '../live/index.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf, principalKey } from '../access.js';
 import { askedId, type ApprovalService } from '../approvals.js';
 import type { Holders } from '../holders.js';

@@ -27,7 +27,7 @@ import { checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIde
 import { boardView } from '../../core/fleet-approvals.js';
 import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
 import { HttpError } from '../http.js';
-import type { ScopeSpec } from '../live.js';
+import type { ScopeSpec } from '../live/index.js';
 import { projectKey } from '../floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from '../access.js';
 import type { ApprovalService } from '../approvals.js';

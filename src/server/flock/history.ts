@@ -8,9 +8,9 @@
 // first reader is written it, and then written to every reader: a hundred
 // readers opening at once cost one build, not a hundred, and a build costs
 // only what is read of it (docs/security.md, "Limits"). The writing itself is paced to each
-// reader (src/server/live.ts).
+// reader (src/server/live/).
 
-import type { Frame } from '../live.js';
+import type { Frame } from '../live/index.js';
 
 /** How long one build of a nest's history frames is served, ms. */
 export const NEST_HISTORY_TTL_MS = 5000;

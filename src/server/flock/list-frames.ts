@@ -11,7 +11,7 @@
 // slowest items (docs/flock.md, "The driver"). The buffer's bytes live
 // outside V8's heap; a packed list is two small objects.
 
-import type { Ev } from '../live.js';
+import type { Ev } from '../live/index.js';
 
 /** The contract's list events (spec/flock-events.md): what a list's stream carries. */
 const LIST_EVENT_NAMES = [

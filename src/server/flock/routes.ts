@@ -36,7 +36,7 @@ import type { Access } from '../access.js';
 import { PROJECT_PARAM } from '../access.js';
 import { decider, type ApprovalService } from '../approvals.js';
 import { HttpError, sendJson } from '../http.js';
-import type { Live, ScopeSpec } from '../live.js';
+import type { Live, ScopeSpec } from '../live/index.js';
 import { route, type Route } from '../route.js';
 import type { PerProject } from '../scoped.js';
 import { rateRefusalS, verdictApprovalId, type FlockService } from './service.js';

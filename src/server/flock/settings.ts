@@ -4,7 +4,7 @@
 
 import type { ModelRoster } from '../../models/config.js';
 import { JEV_BAND } from './jev.js';
-import type { Live, ChannelOptions } from '../live.js';
+import type { Live, ChannelOptions } from '../live/index.js';
 import type { ApprovalService } from '../approvals.js';
 import type { FloorService } from '../floor.js';
 import type { UsageService } from '../usage.js';

@@ -8,7 +8,7 @@
 import { FoldedStream } from '../folded.js';
 import { type FlockState, emptyFlock, applyFlock, FLOCK_PROTOCOL_VERSION, flockReplacer, flockFromJSON, leaseHolder, listStatus, FLOCK_LIMITS, flockTs, nestRecordJSON } from '../../core/flock.js';
 import { ListFrames, type ListFrame, LIST_EVENTS } from './list-frames.js';
-import { LiveChannel, type Ev, type Frame } from '../live.js';
+import { LiveChannel, type Ev, type Frame } from '../live/index.js';
 import { Passes } from './passes.js';
 import type { Approval } from '../../core/approvals.js';
 import { CrowsOnFloor } from './floor.js';

@@ -10,7 +10,7 @@
 //   the Origin of a cookie-authenticated write and the per-caller request
 //   budget are checked, so no app can forget them;
 // - every change of access (a role, a removal, a revoked token, a sign-out)
-//   is told to the listeners; the live mechanism (src/server/live.ts) closes
+//   is told to the listeners; the live mechanism (src/server/live/) closes
 //   what a change takes away, on every stream of every app, and counts the
 //   open streams per caller.
 

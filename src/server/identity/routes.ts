@@ -26,7 +26,7 @@ import type { IdentityService } from './service.js';
 import { LoginBackoff } from './backoff.js';
 import type { DeviceCookies } from './devices.js';
 import { SIGNIN_PER_ADDRESS, SIGNIN_PER_DEVICE, SignInSlots } from './signin-limits.js';
-import { LossyChannel, type ScopeSpec } from '../live.js';
+import { LossyChannel, type ScopeSpec } from '../live/index.js';
 
 const INVITE_DAYS = 7;
 

@@ -21,7 +21,7 @@ import {
   type WorkState,
 } from '../../core/work.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
-import type { ChannelOptions, Ev, Live } from '../live.js';
+import type { ChannelOptions, Ev, Live } from '../live/index.js';
 import { FoldedStream, OnFoldHost, type Folded } from '../folded.js';
 
 export const WORK_PREFIX = 'work:';

@@ -1,6 +1,6 @@
 // The Space command feeds: the live scope `space:<id>` (the single-scope
 // endpoint `GET /api/v2/spaces/:id/commands`), what a member's bridge should
-// run now. A lossy channel of the one live mechanism (src/server/live.ts), so
+// run now. A lossy channel of the one live mechanism (src/server/live/), so
 // it keeps every stream's rules: the per-caller limit, the slow-consumer cut,
 // and the end of the connection when its token is revoked or its sign-in ends.
 //
@@ -16,7 +16,7 @@
 
 import { dueCommands } from '../../core/work.js';
 import type { Principal } from '../access.js';
-import { LossyChannel, type Subscription } from '../live.js';
+import { LossyChannel, type Subscription } from '../live/index.js';
 import type { Book } from './book.js';
 
 export class SpaceFeeds {

@@ -13,7 +13,7 @@
 // a refused request stores nothing, so its key stays free for a later,
 // valid attempt (docs/work.md, "Keys and answers").
 //
-// Live, through the one live mechanism (src/server/live.ts), as scopes:
+// Live, through the one live mechanism (src/server/live/), as scopes:
 // - `work:<project>` and `work.private` (the caller's General Chat): a book's
 //   durable frames (book.ts); the single-scope `GET /api/v2/events`;
 // - `work.live:<project>[/<agent>]`: lossy frames, observation, not history,
@@ -28,7 +28,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applySpaceRegistry, type SpaceRecord, type Who, type WorkState } from '../../core/work.js';
 import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
 import { HttpError, idempotencyKeyOf, sendJsonText } from '../http.js';
-import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live.js';
+import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live/index.js';
 import { LocalAccess, type Access, type AccessChange, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
 import { Book, PRIVATE_PREFIX, SPACES_STREAM, WORK_PREFIX, parse, type BookScope } from './book.js';

@@ -11,118 +11,26 @@
 // sprites and draw 200 small characters plus whatever flies.
 //
 // The geometry (rooms, desks, doors, fitting the canvas) is layout.ts, pure
-// and unit-tested; what each thing looks like is sprites.ts. This file keeps
-// the animation state, the sprite caches and the dirty boxes.
+// and unit-tested; the camera is camera.ts; what each thing looks like is
+// sprites.ts; where each thing is on its way (walks, planes, bubbles) is
+// motion.ts; the pixels of one box and the sprites are paint.ts. This file
+// keeps the layout, the camera's state, the sprite caches and the dirty boxes.
 
 import type { Shown } from '../../../src/core/attention.js';
 import type { Agent, Effect, FloorState } from '../../../src/core/floor.js';
-import { SHOWN_COLOR } from './look.js';
-import {
-  CELL_H,
-  CELL_W,
-  bbox,
-  boardRect,
-  cellOf,
-  doorOf,
-  ease,
-  keepHighWater,
-  layoutKey,
-  planeArc,
-  seatIn,
-  sizeRooms,
-  speechRect,
-  teamNeeds,
-  walkerRect,
-  type Rect,
-  type Room,
-} from './layout.js';
+import { CELL_H, CELL_W, boardRect, cellOf, keepHighWater, layoutKey, seatIn, sizeRooms, speechRect, teamNeeds, walkerRect, type Rect, type Room } from './layout.js';
 import { LOD_NAME_PX, MAX_ZOOM, arrange, cameraFor, clampCamera, keepInView, zoomAt, NAME_FONT_PX, READABLE_SCALE, type Camera } from './camera.js';
-import { CHAR_AX, CHAR_AY, CHAR_H, CHAR_W, drawCharacter, drawPlane, drawRing, drawSpeech, paintCharacterSprite, paintDesk, paintRoomLive, paintRooms, paintToken, roundRect } from './sprites.js';
+import { FloorMotion, isWalking, type Plane, type SceneCounters, type View } from './motion.js';
+import { ANIM_FRAMES, ANIM_STEP_MS, characterSprite, paintBackground, paintBox, paintDeskSprite, tokenSprite, type BoxFrame } from './paint.js';
 
-const WALK_MS = 1100;
-const FADE_MS = 600;
-const PLANE_MS = 1300;
-const SPEECH_MS = 4500;
-const BOARD_FLASH_MS = 1600;
-const MAX_PLANES = 24;
-/** Bubbles on screen at once (the newest win): more is noise, not information. */
-const MAX_SPEECH = 16;
+export type { SceneCounters } from './motion.js';
+
 const MAX_SPRITE_BUILDS_PER_FRAME = 12;
-/** Seated animations (typing, waving, thought dots) loop once a second in this many cached frames. */
-const ANIM_FRAMES = 2;
-const ANIM_STEP_MS = 1000 / ANIM_FRAMES;
-
-/** On its way in, or on its way out and still visible. */
-const isWalking = (v: { phase: string; alpha: number }) => v.phase === 'in' || (v.phase === 'out' && v.alpha > 0.01);
-
-interface View {
-  id: string;
-  /** The agent as last seen in the state (kept to draw its fade after removal). */
-  agent: Agent | null;
-  /** Its desk cell as last drawn. */
-  cell: { x: number; y: number } | null;
-  /** The character sprite chosen this frame (null: drawn live). */
-  char: HTMLCanvasElement | null;
-  /** What was painted last, to tell whether the cell must be repainted. */
-  drawn: { desk: HTMLCanvasElement | null; rev: number; look: Shown | null; k: number; char: HTMLCanvasElement | null; x: number; y: number; alpha: number; sel: number; cx: number; cy: number } | null;
-  x: number;
-  y: number;
-  phase: 'in' | 'seated' | 'out' | 'removing';
-  from: { x: number; y: number };
-  t0: number;
-  alpha: number;
-  sprite: HTMLCanvasElement | null;
-  spriteRev: number;
-  /** What the desk sprite shows (the agent's status, or quiet, or waiting in its terminal). */
-  spriteLook: Shown | null;
-  /** What the view shows this frame (`FloorScene.lookOf`). */
-  look: Shown;
-  spriteScale: number;
-  spriteCtx: CanvasRenderingContext2D | null;
-  /** Character sprites by `status|role|frame|scale`. */
-  chars: Map<string, HTMLCanvasElement>;
-  /** The last character sprite drawn and what it showed (the common case: unchanged). */
-  charLast: { status: Shown; role: string; f: number; k: number; sprite: HTMLCanvasElement } | null;
-  charK: number;
-  /** Left out by the filters or the room's absence: not drawn, not hit. */
-  hidden: boolean;
-  /** Zoomed far out: the token drawn for it this frame (else null). */
-  token: HTMLCanvasElement | null;
-}
-
-interface Plane {
-  from: string;
-  to: string;
-  t0: number;
-  brief: boolean;
-  /** Last known ends, so a plane whose recipient vanished still lands. */
-  fx: number;
-  fy: number;
-  tx: number;
-  ty: number;
-}
-
-export interface SceneCounters {
-  planesLaunched: number;
-  briefsLaunched: number;
-  speeches: number;
-  boardUpdates: number;
-  sprites: number;
-  draws: number;
-  /** Draws that repainted the whole canvas, and boxes repainted in all. */
-  fullPaints: number;
-  boxes: number;
-}
 
 export class FloorScene {
   rooms = new Map<string, Room>();
-  views = new Map<string, View>();
-  planes: Plane[] = [];
-  speech = new Map<string, { text: string; until: number }>();
-  boardFlash = new Map<string, number>();
   selected: string | null = null;
   focused: string | null = null;
-  reducedMotion = false;
   /**
    * What to draw for an agent at `now` when that is not its stored status
    * (src/core/attention.ts: quiet, waiting in its terminal); the view sets
@@ -130,21 +38,19 @@ export class FloorScene {
    */
   lookOf: ((a: Agent, now: number) => Shown) | null = null;
   readonly counters: SceneCounters = { planesLaunched: 0, briefsLaunched: 0, speeches: 0, boardUpdates: 0, sprites: 0, draws: 0, fullPaints: 0, boxes: 0 };
+  /** Where each character is on its way, what flies, what is said (motion.ts). */
+  private readonly motion = new FloorMotion(this.rooms, this.counters);
 
   private ctx: CanvasRenderingContext2D;
   private bg: HTMLCanvasElement = document.createElement('canvas');
   private bgKey = '';
   private layoutKey = '';
   private highWater = new Map<string, number>();
-  /** Boxes to repaint next frame (cells of views that went away). */
-  private pendingRects: Rect[] = [];
   private prevOverlay: Rect[] = [];
   /** This frame's box of each plane in flight (same order as `planes`). */
   private planeBoxes: Rect[] = [];
   /** How many boxes the last frame repainted (for the bench and curiosity). */
   lastRects = 0;
-  /** The views this frame paints (on screen, shown): what a dirty box is tested against, not all of them. */
-  private visible: View[] = [];
   /** Zoomed out past readable names (LOD_NAME_PX): tokens, no desks, characters, bubbles or planes. */
   compact = false;
   /** Token sprites by look, at `tokenK`. */
@@ -178,16 +84,39 @@ export class FloorScene {
     this.ctx = canvas.getContext('2d', { alpha: false })!;
   }
 
+  /** The animation state, read by the view and the tests. */
+  get views(): Map<string, View> {
+    return this.motion.views;
+  }
+
+  get planes(): Plane[] {
+    return this.motion.planes;
+  }
+
+  get speech(): Map<string, { text: string; until: number }> {
+    return this.motion.speech;
+  }
+
+  get boardFlash(): Map<string, number> {
+    return this.motion.boardFlash;
+  }
+
+  /** No walks, no flights, no pulses (the person's `prefers-reduced-motion`). */
+  get reducedMotion(): boolean {
+    return this.motion.reducedMotion;
+  }
+
+  set reducedMotion(on: boolean) {
+    this.motion.reducedMotion = on;
+  }
+
   /** Forget everything (a snapshot replaced the state). Characters already on the floor appear seated. */
   replaceState(s: FloorState): void {
-    this.views.clear();
-    this.planes.length = 0;
-    this.speech.clear();
-    this.boardFlash.clear();
+    this.motion.clear();
     this.layoutKey = '';
     this.highWater.clear();
     this.layout(s);
-    for (const a of s.agents.values()) this.views.set(a.id, this.newView(a, s, 'seated', 0));
+    for (const a of s.agents.values()) this.views.set(a.id, this.motion.newView(a, s, 'seated', 0));
     this.dirty = true;
   }
 
@@ -235,115 +164,13 @@ export class FloorScene {
     return seatIn(this.rooms, a);
   }
 
-  private newView(a: Agent, s: FloorState, phase: View['phase'], now: number): View {
-    const at = this.deskAnchor(a) ?? { x: 0, y: 0 };
-    const r = this.rooms.get(a.team);
-    if (phase === 'in' && r && !this.reducedMotion) {
-      const d = doorOf(r);
-      return { id: a.id, x: d.x, y: d.y, phase, from: d, t0: now, alpha: 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false, token: null };
-    }
-    void s;
-    const gone = a.leftAt !== null;
-    return { id: a.id, x: at.x, y: at.y, phase: gone ? 'out' : 'seated', from: at, t0: gone ? -Infinity : now, alpha: gone ? 0 : 1, sprite: null, spriteRev: -1, spriteLook: null, look: a.status, spriteScale: 0, spriteCtx: null, chars: new Map(), charLast: null, charK: 0, agent: a, cell: null, char: null, drawn: null, hidden: false, token: null };
-  }
 
   // ------------------------------------------------------------ effects
 
+  /** The fold's effects, after the layout is brought up to the state (motion.ts moves the views). */
   apply(effects: Effect[], s: FloorState, now: number): void {
     this.layout(s);
-    for (const f of effects) {
-      switch (f.kind) {
-        case 'enter': {
-          const a = s.agents.get(f.agent);
-          if (!a) break;
-          const v = this.views.get(f.agent);
-          if (v && v.phase !== 'removing') {
-            // Came back: walk in again from the door.
-            const r = this.rooms.get(a.team);
-            if (r && !this.reducedMotion) {
-              const d = doorOf(r);
-              Object.assign(v, { x: d.x, y: d.y, from: d, t0: now, phase: 'in', alpha: 1 });
-            } else Object.assign(v, { phase: 'seated', alpha: 1 });
-          } else this.views.set(f.agent, this.newView(a, s, 'in', now));
-          break;
-        }
-        case 'exit': {
-          const v = this.views.get(f.agent);
-          if (v) Object.assign(v, { phase: 'out', from: { x: v.x, y: v.y }, t0: now });
-          break;
-        }
-        case 'remove':
-          for (const id of f.agents) {
-            const v = this.views.get(id);
-            if (v) Object.assign(v, { phase: 'removing', t0: now });
-            this.dropSpeech(id);
-          }
-          break;
-        case 'reset':
-          this.dirty = true;
-          this.views.clear();
-          this.planes.length = 0;
-          this.speech.clear();
-          this.boardFlash.clear();
-          break;
-        case 'brief':
-        case 'plane': {
-          const brief = f.kind === 'brief';
-          this.counters[brief ? 'briefsLaunched' : 'planesLaunched']++;
-          const p: Plane = { from: f.from, to: f.to, t0: now, brief, fx: 0, fy: 0, tx: 0, ty: 0 };
-          this.endsOf(p, s);
-          this.planes.push(p);
-          if (this.planes.length > MAX_PLANES) this.planes.shift();
-          break;
-        }
-        case 'speech':
-          this.counters.speeches++;
-          this.dropSpeech(f.agent);
-          this.speech.set(f.agent, { text: f.text.length > 60 ? f.text.slice(0, 59) + '…' : f.text, until: now + SPEECH_MS });
-          this.speechDirty(f.agent);
-          if (this.speech.size > MAX_SPEECH) this.dropSpeech(this.speech.keys().next().value!);
-          break;
-        case 'whiteboard':
-          this.counters.boardUpdates++;
-          this.boardFlash.set(f.team, now + BOARD_FLASH_MS);
-          break;
-        case 'status':
-          break;
-      }
-    }
-    // Agents the effects did not mention but the state has (e.g. moved teams) get a view.
-    if (this.views.size !== s.agents.size) {
-      for (const a of s.agents.values()) if (!this.views.has(a.id)) this.views.set(a.id, this.newView(a, s, 'seated', now));
-    }
-  }
-
-  /** Bubbles stand still: their box is repainted when one appears or goes, not every frame. */
-  private speechDirty(id: string): void {
-    const v = this.views.get(id);
-    if (v) this.pendingRects.push(speechRect(v.x, v.y - 58));
-  }
-
-  private dropSpeech(id: string): void {
-    if (!this.speech.has(id)) return;
-    this.speechDirty(id);
-    this.speech.delete(id);
-  }
-
-  private endsOf(p: Plane, s: FloorState): void {
-    const fv = this.views.get(p.from);
-    const tv = this.views.get(p.to);
-    const fa = s.agents.get(p.from);
-    const ta = s.agents.get(p.to);
-    const f = fv ? { x: fv.x, y: fv.y } : fa ? this.deskAnchor(fa) : null;
-    const t = tv && tv.phase !== 'in' ? { x: tv.x, y: tv.y } : ta ? this.deskAnchor(ta) : null;
-    if (f) {
-      p.fx = f.x;
-      p.fy = f.y - 30;
-    }
-    if (t) {
-      p.tx = t.x;
-      p.ty = t.y - 30;
-    }
+    if (this.motion.apply(effects, s, now)) this.dirty = true;
   }
 
   // ------------------------------------------------------------ geometry
@@ -488,62 +315,6 @@ export class FloorScene {
 
   // ------------------------------------------------------------ frame
 
-  /** Advances animations; returns true when something moves (so the next frame must draw). */
-  private step(s: FloorState, now: number): boolean {
-    let moving = false;
-    for (const v of this.views.values()) {
-      const a = s.agents.get(v.id);
-      if (v.phase === 'removing') {
-        const k = this.reducedMotion ? 1 : (now - v.t0) / FADE_MS;
-        v.alpha = Math.min(v.alpha, Math.max(0, 1 - k));
-        if (k >= 1 || a) {
-          // Gone (or back in the state under the same id: a fresh view takes over).
-          this.views.delete(v.id);
-          if (v.cell) this.pendingRects.push({ x: v.cell.x, y: v.cell.y, w: CELL_W, h: CELL_H });
-          if (a) this.views.set(a.id, this.newView(a, s, 'seated', now));
-        }
-        moving = true;
-        continue;
-      }
-      if (!a) {
-        // The fold forgot it without a remove effect (cannot happen today); let it fade.
-        Object.assign(v, { phase: 'removing', t0: now });
-        continue;
-      }
-      const desk = this.deskAnchor(a);
-      if (!desk) continue;
-      if (v.phase === 'in') {
-        const k = this.reducedMotion ? 1 : (now - v.t0) / WALK_MS;
-        const e = ease(k);
-        v.x = v.from.x + (desk.x - v.from.x) * e;
-        v.y = v.from.y + (desk.y - v.from.y) * e;
-        if (k >= 1) v.phase = 'seated';
-        moving = true;
-      } else if (v.phase === 'out') {
-        const r = this.rooms.get(a.team);
-        const door = r ? doorOf(r) : desk;
-        const k = this.reducedMotion ? 1 : (now - v.t0) / WALK_MS;
-        const e = ease(k);
-        v.x = v.from.x + (door.x - v.from.x) * e;
-        v.y = v.from.y + (door.y + 20 - v.from.y) * e;
-        v.alpha = k >= 1 ? 0 : Math.min(1, 1.6 - 1.6 * k);
-        if (k < 1.05) moving = true;
-      } else {
-        v.x = desk.x;
-        v.y = desk.y;
-      }
-    }
-    const planeMs = this.reducedMotion ? 1500 : PLANE_MS;
-    let w = 0;
-    for (const p of this.planes) if (now - p.t0 < planeMs) this.planes[w++] = p;
-    this.planes.length = w;
-    if (w) moving = true;
-    for (const [id, sp] of this.speech) if (sp.until < now) this.dropSpeech(id);
-    for (const [id, until] of this.boardFlash) if (until < now) this.boardFlash.delete(id);
-    if (this.speech.size || this.boardFlash.size) moving = true;
-    return moving;
-  }
-
   /**
    * Draws one frame, repainting only what changed: each agent's cell when its
    * desk sprite, character sprite, position, selection or pulse changed; the
@@ -554,7 +325,7 @@ export class FloorScene {
    * Returns whether anything was painted.
    */
   draw(s: FloorState, now: number): boolean {
-    this.step(s, now);
+    this.motion.step(s, now);
     this.layout(s);
     this.fit();
     const ctx = this.ctx;
@@ -567,8 +338,8 @@ export class FloorScene {
     }
     this.dirty = false;
     this.pendingInput = false;
-    const rects: Rect[] = full ? [] : this.pendingRects;
-    this.pendingRects = [];
+    const rects: Rect[] = full ? [] : this.motion.pendingRects;
+    this.motion.pendingRects = [];
 
     // Rooms: whiteboard text and flash, attention halo.
     for (const r of this.rooms.values()) {
@@ -591,7 +362,8 @@ export class FloorScene {
       this.tokens.clear();
       this.tokenK = k;
     }
-    const visible: View[] = (this.visible = []);
+    // The views this frame paints (on screen, shown): what a dirty box is tested against, not all of them.
+    const visible: View[] = [];
     for (const v of this.views.values()) {
       const a = s.agents.get(v.id) ?? (v.phase === 'removing' ? v.agent : undefined);
       if (!a) continue;
@@ -701,7 +473,7 @@ export class FloorScene {
     this.planeBoxes.length = 0;
     // Far out, planes and bubbles are not drawn (too small to read): no boxes for them.
     if (!compact) for (const p of this.planes) {
-      const b = this.planeRect(p, s, now);
+      const b = this.motion.planeRect(p, s, now);
       this.planeBoxes.push(b);
       overlay.push(b);
     }
@@ -729,158 +501,16 @@ export class FloorScene {
     }
     if (full) this.counters.fullPaints++;
     this.counters.boxes += rects.length;
-    for (const r of rects) this.paint(ctx, r, s, now, k);
+    const f: BoxFrame = { canvas: this.canvas, bg: this.bg, scale: this.scale, offX: this.offX, offY: this.offY, dpr: this.dpr, k, rooms: this.rooms, motion: this.motion, visible, compact, selected: this.selected, focused: this.focused, planeBoxes: this.planeBoxes, s, now };
+    for (const r of rects) paintBox(ctx, r, f);
     return true;
-  }
-
-  /** Repaints one box (world units) completely: background, rooms, desks, characters, overlays. */
-  private paint(ctx: CanvasRenderingContext2D, rect: Rect, s: FloorState, now: number, k: number): void {
-    const W = this.canvas.width;
-    const H = this.canvas.height;
-    const x0 = Math.max(0, Math.floor((this.offX + rect.x * this.scale) * this.dpr) - 1);
-    const y0 = Math.max(0, Math.floor((this.offY + rect.y * this.scale) * this.dpr) - 1);
-    const x1 = Math.min(W, Math.ceil((this.offX + (rect.x + rect.w) * this.scale) * this.dpr) + 1);
-    const y1 = Math.min(H, Math.ceil((this.offY + (rect.y + rect.h) * this.scale) * this.dpr) + 1);
-    if (x1 <= x0 || y1 <= y0) return;
-    const hit = (x: number, y: number, w: number, h: number) => x < rect.x + rect.w + 2 && x + w > rect.x - 2 && y < rect.y + rect.h + 2 && y + h > rect.y - 2;
-    const world = () => ctx.setTransform(k, 0, 0, k, this.dpr * this.offX, this.dpr * this.offY);
-    ctx.save();
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.beginPath();
-    ctx.rect(x0, y0, x1 - x0, y1 - y0);
-    ctx.clip();
-    ctx.drawImage(this.bg, x0, y0, x1 - x0, y1 - y0, x0, y0, x1 - x0, y1 - y0);
-    world();
-    for (const r of this.rooms.values()) {
-      if (!hit(r.x - 14, r.y - 14, r.w + 28, r.h + 28)) continue;
-      // Most boxes are a desk cell well inside the room: no halo, no whiteboard there.
-      const inside = rect.x > r.x + 4 && rect.y > r.y + 4 && rect.x + rect.w < r.x + r.w - 4 && rect.y + rect.h < r.y + r.h - 4;
-      const b = boardRect(r);
-      const board = hit(b.x, b.y, b.w, b.h);
-      if (board || !inside) paintRoomLive(ctx, r, this.boardFlash.has(r.team.id), !inside, board);
-    }
-    // Desks, monitors and name tags: sprites blitted at whole device pixels (a copy, not a resample).
-    // Only the views on screen this frame (draw() lists them): most boxes are one cell, and a floor has hundreds.
-    const visible = this.visible;
-    const compact = this.compact;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    for (const v of visible) {
-      const c = v.cell;
-      const img = compact ? (isWalking(v) ? null : v.token) : v.sprite;
-      if (!c || v.hidden || !img || !v.agent || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
-      if (v.phase === 'removing') ctx.globalAlpha = v.alpha;
-      const dx = Math.round((this.offX + c.x * this.scale) * this.dpr);
-      const dy = Math.round((this.offY + c.y * this.scale) * this.dpr);
-      // A sprite of another scale (not rebuilt yet after a resize) is stretched into the cell, never beyond it.
-      if (compact || v.spriteScale === k) ctx.drawImage(img, dx, dy);
-      else ctx.drawImage(img, dx, dy, Math.ceil(CELL_W * k), Math.ceil(CELL_H * k));
-      ctx.globalAlpha = 1;
-    }
-    world();
-    for (const v of visible) {
-      const c = v.cell;
-      if (!c || v.hidden || (v.id !== this.selected && v.id !== this.focused) || !hit(c.x, c.y, CELL_W, CELL_H)) continue;
-      ctx.strokeStyle = v.id === this.selected ? '#2563eb' : '#1d4ed8';
-      // At least 2 CSS px wide, however far out.
-      ctx.lineWidth = Math.max(3, 2 / this.scale);
-      ctx.setLineDash(v.id === this.selected ? [] : [6, 4]);
-      roundRect(ctx, c.x + 3, c.y + 2, CELL_W - 6, CELL_H - 4, 12);
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
-    if (compact) {
-      // Far out, a walker is a disc of its colour on its way (its token appears when it sits).
-      for (const v of visible) {
-        if (v.hidden || v.alpha <= 0.01 || !isWalking(v) || !hit(v.x - 40, v.y - 66, 80, 100)) continue;
-        ctx.globalAlpha = v.alpha;
-        ctx.fillStyle = SHOWN_COLOR[v.look];
-        ctx.beginPath();
-        ctx.arc(v.x, v.y - 10, 30, 0, Math.PI * 2);
-        ctx.fill();
-        ctx.globalAlpha = 1;
-      }
-      ctx.restore();
-      return;
-    }
-    // Characters: seated ones from their sprites; walkers and pulsing rings live.
-    for (const v of visible) {
-      const a = v.agent;
-      if (!a || v.hidden || v.alpha <= 0.01) continue;
-      const walking = isWalking(v);
-      if (!(walking ? hit(v.x - 40, v.y - 66, 80, 100) : v.cell && hit(v.cell.x, v.cell.y, CELL_W, CELL_H))) continue;
-      const pulsing = !walking && (v.look === 'waiting' || v.look === 'error');
-      if (walking || pulsing) {
-        world();
-        const pulse = pulsing && !this.reducedMotion && v.phase !== 'removing' ? 0.5 + 0.5 * Math.sin(now / 220) : 0;
-        drawRing(ctx, v.x, v.y + 22, v.look, pulse, v.alpha);
-      }
-      if (v.char) {
-        ctx.setTransform(1, 0, 0, 1, 0, 0);
-        ctx.globalAlpha = v.alpha;
-        ctx.drawImage(v.char, Math.round((this.offX + (v.x - CHAR_AX) * this.scale) * this.dpr), Math.round((this.offY + (v.y - CHAR_AY) * this.scale) * this.dpr));
-        ctx.globalAlpha = 1;
-      } else {
-        world();
-        if (!walking && !pulsing) drawRing(ctx, v.x, v.y + 22, v.look, 0, v.alpha);
-        drawCharacter(ctx, v.x, v.y, walking, v.alpha, a, now, this.reducedMotion, v.look);
-      }
-    }
-    world();
-    for (let i = 0; i < this.planes.length; i++) {
-      const b = this.planeBoxes[i];
-      const p = this.planes[i];
-      if (this.views.get(p.from)?.hidden || this.views.get(p.to)?.hidden) continue;
-      if (hit(b.x, b.y, b.w, b.h)) this.drawPlane(ctx, p, s, now);
-    }
-    for (const [id, sp] of this.speech) {
-      const v = this.views.get(id);
-      if (!v || v.hidden || v.alpha <= 0.1) continue;
-      const b = speechRect(v.x, v.y - 58);
-      if (hit(b.x, b.y, b.w, b.h)) drawSpeech(ctx, v.x, v.y - 58, sp.text);
-    }
-    ctx.restore();
-  }
-
-  /** The box a plane covers this frame (its trail included). */
-  private planeRect(p: Plane, s: FloorState, now: number): Rect {
-    this.endsOf(p, s);
-    if (this.reducedMotion) return bbox(p.fx, p.fy, p.tx, p.ty, 26);
-    const arc = planeArc(p);
-    const e = ease(Math.min(1, (now - p.t0) / PLANE_MS));
-    const a = arc.at(Math.max(0, e - 0.25));
-    const b = arc.at(e);
-    return bbox(a.x, a.y, b.x, b.y, 28);
   }
 
   // ------------------------------------------------------------ painters (the pictures: sprites.ts)
 
   private drawBackground(key: string): void {
     this.bgKey = key;
-    const bg = this.bg;
-    bg.width = this.canvas.width;
-    bg.height = this.canvas.height;
-    const g = bg.getContext('2d')!;
-    g.setTransform(1, 0, 0, 1, 0, 0);
-    g.fillStyle = '#d9d4cb';
-    g.fillRect(0, 0, bg.width, bg.height);
-    // A faint tile grid on the building floor.
-    g.strokeStyle = 'rgba(0,0,0,0.035)';
-    g.lineWidth = 1;
-    const step = 40 * this.scale * this.dpr;
-    if (step > 6) {
-      g.beginPath();
-      for (let x = (this.offX * this.dpr) % step; x < bg.width; x += step) {
-        g.moveTo(x, 0);
-        g.lineTo(x, bg.height);
-      }
-      for (let y = (this.offY * this.dpr) % step; y < bg.height; y += step) {
-        g.moveTo(0, y);
-        g.lineTo(bg.width, y);
-      }
-      g.stroke();
-    }
-    g.setTransform(this.dpr * this.scale, 0, 0, this.dpr * this.scale, this.dpr * this.offX, this.dpr * this.offY);
-    paintRooms(g, this.rooms.values());
+    paintBackground(this.bg, this.canvas, { scale: this.scale, offX: this.offX, offY: this.offY, dpr: this.dpr }, this.rooms);
   }
 
   /** The token of a look at device scale `k` (one per look, shared by every agent). */
@@ -888,50 +518,18 @@ export class FloorScene {
     let c = this.tokens.get(look);
     if (c) return c;
     this.counters.sprites++;
-    c = document.createElement('canvas');
-    c.width = Math.max(1, Math.ceil(CELL_W * k));
-    c.height = Math.max(1, Math.ceil(CELL_H * k));
-    const g = c.getContext('2d')!;
-    g.setTransform(k, 0, 0, k, 0, 0);
-    paintToken(g, look);
+    c = tokenSprite(look, k);
     this.tokens.set(look, c);
     return c;
   }
 
   private buildSprite(v: View, a: Agent, scale: number, look: Shown): void {
     this.counters.sprites++;
-    const c = v.sprite ?? document.createElement('canvas');
-    const w = Math.max(1, Math.ceil(CELL_W * scale));
-    const h = Math.max(1, Math.ceil(CELL_H * scale));
-    if (c.width !== w || c.height !== h) {
-      c.width = w;
-      c.height = h;
-    }
-    // getContext is not free in Chromium; keep the sprite's context with it.
-    const g = v.spriteCtx ?? (v.spriteCtx = c.getContext('2d')!);
-    g.setTransform(1, 0, 0, 1, 0, 0);
-    g.clearRect(0, 0, w, h);
-    g.setTransform(scale, 0, 0, scale, 0, 0);
-    paintDesk(g, a, look);
-    v.sprite = c;
-    v.spriteRev = a.rev;
-    v.spriteLook = look;
-    v.spriteScale = scale;
-  }
-
-  private drawPlane(ctx: CanvasRenderingContext2D, p: Plane, s: FloorState, now: number): void {
-    this.endsOf(p, s);
-    drawPlane(ctx, p, Math.min(1, (now - p.t0) / PLANE_MS), this.reducedMotion);
+    paintDeskSprite(v, a, scale, look);
   }
 
   private buildCharSprite(a: Agent, frame: number, k: number, withRing: boolean, look: Shown): HTMLCanvasElement {
     this.counters.sprites++;
-    const c = document.createElement('canvas');
-    c.width = Math.max(1, Math.ceil(CHAR_W * k));
-    c.height = Math.max(1, Math.ceil(CHAR_H * k));
-    const g = c.getContext('2d')!;
-    g.setTransform(k, 0, 0, k, 0, 0);
-    paintCharacterSprite(g, a, frame * ANIM_STEP_MS, withRing, this.reducedMotion, look);
-    return c;
+    return characterSprite(a, frame, k, withRing, look, this.reducedMotion);
   }
 }
