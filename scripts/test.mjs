@@ -223,8 +223,8 @@ try {
   writeFileSync(timesFile, JSON.stringify(local, null, 1));
 } catch {}
 if (process.env.ROOST_TEST_SAVE_TIMES === '1') {
-  // Whole seconds, sorted by name, the files that no longer exist left out.
-  const table = Object.fromEntries(walk(join(root, 'test')).map((f) => relative(root, f)).sort().map((f) => [f, known[f] ?? committed[f]]).filter(([, ms]) => typeof ms === 'number'));
+  // Whole seconds, sorted by name; the files this run did not run keep their committed time; the files that no longer exist are left out.
+  const table = Object.fromEntries(walk(join(root, 'test')).map((f) => relative(root, f)).sort().map((f) => [f, committed[f] ?? known[f]]).filter(([, ms]) => typeof ms === 'number'));
   for (const r of results) table[r.file] = r.ms;
   for (const f of Object.keys(table)) table[f] = Math.round(table[f] / 1000) * 1000;
   writeFileSync(committedTimesFile, JSON.stringify(table, null, 1) + '\n');
