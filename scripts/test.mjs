@@ -17,9 +17,12 @@
 //   most ROOST_TEST_HEAVY (default 3) heavy ones (*.browser.test.ts,
 //   *.claude|codex|gemini.test.ts: a Chromium's memory, a CLI's start-up burst),
 //   so one slot is always left to the light files. At most ROOST_TEST_PG_FILES
-//   (default 1) PostgreSQL files (*.pg.*) at once: one starts up to three
-//   nodes with their pools and listeners, and the server takes 100 connections
-//   (two at once ran it out: "sorry, too many clients already").
+//   (default 3) PostgreSQL files (*.pg.*) at once, of the server's 100
+//   connections: a test node's pool holds at most 4 (test/support/pg.ts), and
+//   the file that opens the most, nodeloss.pg.browser's three nodes, peaks at
+//   18 (storage.pg kept every contract test's store open to its end, about a
+//   hundred connections, until each test closed its own: two files at once
+//   ran the server out then, "sorry, too many clients already").
 // - A file has 300 s (ROOST_TEST_FILE_TIMEOUT_S): the real CLIs' suites take a few tens of seconds each
 //   test, more on a busy machine; a file that hangs is killed and fails then.
 // - A file's output (the spec reporter's) is printed whole when it ends, so two
@@ -65,16 +68,27 @@ const FILE_TIMEOUT_MS = 1000 * Number(process.env.ROOST_TEST_FILE_TIMEOUT_S ?? 3
 const SLOTS = Math.max(1, Number(process.env.ROOST_TEST_CONCURRENCY ?? 4));
 const HEAVY_SLOTS = Math.max(1, Math.min(SLOTS, Number(process.env.ROOST_TEST_HEAVY ?? 3)));
 const heavy = (f) => /\.(browser|claude|codex|gemini)\./.test(f);
-const PG_SLOTS = Math.max(1, Number(process.env.ROOST_TEST_PG_FILES ?? 1));
+const PG_SLOTS = Math.max(1, Number(process.env.ROOST_TEST_PG_FILES ?? 3));
 const onPg = (f) => /\.pg\./.test(f);
 
-// The last run's time of each file, or an estimate: heavy files and PostgreSQL
-// ones take longest, then the rest by size (a bigger file has more tests).
+// Each file's time in its last run on this checkout, else in the committed
+// table (scripts/test-times.json: a clean clone, as CI's, has no cache, and
+// estimated from its kind and size alone a long light file, bridge.work's 90 s,
+// started among the last and the run ended waiting on it), else an estimate:
+// heavy files and PostgreSQL ones take longest, then the rest by size (a bigger
+// file has more tests). ROOST_TEST_SAVE_TIMES=1 rewrites the committed table
+// from the run's times (after a whole run on an idle machine).
 const timesFile = join(root, 'node_modules', '.cache', 'roost-test-times.json');
-let known = {};
-try {
-  known = JSON.parse(readFileSync(timesFile, 'utf8'));
-} catch {}
+const committedTimesFile = join(root, 'scripts', 'test-times.json');
+const readTimes = (path) => {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return {};
+  }
+};
+const committed = readTimes(committedTimesFile);
+let known = { ...committed, ...readTimes(timesFile) };
 function estimate(f) {
   if (typeof known[f] === 'number') return known[f];
   const size = statSync(join(root, f)).size / 1000; // about a second per KB for the heavy kinds
@@ -106,19 +120,35 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 let runningHeavy = 0;
 let runningPg = 0;
 const t0 = Date.now();
+// The whole machine's CPU over the run (Linux): how busy the cores were, to tell
+// a run that waited from one the CPU bounded.
+function cpuTicks() {
+  try {
+    const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    return { total: f.reduce((a, b) => a + b, 0), idle: f[3] + f[4] };
+  } catch {
+    return null;
+  }
+}
+const ticks0 = cpuTicks();
 
 function runFile(file, n) {
   const json = join(tmp, `${n}.json`);
   const started = Date.now();
-  const child = spawn(
+  const cpuFile = join(tmp, `${n}.cpu`);
+  const node = [
     process.execPath,
-    [
-      // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
-      '--import', 'tsx', '--import', './test/support/scrypt-cost.ts',
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=./scripts/timing-reporter.mjs', `--test-reporter-destination=${json}`,
-      file,
-    ],
+    // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
+    '--import', 'tsx', '--import', './test/support/scrypt-cost.ts',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/timing-reporter.mjs', `--test-reporter-destination=${json}`,
+    file,
+  ];
+  // Under a shell whose `times` then reports the CPU the file cost: its process
+  // and everything it started and waited for (servers, CLIs, Chromium).
+  const child = spawn(
+    '/bin/sh',
+    ['-c', 'c=0; "$@" || c=$?; times > "$0"; exit $c', cpuFile, ...node],
     // Its own process group, so a file that hangs is killed with everything it started (servers, Chromium, CLIs).
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
@@ -140,15 +170,22 @@ function runFile(file, n) {
       try {
         counts = JSON.parse(readFileSync(json, 'utf8'));
       } catch {}
+      // `times`: the shell's own user and system time, then its children's ("1m2.5s 0m0.4s").
+      let cpuMs = NaN;
+      try {
+        const sec = (x) => Number(x.split('m')[0]) * 60 + Number(x.split('m')[1].replace('s', ''));
+        const [user, sys] = readFileSync(cpuFile, 'utf8').trim().split('\n')[1].trim().split(/\s+/);
+        cpuMs = 1000 * (sec(user) + sec(sys));
+      } catch {}
       // A file that fails outside any test (it does not load, a hook throws, it hangs) fails as one test.
       const failed = counts.failed || (code !== 0 || signal ? 1 : 0);
-      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)\n`);
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s, CPU ${Number.isFinite(cpuMs) ? (cpuMs / 1000).toFixed(1) : '?'} s)\n`);
       for (const d of out) process.stdout.write(d);
       if (timedOut) process.stdout.write(`✖ ${file}: killed after ${FILE_TIMEOUT_MS / 1000} s\n`);
       else if (failed && !counts.failed) process.stdout.write(`✖ ${file}: exited ${signal ?? code} outside any test\n`);
       // A failed file's output is printed again at the end, where a truncated log still shows it.
       const said = failed ? Buffer.concat(out).toString('utf8') : '';
-      results.push({ file, ms, passed: counts.passed, failed, skipped: counts.skipped, said, timedOut });
+      results.push({ file, ms, cpuMs, passed: counts.passed, failed, skipped: counts.skipped, said, timedOut });
       done();
     });
   });
@@ -183,18 +220,31 @@ rmSync(tmp, { recursive: true, force: true });
 // This run's times order the next run (a file that failed keeps its time too).
 try {
   mkdirSync(dirname(timesFile), { recursive: true });
-  for (const r of results) known[r.file] = r.ms;
-  writeFileSync(timesFile, JSON.stringify(known, null, 1));
+  const local = readTimes(timesFile);
+  for (const r of results) local[r.file] = r.ms;
+  writeFileSync(timesFile, JSON.stringify(local, null, 1));
 } catch {}
+if (process.env.ROOST_TEST_SAVE_TIMES === '1') {
+  // Whole seconds, sorted by name; the files this run did not run keep their committed time; the files that no longer exist are left out.
+  const table = Object.fromEntries(walk(join(root, 'test')).map((f) => relative(root, f)).sort().map((f) => [f, committed[f] ?? known[f]]).filter(([, ms]) => typeof ms === 'number'));
+  for (const r of results) table[r.file] = r.ms;
+  for (const f of Object.keys(table)) table[f] = Math.round(table[f] / 1000) * 1000;
+  writeFileSync(committedTimesFile, JSON.stringify(table, null, 1) + '\n');
+}
 
 const rows = [...results].sort((a, b) => b.ms - a.ms);
-const total = rows.reduce((s, f) => s + f.ms, 0);
-const sum = (k) => results.reduce((s, r) => s + r[k], 0);
+const sum = (k) => results.reduce((s, r) => s + (Number.isFinite(r[k]) ? r[k] : 0), 0);
+const s1 = (ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '?').padStart(7);
 console.log(
-  `\nper-file time (slowest ${Math.min(25, rows.length)} of ${rows.length}; sum ${(total / 1000).toFixed(0)} s, ${((Date.now() - t0) / 1000).toFixed(0)} s wall at ${SLOTS} at once, ${HEAVY_SLOTS} heavy):`,
+  `\nper-file time (slowest ${Math.min(25, rows.length)} of ${rows.length}; sum ${(sum('ms') / 1000).toFixed(0)} s, CPU ${(sum('cpuMs') / 1000).toFixed(0)} s, ${((Date.now() - t0) / 1000).toFixed(0)} s wall at ${SLOTS} at once, ${HEAVY_SLOTS} heavy, ${PG_SLOTS} PostgreSQL):`,
 );
+const ticks1 = cpuTicks();
+if (ticks0 && ticks1 && ticks1.total > ticks0.total) {
+  console.log(`  the machine's CPU was busy ${Math.round((100 * (1 - (ticks1.idle - ticks0.idle) / (ticks1.total - ticks0.total))))}% of the run (all processes, not only the tests')`);
+}
+console.log('     wall      CPU');
 for (const f of rows.slice(0, 25)) {
-  console.log(`  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${f.file}${f.failed ? `  (${f.failed} failed)` : ''}`);
+  console.log(`  ${s1(f.ms)} s ${s1(f.cpuMs)} s  ${f.file}${f.failed ? `  (${f.failed} failed)` : ''}`);
 }
 for (const r of results.filter((x) => x.failed)) {
   // What failed, and why: the failing tests' lines and the errors under them (the spec reporter's ✖ blocks), or the last lines.

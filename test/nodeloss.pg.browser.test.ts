@@ -124,8 +124,8 @@ function holdHook(base: string, key: string, session: string, useId: string): Pr
 }
 
 describe('three nodes behind HAProxy: a node lost under load, then another, then both back', { timeout: 280_000 }, () => {
-  const db = freshSchema('roost_nodeloss');
-  const url = `${db.url}&pool=5`;
+  const db = freshSchema('roost_nodeloss', 5);
+  const url = db.url;
   const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_BANTER_WAIT_MS: '1000', ROOST_FLOCK_LEASE_MS: String(LEASE_MS) };
   let model: FlockModel;
   let args: string[] = [];

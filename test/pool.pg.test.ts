@@ -7,7 +7,7 @@ import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
 
 const reachable = await pgReachable();
-const db = freshSchema('roost_pool');
+const db = freshSchema('roost_pool', null); // the pool's own test: no cap in the URL
 after(async () => {
   if (reachable) await db.drop();
 });

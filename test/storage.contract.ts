@@ -8,7 +8,7 @@
 // on `capabilities.crossNodeWakeups` (or `crossNodeBroadcast`), not on the
 // backend's name.
 
-import { after, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { searchContract } from './storage.search-contract.js';
@@ -77,8 +77,16 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       open_.push(s);
       return s;
     };
+    // Each test's stores close when it ends: kept open to the end of the suite,
+    // the PostgreSQL ones held about a hundred idle connections (every one a
+    // pool and a LISTEN connection), which the server's other test files need.
+    // (The search tests share one store, closed at the end.)
+    afterEach(async () => {
+      for (const s of open_.splice(0)) await s.close().catch(() => {});
+    });
+    const shared: EventStore[] = [];
     after(async () => {
-      for (const s of open_) await s.close().catch(() => {});
+      for (const s of shared) await s.close().catch(() => {});
       await cleanup?.();
     });
 
@@ -664,7 +672,11 @@ export function storageContract(name: string, open: () => Promise<EventStore>, c
       assert.notEqual(heard.get(c)!.at(-1)!.payload, 'after close');
     });
 
-    searchContract(store, run);
+    searchContract(async () => {
+      const s = await open();
+      shared.push(s);
+      return s;
+    }, run);
   });
 }
 

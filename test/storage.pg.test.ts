@@ -1,7 +1,7 @@
 // The storage contract on PostgreSQL, plus what only a shared database has:
 // migrations raced by several nodes, the LISTEN connection cut and restored,
 // and the NOTIFY payload other nodes rely on.
-import { after, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { PostgresStore } from '../src/storage/postgres.js';
@@ -29,8 +29,11 @@ if (!reachable) {
       stores.push(s);
       return s;
     };
+    // Each test's nodes close when it ends (left open to the end, they held dozens of idle connections).
+    afterEach(async () => {
+      for (const s of stores.splice(0)) await s.close().catch(() => {});
+    });
     after(async () => {
-      for (const s of stores) await s.close().catch(() => {});
       await db2.drop();
     });
 

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { COMMAND_ONLY_EVENTS, OBSERVED_EVENTS, AGENT_TOOLS, type AgentTool } from '../integrations/index.js';
 import { DEFAULT_WINDOW_MS } from '../core/approvals.js';
 import { claudeMatcher } from '../core/approval-rules.js';
-import { PACKAGE_ROOT } from '../server/index.js';
+import { PACKAGE_ROOT } from '../server/package.js';
 import { formatWindow, parseWindow } from '../core/window.js';
 import { addClaudeMcpSettings, addCodexMcp, addMcpServer, mcpEntry, removeClaudeMcpSettings, removeCodexMcp, removeMcpServer } from './mcp-config.js';
 import { addClaudeTelemetry, addCodexTelemetry, addGeminiTelemetry, codexConfigPath, readText, removeClaudeTelemetry, removeCodexTelemetry, removeGeminiTelemetry } from './telemetry.js';

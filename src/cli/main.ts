@@ -2,17 +2,11 @@
 
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { openStore } from '../storage/index.js';
-import { startRoost, VERSION } from '../server/index.js';
-import { loadIdentity } from './owner.js';
-import { MODEL_FLAG_OPTIONS, ModelRoster, modelSettings } from '../models/config.js';
-import { adminCommand } from './admin.js';
-import { runDemo } from './demo.js';
-import { stopDemo } from './demo-apps.js';
-import { hooksCommand } from './hooks.js';
-import { mcpCommand } from './mcp.js';
-import { doctorCommand } from './doctor.js';
-import { bridgeCommand } from '../bridge/index.js';
+import { VERSION } from '../server/package.js';
+// Each verb loads what it needs when it runs (a dynamic import below): `roost
+// hooks`, `emit` or `bridge` start without loading the server, whose modules
+// cost about half a second of CPU to load (the hooks and bridge tests start
+// dozens of these).
 
 const HELP = `roost ${VERSION}: watch and steer a fleet of AI coding agents
 
@@ -49,6 +43,13 @@ function isLoopback(host: string): boolean {
 }
 
 async function serve(argv: string[]): Promise<void> {
+  const [{ openStore }, { startRoost }, { loadIdentity }, { MODEL_FLAG_OPTIONS, ModelRoster, modelSettings }, { runDemo }] = await Promise.all([
+    import('../storage/index.js'),
+    import('../server/index.js'),
+    import('./owner.js'),
+    import('../models/config.js'),
+    import('./demo.js'),
+  ]);
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -242,6 +243,7 @@ async function demoVerb(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { server: { type: 'string' }, rate: { type: 'string' }, stop: { type: 'boolean' }, 'floor-only': { type: 'boolean' } } });
   const server = values.server ?? process.env.ROOST_SERVER ?? 'http://127.0.0.1:4319';
   const token = process.env.ROOST_TOKEN || undefined;
+  const [{ runDemo }, { stopDemo }] = await Promise.all([import('./demo.js'), import('./demo-apps.js')]);
   if (values.stop) return stopDemo({ server, token, log: (l) => console.log(l) });
   const rate = values.rate !== undefined ? Number(values.rate) : undefined;
   if (rate !== undefined && !(rate > 0 && rate <= 1000)) throw new Error(`--rate must be between 0 and 1000 events/s, got ${values.rate}`);
@@ -262,17 +264,17 @@ export async function main(argv: string[]): Promise<void> {
     case 'demo':
       return demoVerb(rest);
     case 'mcp':
-      return mcpCommand(rest);
+      return (await import('./mcp.js')).mcpCommand(rest);
     case 'hooks':
-      await hooksCommand(rest);
+      await (await import('./hooks.js')).hooksCommand(rest);
       return;
     case 'admin':
-      return adminCommand(rest);
+      return (await import('./admin.js')).adminCommand(rest);
     case 'doctor':
-      process.exitCode = await doctorCommand(rest);
+      process.exitCode = await (await import('./doctor.js')).doctorCommand(rest);
       return;
     case 'bridge':
-      return bridgeCommand(rest);
+      return (await import('../bridge/index.js')).bridgeCommand(rest);
     case 'space':
       // The separate Work connector is gone: the bridge is the Space.
       throw new Error('roost space is now part of roost bridge: run `roost bridge --space NAME --contribute --project P` (see roost bridge --help)');

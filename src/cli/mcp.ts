@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { VERSION } from '../server/index.js';
+import { VERSION } from '../server/package.js';
 import { parseWindow } from '../core/window.js';
 import { sessionAgentId } from '../integrations/index.js';
 

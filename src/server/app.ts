@@ -1,10 +1,8 @@
 // Wires the store, the apps and the routes into one HTTP server.
 
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EventStore } from '../storage/types.js';
+import { PACKAGE_ROOT, VERSION } from './package.js';
 import { FloorService, floorRoutes, floorScope } from './floor.js';
 import { ApprovalService, approvalsRoutes, approvalsScope } from './approvals.js';
 import { historyRoutes } from './timeline.js';
@@ -177,10 +175,7 @@ export const DEFAULTS: RoostConfig = {
   webhookResolve: null,
 };
 
-/** The package root (this file lives at dist/src/server/app.js, or src/server/app.ts under tsx). */
-export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), ...(import.meta.url.includes('/dist/') ? ['..', '..', '..'] : ['..', '..']));
-
-export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+export { PACKAGE_ROOT, VERSION };
 
 export interface Roost {
   server: Server;

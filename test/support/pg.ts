@@ -19,10 +19,15 @@ export async function pgReachable(url = PG_URL): Promise<boolean> {
   }
 }
 
-/** A new schema name, and the URL that selects it; `drop()` removes it and everything in it. */
-export function freshSchema(prefix = 'roost_test'): { schema: string; url: string; drop(): Promise<void> } {
+/**
+ * A new schema name, and the URL that selects it; `drop()` removes it and everything in it.
+ * The URL caps each node's pool at `pool` connections (`?pool=N`; null: the
+ * store's default of 10): a test node needs few, and the test files that run
+ * side by side share the server's 100 connections.
+ */
+export function freshSchema(prefix = 'roost_test', pool: number | null = 4): { schema: string; url: string; drop(): Promise<void> } {
   const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
-  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}${pool === null ? '' : `&pool=${pool}`}`;
   return {
     schema,
     url,
