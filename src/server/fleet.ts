@@ -36,7 +36,8 @@ import {
 } from '../core/fleet.js';
 import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIdentity, type RefusedRequest, type ResultUsage, type StartRequest } from '../core/fleet-wire.js';
 import type { AppendResult, EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
+import { HttpError, sendJson } from './http.js';
+import { RequestKey } from './keys.js';
 import { route, type Ctx, type ParamRule, type Route } from './route.js';
 import type { ChannelOptions, Live, ScopeSpec } from './live.js';
 import { FoldedStream, OnFoldHost } from './folded.js';
@@ -405,21 +406,20 @@ export class FleetService {
     const thread = { thread: THREAD_PARAM };
     return [
       route({ method: 'GET', path: '/fleet/:thread', auth: 'viewer', params: thread, page: true, handler: this.getState }),
-      route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, handler: this.post }),
+      // Keys as stored before the route layer scoped them (keys.ts): `<board's stream>:<key>`, on the board and in the approvals alike.
+      route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, key: { legacy: (_s, k, c) => `${boardStream(c.project, c.params.thread)}:${k}` }, handler: this.post }),
       route({ method: 'GET', path: '/fleet/:thread/rewind', auth: 'viewer', params: thread, doc: 'the board as it was at ?at=<position or ISO time> (read-only)', handler: this.getRewind }),
       route({ method: 'GET', path: '/fleet/:thread/stream', auth: 'viewer', params: thread, stream: true, handler: this.getStream }),
-      route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, handler: this.postRequest }),
+      route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, key: { legacy: (_s, k, c) => `${FLEET_STREAM_PREFIX}${c.params.thread}:${k}` }, handler: this.postRequest }),
       route({ method: 'POST', path: '/fleet/:thread/live', auth: 'editor', params: thread, body: { wire: wireOf(checkLive) }, maxBody: 64 * 1024, handler: this.postLive }),
     ];
   }
 
-  post = async ({ req, res, params, body: batch }: Ctx<Batch>): Promise<void> => {
+  post = async ({ req, res, params, body: batch, key }: Ctx<Batch>): Promise<void> => {
     const { items, where } = batch;
     const who = this.identify(req);
-    const rawKey = idempotencyKeyOf(req);
     const project = projectFor(req);
     const board = await this.board(params.thread, project);
-    const key = rawKey && `${board.stream}:${rawKey}`;
     await board.fresh();
     const approvals = this.opts.approvals ? await this.opts.approvals.get(project) : null;
     // A decision on a request is the one approvals model's decide (the board's post is its alias).
@@ -429,7 +429,7 @@ export class FleetService {
     }
     // A spent budget: the bridge takes no new prompt for the thread's sessions (docs/integrations.md, "Budgets").
     if (items.some((i) => i.type === 'session.prompt')) await this.budgetGate(project, params.thread);
-    const r = await this.appendChecked(req, who, project, board, approvals, items, where, rawKey);
+    const r = await this.appendChecked(req, who, project, board, approvals, items, where, key);
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
 
@@ -448,9 +448,8 @@ export class FleetService {
     approvals: ApprovalService | null,
     items: readonly Record<string, unknown>[],
     where: (i: number) => string,
-    rawKey: string | undefined,
+    key: RequestKey | null,
   ): Promise<AppendResult> {
-    const key = rawKey && `${board.stream}:${rawKey}`;
     const before = board.state;
     const now = Date.now();
     const events: NewEvent[] = [];
@@ -482,7 +481,7 @@ export class FleetService {
     }
     let r: AppendResult;
     try {
-      r = await this.store.append(board.stream, events, { idempotencyKey: key });
+      r = await (key ? key.append(this.store, board.stream, events) : this.store.append(board.stream, events));
       await board.folded(r.last);
     } finally {
       for (const id of heard) board.heardUsage.delete(id);
@@ -492,7 +491,7 @@ export class FleetService {
     // A call allowed by earned trust: its echo follows the request onto the board (the bridge lets it run).
     for (const a of trusted) await this.echo(project, a);
     if (conflict && !r.duplicate) throw conflict;
-    if (this.opts.usage) await this.countUsage(project, board, items, rawKey ? `${board.stream}:${rawKey}` : `${board.stream}@${r.first}`, now);
+    if (this.opts.usage) await this.countUsage(project, board, items, key ? `${board.stream}:${key.key}` : `${board.stream}@${r.first}`, now);
     return r;
   }
 
@@ -574,7 +573,7 @@ export class FleetService {
    * denial of its own request (its window ended) withdraws it (nobody
    * decided). Answers once the board holds the echo.
    */
-  private async decideOnBoard(req: IncomingMessage, res: ServerResponse, board: Board, approvals: ApprovalService, who: Caller, e: SessionEvent & { name: string }, key: string | undefined): Promise<void> {
+  private async decideOnBoard(req: IncomingMessage, res: ServerResponse, board: Board, approvals: ApprovalService, who: Caller, e: SessionEvent & { name: string }, key: RequestKey | null): Promise<void> {
     const c = sessionEventConflict(board.state, e);
     // With a key, a 409 may be the retry of a decision that was made: the decide below answers as the first did.
     if (c && (!key || c.status === 404)) throw new HttpError(c.status, c.kind, c.message);
@@ -604,7 +603,7 @@ export class FleetService {
       a = approvals.state.byId.get(id) ?? a;
       if (a.status !== 'withdrawn') throw closedError(id, a);
     } else {
-      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { idempotencyKey: key });
+      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { key });
       if (!r.won) throw closedError(id, r.approval);
       a = r.approval;
     }
@@ -666,9 +665,9 @@ export class FleetService {
    * the transport's, as for every session event. Answers `{ok, id, position,
    * duplicate}`; a start request for an id already on the board is a 409.
    */
-  postRequest = async ({ req, res, params, body: r0 }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
+  postRequest = async ({ req, res, params, body: r0, key }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
     if (r0.type === 'request.start') await this.budgetGate(projectFor(req), params.thread);
-    const r = await this.request(projectFor(req), params.thread, this.identify(req), r0, idempotencyKeyOf(req));
+    const r = await this.request(projectFor(req), params.thread, this.identify(req), r0, key);
     sendJson(res, 200, { ok: true, ...r });
   };
 
@@ -680,8 +679,7 @@ export class FleetService {
   }
 
   /** A request to the thread's bridge as `who` (the route's, and the server's own: `requestAs`). */
-  private async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, rawKey: string | undefined): Promise<{ id: string; position: number; duplicate: boolean }> {
-    const key = rawKey && `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`;
+  private async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, key: RequestKey | null): Promise<{ id: string; position: number; duplicate: boolean }> {
     const board = await this.board(thread, project);
     await board.fresh();
     const known = board.state.sessions.find((x) => x.id === r0.id);
@@ -690,7 +688,8 @@ export class FleetService {
     const conflict = r0.type === 'request.start' && known ? new HttpError(409, 'conflict', `session "${r0.id}" already exists; a new session needs a new id`) : null;
     if (conflict && !key) throw conflict;
     const e = withSessionIdentity(r0, { name: who.name, uid: who.uid, ts: Date.now() });
-    const r = await this.store.append(board.stream, [{ type: e.type, body: JSON.stringify(e) }], { idempotencyKey: key });
+    const events = [{ type: e.type, body: JSON.stringify(e) }];
+    const r = await (key ? key.append(this.store, board.stream, events) : this.store.append(board.stream, events));
     await board.folded(r.last);
     if (conflict && !r.duplicate) throw conflict;
     const id = r.duplicate ? ((await storedId(this.store, board.stream, r.first)) ?? r0.id) : r0.id;
@@ -717,7 +716,7 @@ export class FleetService {
    * restart say, stores nothing and answers the first one's position).
    */
   requestAs(project: string, thread: string, who: Caller, r: StartRequest, rawKey: string): Promise<{ id: string; position: number; duplicate: boolean }> {
-    return this.request(project, thread, who, r, rawKey);
+    return this.request(project, thread, who, r, serverKey(rawKey, who, () => `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`));
   }
 
   /**
@@ -732,7 +731,7 @@ export class FleetService {
     }
     const board = await this.board(thread, project);
     await board.fresh();
-    return this.appendChecked(null, who, project, board, this.opts.approvals ? await this.opts.approvals.get(project) : null, items, (i) => `event ${i}: `, rawKey);
+    return this.appendChecked(null, who, project, board, this.opts.approvals ? await this.opts.approvals.get(project) : null, items, (i) => `event ${i}: `, serverKey(rawKey, who, (stream) => `${stream}:${rawKey}`));
   }
 
   /**
@@ -840,6 +839,16 @@ export class FleetService {
       follows(false);
     });
   };
+}
+
+/** A board's stream (FleetService.board). */
+function boardStream(project: string, thread: string): string {
+  return FLEET_STREAM_PREFIX + (project === DEFAULT_PROJECT ? thread : `${project}:${thread}`);
+}
+
+/** The key of a post the server makes itself as `who`, owned by them as a member's would be (keys.ts), with its old form. */
+function serverKey(rawKey: string, who: Caller, legacy: (stream: string) => string): RequestKey {
+  return new RequestKey(rawKey, who.uid ?? '', undefined, legacy);
 }
 
 /** Reads the request the idempotency key first stored (a retry's answer names the original id). */
