@@ -11,6 +11,8 @@ import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
+import { createOwner } from '../src/cli/owner.js';
+import { startRoost } from '../src/server/index.js';
 import { inProcess, tempDir } from './support/server.js';
 
 /** A POST with JSON and an Idempotency-Key. */
@@ -102,5 +104,35 @@ test('one key, one request: the same key with another body is refused 422 on a f
     assert.deepEqual([f2.status, f2.json.duplicate, f2.json.first], [200, true, f1.json.first]);
   } finally {
     await srv.close();
+  }
+});
+
+test('shared mode: an account request keyed the old way (`identity:projects:<uid>:<key>`) is a duplicate when retried after the upgrade', async () => {
+  const dir = tempDir('roost-keys-identity-');
+  try {
+    const old = new SqliteStore({ path: join(dir, 'roost.db') });
+    const { uid } = await createOwner(old, 'ann', 'ann-password', 'Ann');
+    // What the older server stored for Ann's POST /projects {id: "p9"} under key K-proj.
+    const made = await old.append('identity', [event({ type: 'project.created', id: 'p9', name: 'Nine', by: uid })], { idempotencyKey: `identity:projects:${uid}:K-proj` });
+    await old.close();
+    const srv = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0 });
+    try {
+      const li = await fetch(`${srv.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'ann', password: 'ann-password' }) });
+      const cookie = /roost_session=[^;]+/.exec(li.headers.get('set-cookie') ?? '')![0];
+      const headAfterLogin = await srv.store.head('identity');
+      const r = await fetch(`${srv.url}/projects`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'K-proj', cookie, origin: srv.url },
+        body: JSON.stringify({ id: 'p9', name: 'Nine' }),
+      });
+      const json = await r.json();
+      assert.deepEqual([r.status, json.duplicate, json.project?.id], [201, true, 'p9'], JSON.stringify(json));
+      assert.equal(await srv.store.head('identity'), headAfterLogin, 'nothing stored twice');
+      assert.ok(headAfterLogin > made.last);
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
