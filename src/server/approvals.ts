@@ -50,7 +50,8 @@ import {
 import { trustedFor } from '../core/agent-trust.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { HttpError, idempotencyKeyOf, sendJson } from './http.js';
+import { HttpError, sendJson } from './http.js';
+import type { RequestKey } from './keys.js';
 import { route, type Route } from './route.js';
 import type { PerProject } from './scoped.js';
 import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live/index.js';
@@ -510,7 +511,7 @@ export class ApprovalService {
     id: string,
     decision: 'allow' | 'deny',
     by: string,
-    opts: { reason?: string; phrase?: string; remember?: 'session'; idempotencyKey?: string; principal?: string } = {},
+    opts: { reason?: string; phrase?: string; remember?: 'session'; key?: RequestKey | null; principal?: string } = {},
   ): Promise<{ approval: Approval; won: boolean }> {
     let a = this.state.byId.get(id);
     if (!a && !this.state.forgotten.has(id)) throw new HttpError(404, 'not_found', `no approval request "${id.slice(0, 80)}"`);
@@ -526,7 +527,7 @@ export class ApprovalService {
       if (held !== 'yes' && a.status === 'pending') await this.withdraw(id, goneReason(a));
       a = this.state.byId.get(id) ?? a;
     }
-    if (!a || (a.status !== 'pending' && !opts.idempotencyKey)) throw closedError(id, a);
+    if (!a || (a.status !== 'pending' && !opts.key)) throw closedError(id, a);
     let reason = opts.reason;
     if (a.kind === 'ask' && decision === 'allow' && normalizePhrase(opts.phrase) !== a.phrase) {
       // An ask is approved only by its exact phrase; any other answer is a no (as a wrong reply in the nest is), and it is the first decision.
@@ -537,7 +538,8 @@ export class ApprovalService {
       throw new HttpError(400, 'bad_request', '"remember": "session" is for allowing a tool call of an agent session (not a deny, a board request, a verdict or an ask)');
     }
     const body = { type: 'approval.decided', id, decision, by, reason, phrase: opts.phrase, remember: opts.remember, principal: opts.principal || undefined, ts: Date.now() };
-    const r = await this.store.append(this.stream, [{ type: body.type, body: JSON.stringify(body) }], { idempotencyKey: opts.idempotencyKey });
+    const events = [{ type: body.type, body: JSON.stringify(body) }];
+    const r = await (opts.key ? opts.key.append(this.store, this.stream, events) : this.store.append(this.stream, events));
     await this.folded(r.last);
     const now = this.state.byId.get(id) ?? a;
     // A retry with the same key names the first request's position: it won or lost as that one did.
@@ -565,8 +567,7 @@ export class ApprovalService {
   };
 
 
-  postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>): Promise<void> => {
-    const key = idempotencyKeyOf(req);
+  postDecision = async (req: IncomingMessage, res: ServerResponse, id: string, b: Static<typeof Decision>, key: RequestKey | null): Promise<void> => {
     // Whoever asked (an agent's token) never decides its own request, nor so earns its own trust (the one check, in decide).
     const access = this.opts.access ?? LOCAL_ACCESS;
     const by = await decider(access, req, b.by);
@@ -575,7 +576,7 @@ export class ApprovalService {
       reason: b.reason,
       phrase: b.phrase,
       remember: b.remember,
-      idempotencyKey: key ? (this.stream === APPROVALS_STREAM ? `approval:${key}` : `${this.stream}:${key}`) : undefined,
+      key,
     });
     if (!r.won) throw closedError(r.approval.id, r.approval);
     sendJson(res, 200, { ok: true, approval: r.approval });
@@ -604,15 +605,19 @@ export function approvalsRoutes(of: PerProject<ApprovalService>, live: Live): Ro
       auth: 'editor',
       body: Decision,
       doc: 'the decider is the caller\'s name; 200 when this decision closed the request, 409 when it was already closed',
-      handler: async ({ req, res, params, body, grant }) => {
+      key: { legacy: legacyDecisionKey },
+      handler: async ({ req, res, params, body, grant, key }) => {
         const svc = await of.of(req);
         // A nest's ask_owner is the owner's decision alone (docs/security.md, "Who may speak for whom").
         if (grant && grant.role !== 'owner' && svc.state.byId.get(params.id)?.kind === 'ask') throw new HttpError(403, 'forbidden', 'only a person with the owner role answers an ask_owner');
-        return svc.postDecision(req, res, params.id, body);
+        return svc.postDecision(req, res, params.id, body, key);
       },
     }),
   ];
 }
+
+/** A decision's key as it was stored before keys were scoped by the route layer (keys.ts). */
+export const legacyDecisionKey = (stream: string, key: string): string => (stream === APPROVALS_STREAM ? `approval:${key}` : `${stream}:${key}`);
 
 /** 409: the request is closed (decided, expired, withdrawn), and by what. */
 export function closedError(id: string, a: Approval | undefined): HttpError {

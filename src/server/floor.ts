@@ -28,11 +28,12 @@ import {
 import { countPulse, emptyPulse, type PulseState } from '../core/pulse.js';
 import { MAX_BATCH, MAX_NEW_AGENTS_PER_BATCH, checkFloorEvent, normalizeFloorEvent } from '../core/floor-wire.js';
 import type { EventStore, LogEntry, NewEvent } from '../storage/types.js';
-import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
+import { HttpError, MAX_BODY_BYTES, readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import type { ChannelOptions, Live, LiveChannel, ScopeSpec } from './live/index.js';
 import { FoldedStream } from './folded.js';
 import { PROJECT_PARAM } from './access.js';
 import { route, type Route } from './route.js';
+import type { RequestKey } from './keys.js';
 import type { PerProject } from './scoped.js';
 import { FLOOR_REWIND_EVERY, parseRewindAt, rewind } from './rewind.js';
 
@@ -45,7 +46,16 @@ export const FLOOR_STREAM = 'floor';
  */
 export function floorRoutes(floors: PerProject<FloorService>, live: Live): Route[] {
   return [
-    route({ method: 'POST', path: '/events', auth: 'editor', body: 'raw', doc: 'one event or a batch of up to 200', handler: ({ req, res }) => floors.with(req, (f) => f.postEvents(req, res)) }),
+    route({
+      method: 'POST',
+      path: '/events',
+      auth: 'editor',
+      body: 'raw',
+      doc: 'one event or a batch of up to 200',
+      // docs/floor.md: a retry with the same key and another body gets the first answer (no fingerprint).
+      key: { fingerprint: false, legacy: (stream, key) => `${stream}:${key}` },
+      handler: ({ req, res, key }) => floors.with(req, (f) => f.postEvents(req, res, key)),
+    }),
     route({ method: 'GET', path: '/stream', auth: 'viewer', stream: true, handler: async ({ req, res, url, grant }) => void (await live.serve(req, res, url, grant!, [`floor:${grant!.project}`])) }),
     route({ method: 'GET', path: '/state', auth: 'viewer', handler: async ({ req, res }) => (await floors.of(req)).getState(req, res) }),
     route({ method: 'GET', path: '/rewind', auth: 'viewer', doc: 'the floor as it was at ?at=<position or ISO time> (read-only)', handler: async ({ req, res, url }) => (await floors.of(req)).getRewind(res, url) }),
@@ -218,18 +228,16 @@ export class FloorService {
    * POST /events. Callbacks rather than awaits: this is the ingest path, and
    * every promise and microtask per request shows in the bench.
    */
-  postEvents = (req: IncomingMessage, res: ServerResponse): void => {
+  postEvents = (req: IncomingMessage, res: ServerResponse, key: RequestKey | null): void => {
     readJsonBody(req, MAX_BODY_BYTES, (err, body) => {
       if (err) return sendError(res, err);
       let events: NewEvent[];
-      let key: string | undefined;
       try {
         events = this.checked(body);
-        key = idempotencyKeyOf(req);
       } catch (e) {
         return sendError(res, e);
       }
-      this.store.append(this.stream, events, { idempotencyKey: key && `${this.stream}:${key}` }).then(
+      (key ? key.append(this.store, this.stream, events) : this.store.append(this.stream, events)).then(
         // {ok, accepted, first, last, duplicate}: numbers and a boolean, written
         // as text (a third of JSON.stringify's cost, on the hot path).
         (r) => sendJsonText(res, 200, `{"ok":true,"accepted":${r.last - r.first + 1},"first":${r.first},"last":${r.last},"duplicate":${r.duplicate}}`),

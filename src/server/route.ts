@@ -17,7 +17,10 @@
 //   5. the path's `:name` values against their rules (400), then the body's shape: a TypeBox schema compiled once, or the app's own wire
 //      check (the fleet's, shared with browsers in src/core) (400; 413 for a
 //      batch over its count);
-//   6. the handler, with the typed body, the grant, the params and the URL.
+//   6. the Idempotency-Key of a keyed route (`key`): its owner and the
+//      request's fingerprint, computed here once (keys.ts; 400 for a key over
+//      200 characters, or none where the route needs one);
+//   7. the handler, with the typed body, the grant, the params, the URL and the key.
 //
 // Errors are the same everywhere: 400 bad_request for a bad field (an
 // over-long string included), 413 too_large only for a body over its byte
@@ -32,7 +35,8 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { projectOf, type Access, type Grant, type Principal } from './access.js';
-import { HttpError, MAX_BODY_BYTES, readJsonBody, type Handler, type Router } from './http.js';
+import { HttpError, MAX_BODY_BYTES, idempotencyKeyOf, readJsonBody, type Handler, type Router } from './http.js';
+import { RequestKey, fingerprintOf, type LegacyKey } from './keys.js';
 
 /**
  * Who may call a route (a small closed set):
@@ -70,6 +74,20 @@ export interface Ctx<B = undefined> {
   principal: Principal | null;
   /** The grant of a role route (project and role), else null. */
   grant: Grant | null;
+  /** A keyed route's Idempotency-Key (null when the request has none); always null on a route without `key`. */
+  key: RequestKey | null;
+}
+
+/** What a route's Idempotency-Key is (keys.ts): the route layer reads it, the handler passes it to the store. */
+export interface KeyRule {
+  /** A request without one is refused, 400 with this message. */
+  required?: string;
+  /** Whose key it is when not the caller's uid (a public route: the login a sign-in names). */
+  owner?: (c: { params: Record<string, string>; body: unknown; url: URL }) => string;
+  /** No fingerprint: a retry with another body gets the first answer (the floor's contract). */
+  fingerprint?: false;
+  /** The key's text as the route stored it before keys were scoped here, so a retry across the upgrade is recognised. */
+  legacy?: (stream: string, key: string, c: { params: Record<string, string>; body: unknown; owner: string; project: string }) => string;
 }
 
 /** A body checked by the app's own wire check (throws HttpError), for shapes the pure core checks. */
@@ -105,6 +123,8 @@ export interface Route<B = any> {
   stream?: boolean;
   /** The flock's own request: its driver's pacer (flock/pace.ts) does not yield to it. Every route of the flock's table says so. */
   flock?: true;
+  /** The route takes an Idempotency-Key: the handler gets it as `key` (see KeyRule). */
+  key?: KeyRule;
   handler(c: Ctx<B>): void | Promise<void>;
 }
 
@@ -292,7 +312,8 @@ function compile(r: Route, env: RouteEnv): Handler {
         if (!schema.Check(raw)) throw describeBodyError(schema.Errors(raw).First()!);
         body = raw;
       } else if (wire) body = wire(raw);
-      return r.handler({ req, res, url, params, body, principal, grant });
+      const key = r.key ? keyOf(r.key, r.method, req, url, params, principal, grant, raw) : null;
+      return r.handler({ req, res, url, params, body, principal, grant, key });
     };
     return space ? space.then(run) : run();
   };
@@ -327,6 +348,19 @@ function compile(r: Route, env: RouteEnv): Handler {
       }),
     );
   };
+}
+
+/** A keyed route's key: the header, its owner, the request's fingerprint (keys.ts). */
+function keyOf(k: KeyRule, method: string, req: IncomingMessage, url: URL, params: Record<string, string>, principal: Principal | null, grant: Grant | null, raw: unknown): RequestKey | null {
+  const key = idempotencyKeyOf(req);
+  if (!key) {
+    if (k.required) throw new HttpError(400, 'bad_request', k.required);
+    return null;
+  }
+  const owner = k.owner ? k.owner({ params, body: raw, url }) : (principal?.uid ?? '');
+  const fp = k.fingerprint === false ? undefined : fingerprintOf(method, url.pathname, raw);
+  const legacy: LegacyKey | null = k.legacy ? (stream, key) => k.legacy!(stream, key, { params, body: raw, owner, project: grant?.project ?? projectOf(req, url, principal) }) : null;
+  return new RequestKey(key, owner, fp, legacy);
 }
 
 /** One row of the docs' route table: the method, the path and the minimum in words. */

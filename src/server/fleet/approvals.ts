@@ -10,6 +10,7 @@ import { FLEET_NO_DECISION, sessionEventConflict, type SessionEvent, type Sessio
 import { pendingApprovals, type Approval as OneApproval } from '../../core/approvals.js';
 import { boardCallClass } from '../../core/action-class.js';
 import type { EventStore } from '../../storage/types.js';
+import type { RequestKey } from '../keys.js';
 import { HttpError } from '../http.js';
 import { grantOf, principalKey } from '../access.js';
 import { closedError, type ApprovalService } from '../approvals.js';
@@ -103,7 +104,7 @@ export class BoardApprovals {
    * denial of its own request (its window ended) withdraws it (nobody
    * decided). Answers once the board holds the echo.
    */
-  async decide(req: IncomingMessage, board: Board, approvals: ApprovalService, who: Caller, e: SessionEvent & { name: string }, key: string | undefined): Promise<DecisionAnswer> {
+  async decide(req: IncomingMessage, board: Board, approvals: ApprovalService, who: Caller, e: SessionEvent & { name: string }, key: RequestKey | null): Promise<DecisionAnswer> {
     const c = sessionEventConflict(board.state, e);
     // With a key, a 409 may be the retry of a decision that was made: the decide below answers as the first did.
     if (c && (!key || c.status === 404)) throw new HttpError(c.status, c.kind, c.message);
@@ -135,7 +136,7 @@ export class BoardApprovals {
       if (a.status !== 'withdrawn') throw closedError(id, a);
     } else {
       // The token that asked it never allows it (403: the one check, in decide).
-      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { idempotencyKey: key, principal });
+      const r = await approvals.decide(id, e.state === 'allowed' ? 'allow' : 'deny', who.name, { key, principal });
       if (!r.won) throw closedError(id, r.approval);
       a = r.approval;
     }

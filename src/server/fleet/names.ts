@@ -17,6 +17,11 @@ import type { PerProject } from '../scoped.js';
 
 /** A thread's stream is `sessions:<thread>` (default project) or `sessions:<project>:<thread>`: stored names, kept. */
 export const FLEET_STREAM_PREFIX = 'sessions:';
+
+/** A board's stream: `sessions:<thread>` in the default project, `sessions:<project>:<thread>` in another. */
+export function boardStream(project: string, thread: string): string {
+  return FLEET_STREAM_PREFIX + (project === DEFAULT_PROJECT ? thread : `${project}:${thread}`);
+}
 /** A thread id has the form of a session id. */
 export const THREAD_PATTERN = SESSION_ID_PATTERN;
 export const MAX_SESSION_BATCH = 200;

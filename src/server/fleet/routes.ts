@@ -10,11 +10,11 @@
 import { FLEET_PROTOCOL_VERSION, emptySessions } from '../../core/fleet.js';
 import { checkLive, checkRequest, checkSessionEvent, normalizeSessionEvent, withSessionIdentity, type RefusedRequest, type StartRequest } from '../../core/fleet-wire.js';
 import { randomBytes } from 'node:crypto';
-import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
+import { HttpError, sendJson } from '../http.js';
 import { route, type Ctx, type ParamRule, type Route } from '../route.js';
 import { parseRewindAt, rewind } from '../rewind.js';
 import { fold, type SnapshotBody } from './board.js';
-import { MAX_BODY, MAX_SESSION_BATCH, THREAD_PATTERN, projectFor } from './names.js';
+import { FLEET_STREAM_PREFIX, MAX_BODY, MAX_SESSION_BATCH, THREAD_PATTERN, boardStream, projectFor } from './names.js';
 import type { FleetService } from './service.js';
 
 export class FleetRoutes {
@@ -25,21 +25,20 @@ export class FleetRoutes {
     const thread = { thread: THREAD_PARAM };
     return [
       route({ method: 'GET', path: '/fleet/:thread', auth: 'viewer', params: thread, page: true, handler: this.getState }),
-      route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, handler: this.post }),
+      // Keys as stored before the route layer scoped them (keys.ts): `<board's stream>:<key>`, on the board and in the approvals alike.
+      route({ method: 'POST', path: '/fleet/:thread', auth: 'editor', params: thread, body: { wire: checkBatch }, maxBody: MAX_BODY, key: { legacy: (_s, k, c) => `${boardStream(c.project, c.params.thread)}:${k}` }, handler: this.post }),
       route({ method: 'GET', path: '/fleet/:thread/rewind', auth: 'viewer', params: thread, doc: 'the board as it was at ?at=<position or ISO time> (read-only)', handler: this.getRewind }),
       route({ method: 'GET', path: '/fleet/:thread/stream', auth: 'viewer', params: thread, stream: true, handler: ({ req, res, url, params }) => this.svc.serveStream(req, res, url, projectFor(req), params.thread) }),
-      route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, handler: this.postRequest }),
+      route({ method: 'POST', path: '/fleet/:thread/requests', auth: 'editor', params: thread, body: { wire: wireOf((x) => checkRequest(x, newRequestId)) }, key: { legacy: (_s, k, c) => `${FLEET_STREAM_PREFIX}${c.params.thread}:${k}` }, handler: this.postRequest }),
       route({ method: 'POST', path: '/fleet/:thread/live', auth: 'editor', params: thread, body: { wire: wireOf(checkLive) }, maxBody: 64 * 1024, handler: this.postLive }),
     ];
   }
 
-  post = async ({ req, res, params, body: batch }: Ctx<Batch>): Promise<void> => {
+  post = async ({ req, res, params, body: batch, key }: Ctx<Batch>): Promise<void> => {
     const { items, where } = batch;
     const who = this.svc.identify(req);
-    const rawKey = idempotencyKeyOf(req);
     const project = projectFor(req);
     const board = await this.svc.board(params.thread, project);
-    const key = rawKey && `${board.stream}:${rawKey}`;
     await board.fresh();
     const approvals = await this.svc.approvalsOf(project);
     // A decision on a request is the one approvals model's decide (the board's post is its alias).
@@ -50,7 +49,7 @@ export class FleetRoutes {
     }
     // A spent budget: the bridge takes no new prompt for the thread's sessions (docs/integrations.md, "Budgets").
     if (items.some((i) => i.type === 'session.prompt')) await this.svc.budgetGate(project, params.thread);
-    const r = await this.svc.appendChecked(req, who, project, board, approvals, items, where, rawKey);
+    const r = await this.svc.appendChecked(req, who, project, board, approvals, items, where, key);
     sendJson(res, 200, { ok: true, accepted: r.last - r.first + 1, first: r.first, last: r.last, duplicate: r.duplicate });
   };
 
@@ -62,9 +61,9 @@ export class FleetRoutes {
    * the transport's, as for every session event. Answers `{ok, id, position,
    * duplicate}`; a start request for an id already on the board is a 409.
    */
-  postRequest = async ({ req, res, params, body: r0 }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
+  postRequest = async ({ req, res, params, body: r0, key }: Ctx<StartRequest | RefusedRequest>): Promise<void> => {
     if (r0.type === 'request.start') await this.svc.budgetGate(projectFor(req), params.thread);
-    const r = await this.svc.request(projectFor(req), params.thread, this.svc.identify(req), r0, idempotencyKeyOf(req));
+    const r = await this.svc.request(projectFor(req), params.thread, this.svc.identify(req), r0, key);
     sendJson(res, 200, { ok: true, ...r });
   };
 

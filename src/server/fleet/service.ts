@@ -27,6 +27,7 @@ import { checkSessionEvent, normalizeSessionEvent, resultUsageOf, withSessionIde
 import { boardView } from '../../core/fleet-approvals.js';
 import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
 import { HttpError } from '../http.js';
+import { RequestKey } from '../keys.js';
 import type { ScopeSpec } from '../live/index.js';
 import { projectKey } from '../floor.js';
 import { DEFAULT_PROJECT, LOCAL_OWNER, grantOf } from '../access.js';
@@ -37,6 +38,7 @@ import { Board } from './board.js';
 import {
   BRIDGES_TOPIC,
   FLEET_STREAM_PREFIX,
+  boardStream,
   THREAD_PATTERN,
   bridgeHolder,
   fleetApprovalId,
@@ -130,7 +132,7 @@ export class FleetService {
     const key = project === DEFAULT_PROJECT ? thread : `${project}:${thread}`;
     let p = this.boards.get(key);
     if (!p) {
-      const b = new Board(thread, FLEET_STREAM_PREFIX + key, `fleet:${project}/${thread}`, this.store, this.opts);
+      const b = new Board(thread, boardStream(project, thread), `fleet:${project}/${thread}`, this.store, this.opts);
       b.following = this.bridgesOn(project, thread);
       // Registered before it reads, so no commit falls between its read and its first wake-up.
       this.loaded.set(key, b);
@@ -222,9 +224,8 @@ export class FleetService {
     approvals: ApprovalService | null,
     items: readonly Record<string, unknown>[],
     where: (i: number) => string,
-    rawKey: string | undefined,
+    key: RequestKey | null,
   ): Promise<AppendResult> {
-    const key = rawKey && `${board.stream}:${rawKey}`;
     const before = board.state;
     const now = Date.now();
     const events: NewEvent[] = [];
@@ -256,7 +257,7 @@ export class FleetService {
     }
     let r: AppendResult;
     try {
-      r = await this.store.append(board.stream, events, { idempotencyKey: key });
+      r = await (key ? key.append(this.store, board.stream, events) : this.store.append(board.stream, events));
       await board.folded(r.last);
     } finally {
       for (const id of heard) board.heardUsage.delete(id);
@@ -266,7 +267,7 @@ export class FleetService {
     // A call allowed by earned trust: its echo follows the request onto the board (the bridge lets it run).
     for (const a of trusted) await this.boardApprovals.echo(project, a);
     if (conflict && !r.duplicate) throw conflict;
-    if (this.opts.usage) await this.countUsage(project, board, items, rawKey ? `${board.stream}:${rawKey}` : `${board.stream}@${r.first}`, now);
+    if (this.opts.usage) await this.countUsage(project, board, items, key ? `${board.stream}:${key.key}` : `${board.stream}@${r.first}`, now);
     return r;
   }
 
@@ -291,8 +292,7 @@ export class FleetService {
   }
 
   /** A request to the thread's bridge as `who` (the route's, and the server's own: `requestAs`). */
-  async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, rawKey: string | undefined): Promise<{ id: string; position: number; duplicate: boolean }> {
-    const key = rawKey && `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`;
+  async request(project: string, thread: string, who: Caller, r0: StartRequest | RefusedRequest, key: RequestKey | null): Promise<{ id: string; position: number; duplicate: boolean }> {
     const board = await this.board(thread, project);
     await board.fresh();
     const known = board.state.sessions.find((x) => x.id === r0.id);
@@ -301,7 +301,8 @@ export class FleetService {
     const conflict = r0.type === 'request.start' && known ? new HttpError(409, 'conflict', `session "${r0.id}" already exists; a new session needs a new id`) : null;
     if (conflict && !key) throw conflict;
     const e = withSessionIdentity(r0, { name: who.name, uid: who.uid, ts: Date.now() });
-    const r = await this.store.append(board.stream, [{ type: e.type, body: JSON.stringify(e) }], { idempotencyKey: key });
+    const events = [{ type: e.type, body: JSON.stringify(e) }];
+    const r = await (key ? key.append(this.store, board.stream, events) : this.store.append(board.stream, events));
     await board.folded(r.last);
     if (conflict && !r.duplicate) throw conflict;
     const id = r.duplicate ? ((await storedId(this.store, board.stream, r.first)) ?? r0.id) : r0.id;
@@ -328,7 +329,7 @@ export class FleetService {
    * restart say, stores nothing and answers the first one's position).
    */
   requestAs(project: string, thread: string, who: Caller, r: StartRequest, rawKey: string): Promise<{ id: string; position: number; duplicate: boolean }> {
-    return this.request(project, thread, who, r, rawKey);
+    return this.request(project, thread, who, r, serverKey(rawKey, who, () => `${FLEET_STREAM_PREFIX}${thread}:${rawKey}`));
   }
 
   /**
@@ -343,7 +344,7 @@ export class FleetService {
     }
     const board = await this.board(thread, project);
     await board.fresh();
-    return this.appendChecked(null, who, project, board, this.opts.approvals ? await this.opts.approvals.get(project) : null, items, (i) => `event ${i}: `, rawKey);
+    return this.appendChecked(null, who, project, board, this.opts.approvals ? await this.opts.approvals.get(project) : null, items, (i) => `event ${i}: `, serverKey(rawKey, who, (stream) => `${stream}:${rawKey}`));
   }
 
   /**
@@ -440,4 +441,9 @@ async function storedId(store: EventStore, stream: string, position: number): Pr
   } catch {
     return undefined;
   }
+}
+
+/** The key of a post the server makes itself as `who`, owned by them as a member's would be (keys.ts), with its old form. */
+function serverKey(rawKey: string, who: Caller, legacy: (stream: string) => string): RequestKey {
+  return new RequestKey(rawKey, who.uid ?? '', undefined, legacy);
 }

@@ -17,8 +17,9 @@ import {
   type Role,
 } from '../../core/identity.js';
 import { DEFAULT_PROJECT, type Principal } from '../access.js';
-import { HttpError, idempotencyKeyOf, sendJson } from '../http.js';
-import { route, type Asking, type Ctx, type Route } from '../route.js';
+import { HttpError, sendJson } from '../http.js';
+import type { RequestKey } from '../keys.js';
+import { route, type Asking, type Ctx, type KeyRule, type Route } from '../route.js';
 import { LOGIN, NAME, PASSWORD, PROJECT_ID, ROLE } from '../schemas.js';
 import { SESSION_COOKIE, SESSION_DAYS, type SharedAccess } from './access.js';
 import { ScryptBusy, hashPassword, needsRehash, newId, newSecret, scryptFull, sha256, verifyNobody, verifyPassword } from './secrets.js';
@@ -52,10 +53,20 @@ const NewProject = Type.Object({ id: Type.Optional(Type.String({ maxLength: 64 }
 const MemberRole = Type.Object({ role: ROLE });
 const NewToken = Type.Object({ project: Type.Optional(PROJECT_ID), role: Type.Optional(ROLE), label: Type.Optional(NAME(IDENTITY_LIMITS.label)) });
 
-function idempotencyKey(req: IncomingMessage, scope: string): string | undefined {
-  const k = idempotencyKeyOf(req);
-  return k && `${IDENTITY_STREAM}:${scope}:${k}`;
+/**
+ * An identity route's key (keys.ts): owned by the caller, or by what a public
+ * route names (`owner`); `was` is the name the route scoped its keys by before,
+ * as `identity:<was>:<key>` in the identity stream.
+ */
+function keyed(was: (c: { params: Record<string, string>; body: unknown; owner: string }) => string, owner?: KeyRule['owner']): KeyRule {
+  return { owner, legacy: (_stream, key, c) => `${IDENTITY_STREAM}:${was(c)}:${key}` };
 }
+const byCaller = (what: string): KeyRule => keyed((c) => `${what}:${c.owner}`);
+const loginOf = (body: unknown): string => String((body as { login?: unknown }).login ?? '').trim().toLowerCase();
+const codeHashOf = (params: Record<string, string>): string => sha256(params.code ?? '');
+
+/** Where the secrets cache keeps a key's answer: the key, its owner and its request. */
+const secretKey = (k: RequestKey | null): string | undefined => (k ? `${k.owner}\n${k.key}\n${k.fingerprint ?? ''}` : undefined);
 
 /** A name as stored: whitespace runs become one space, trimmed; empty is absent. */
 function clean(v: string | null | undefined): string | undefined {
@@ -133,7 +144,7 @@ export class IdentityRoutes {
   }
 
   /** Validation failed: without a key, refuse; with one, it may be a retry of a request that succeeded. */
-  private async commit(events: Record<string, unknown>[], key: string | undefined, conflict: HttpError | null) {
+  private async commit(events: Record<string, unknown>[], key: RequestKey | null, conflict: HttpError | null) {
     if (conflict && !key) throw conflict;
     const r = await this.id.append(events, key);
     // A new request whose events folded to nothing (the conflict stands): refuse it.
@@ -164,9 +175,9 @@ export class IdentityRoutes {
   /** The identity routes: who may call each one is declared here and checked by the route layer. */
   routes(): Route[] {
     return [
-      route({ method: 'POST', path: '/auth/login', auth: 'public', shared: 'signing in', body: Login, doc: 'spends the caller\'s budget', handler: this.login }),
+      route({ method: 'POST', path: '/auth/login', auth: 'public', shared: 'signing in', body: Login, doc: 'spends the caller\'s budget', key: keyed((c) => c.owner, (c) => `login:${loginOf(c.body)}`), handler: this.login }),
       route({ method: 'POST', path: '/auth/logout', auth: 'public', doc: 'closes the cookie\'s sign-in if there is one', handler: this.logout }),
-      route({ method: 'POST', path: '/auth/password', auth: 'person', shared: 'passwords', body: ChangePassword, doc: 'for themselves; their other sign-ins end', handler: this.changePassword }),
+      route({ method: 'POST', path: '/auth/password', auth: 'person', shared: 'passwords', body: ChangePassword, doc: 'for themselves; their other sign-ins end', key: byCaller('password'), handler: this.changePassword }),
       route({ method: 'GET', path: '/auth/me', auth: 'principal', handler: this.me }),
       route({
         method: 'POST',
@@ -178,9 +189,10 @@ export class IdentityRoutes {
         shared: 'inviting people',
         body: NewInvite,
         doc: 'owner of `project`, a person; without one, admin',
+        key: byCaller('invites'),
         handler: this.createInvite,
       }),
-      route({ method: 'POST', path: '/auth/invites/:code/accept', auth: 'public', shared: 'accepting invites', body: Accept, doc: 'spends the caller\'s budget', handler: this.acceptInvite }),
+      route({ method: 'POST', path: '/auth/invites/:code/accept', auth: 'public', shared: 'accepting invites', body: Accept, doc: 'spends the caller\'s budget', key: keyed((c) => c.owner, (c) => `accept:${codeHashOf(c.params)}`), handler: this.acceptInvite }),
       route({
         method: 'POST',
         path: '/users',
@@ -190,13 +202,14 @@ export class IdentityRoutes {
         shared: 'creating accounts',
         body: NewUser,
         doc: 'admin; with `project`, its owner too',
+        key: byCaller('users'),
         handler: this.createUser,
       }),
       route({ method: 'GET', path: '/projects', auth: 'principal', handler: this.listProjects }),
-      route({ method: 'POST', path: '/projects', auth: 'person', body: NewProject, handler: this.createProject }),
+      route({ method: 'POST', path: '/projects', auth: 'person', body: NewProject, key: byCaller('projects'), handler: this.createProject }),
       route({ method: 'GET', path: '/projects/:id/members', auth: 'viewer', project: (a) => a.params.id, handler: this.listMembers }),
       route({ method: 'GET', path: '/projects/:id/members/:uid', auth: 'viewer', project: (a) => a.params.id, handler: this.getMember }),
-      route({ method: 'PUT', path: '/projects/:id/members/:uid', auth: 'owner', project: (a) => a.params.id, tokens: false, shared: 'managing members', body: MemberRole, handler: this.putMember }),
+      route({ method: 'PUT', path: '/projects/:id/members/:uid', auth: 'owner', project: (a) => a.params.id, tokens: false, shared: 'managing members', body: MemberRole, key: keyed((c) => `members:${c.params.id}:${c.owner}`), handler: this.putMember }),
       route({
         method: 'DELETE',
         path: '/projects/:id/members/:uid',
@@ -206,6 +219,7 @@ export class IdentityRoutes {
         tokens: false,
         shared: 'managing members',
         doc: 'owner, or the member themselves (leaving); a person',
+        key: keyed((c) => `members:${c.params.id}:${c.owner}`),
         handler: this.deleteMember,
       }),
       route({
@@ -227,9 +241,10 @@ export class IdentityRoutes {
         shared: 'tokens',
         body: NewToken,
         doc: 'in `project`; the token gets at most the maker\'s role',
+        key: byCaller('tokens'),
         handler: this.createToken,
       }),
-      route({ method: 'DELETE', path: '/tokens/:id', auth: 'person', shared: 'tokens', doc: 'its maker, or an owner of its project', handler: this.revokeToken }),
+      route({ method: 'DELETE', path: '/tokens/:id', auth: 'person', shared: 'tokens', doc: 'its maker, or an owner of its project', key: byCaller('tokens'), handler: this.revokeToken }),
     ];
   }
 
@@ -261,7 +276,7 @@ export class IdentityRoutes {
   };
 
   /** A sign-in past the per-caller limits; `device`: the known browser's id (its own gate share and backoff). */
-  private async signIn({ req, res, body: b }: Ctx<{ login: string; password: string }>, login: string, device: string | null): Promise<void> {
+  private async signIn({ req, res, body: b, key }: Ctx<{ login: string; password: string }>, login: string, device: string | null): Promise<void> {
     const lane = device ? 'known' : 'anyone';
     // Too many password checks at once (secrets.ts): refused before anything is counted against the login.
     if (scryptFull(lane)) throw new ScryptBusy();
@@ -273,7 +288,6 @@ export class IdentityRoutes {
       res.setHeader('retry-after', String(s));
       throw new HttpError(429, 'too_many', `too many failed sign-ins for this login; try again in ${s} s`);
     }
-    const key = idempotencyKey(req, `login:${login}`);
     const uid = this.s.byLogin.get(login);
     const u = uid ? this.s.users.get(uid) : undefined;
     // An unknown login costs one scrypt too (against a dummy hash of the
@@ -287,7 +301,7 @@ export class IdentityRoutes {
       await this.id.append([{ type: 'user.password', uid: u.uid, passwordHash: await hashPassword(b.password), replaces: u.passwordHash, reason: 'rehash' }]);
     }
     const fp = fingerprint(b);
-    const again = this.secrets.get(key, fp);
+    const again = this.secrets.get(secretKey(key), fp);
     if (again) return this.send(res, 200, again.body, again.cookie);
     // This browser is known from now on (a new device cookie unless it carries one of this person's).
     if (!device) await this.devices?.ensure();
@@ -301,7 +315,7 @@ export class IdentityRoutes {
       await this.id.append([event]);
     }
     const body = { ok: true, user: this.userView(u.uid), projects: this.projectsOf({ kind: 'person', uid: u.uid, name: u.name }) };
-    this.secrets.put(key, fp, body, [cookie, ...known]);
+    this.secrets.put(secretKey(key), fp, body, [cookie, ...known]);
     this.send(res, 200, body, [cookie, ...known]);
   }
 
@@ -312,9 +326,8 @@ export class IdentityRoutes {
   };
 
   // POST /auth/password {current, password}: a person changes their own; their other sign-ins end.
-  changePassword = async ({ req, res, principal, body: b }: Ctx<{ current: string; password: string }>): Promise<void> => {
+  changePassword = async ({ res, principal, body: b, key }: Ctx<{ current: string; password: string }>): Promise<void> => {
     const p = principal!;
-    const key = idempotencyKey(req, `password:${p.uid}`);
     const u = this.s.users.get(p.uid)!;
     const ok = await verifyPassword(b.current, u.passwordHash);
     const events: Record<string, unknown>[] = [{ type: 'user.password', uid: p.uid, passwordHash: await hashPassword(b.password) }];
@@ -343,7 +356,7 @@ export class IdentityRoutes {
   };
 
   // POST /users {login, name?, password, admin?, project?, role?}
-  createUser = async ({ req, res, principal, body: b }: Ctx<{ login: string; name?: string; password: string; admin?: boolean; project?: string; role?: Role }>): Promise<void> => {
+  createUser = async ({ res, principal, body: b, key }: Ctx<{ login: string; name?: string; password: string; admin?: boolean; project?: string; role?: Role }>): Promise<void> => {
     const by = principal!;
     // With a project the route checked its owner role; the account itself still needs an administrator.
     if (!this.access.isAdmin(by)) throw new HttpError(403, 'forbidden', 'only a server administrator (the first owner, or one they made) may do this');
@@ -352,7 +365,6 @@ export class IdentityRoutes {
     const project = b.project;
     const role = project ? (b.role ?? 'editor') : undefined;
     if (project && !this.s.projects.has(project)) throw new HttpError(404, 'not_found', `no project "${project}"`);
-    const key = idempotencyKey(req, `users:${by.uid}`);
     const uid = newId('u_');
     const events: Record<string, unknown>[] = [{ type: 'user.created', uid, login, name, passwordHash: await hashPassword(b.password), admin: b.admin === true, by: by.uid }];
     if (project) events.push({ type: 'member.set', project, uid, role, by: by.uid });
@@ -363,15 +375,14 @@ export class IdentityRoutes {
   };
 
   // POST /auth/invites {project?, role?, days?}
-  createInvite = async ({ req, res, principal, body: b }: Ctx<{ project?: string | null; role?: Role; days?: number }>): Promise<void> => {
+  createInvite = async ({ res, principal, body: b, key }: Ctx<{ project?: string | null; role?: Role; days?: number }>): Promise<void> => {
     const by = principal!;
     const project = b.project ?? null;
     const role = b.role ?? 'viewer';
     if (project && !this.s.projects.has(project)) throw new HttpError(404, 'not_found', `no project "${project}"`);
     const days = b.days ?? INVITE_DAYS;
-    const key = idempotencyKey(req, `invites:${by.uid}`);
     const fp = fingerprint(b);
-    const again = this.secrets.get(key, fp);
+    const again = this.secrets.get(secretKey(key), fp);
     if (again) return sendJson(res, 201, again.body);
     const code = newSecret();
     const expires = Date.now() + days * 86_400_000;
@@ -380,18 +391,17 @@ export class IdentityRoutes {
     const body = r.duplicate
       ? { ok: true, duplicate: true, project: e.project, role: e.role, expires: e.expires, message: 'this invite was made by an earlier request with this key; its code was shown then' }
       : { ok: true, code, link: `/invite/${code}`, accept: `/auth/invites/${code}/accept`, project, role, expires };
-    if (!r.duplicate) this.secrets.put(key, fp, body);
+    if (!r.duplicate) this.secrets.put(secretKey(key), fp, body);
     sendJson(res, 201, body);
   };
 
   // POST /auth/invites/:code/accept {login, name?, password}
-  acceptInvite = async ({ req, res, params, body: b }: Ctx<{ login: string; name?: string; password: string }>): Promise<void> => {
+  acceptInvite = async ({ req, res, params, body: b, key }: Ctx<{ login: string; name?: string; password: string }>): Promise<void> => {
     const login = b.login;
     const name = clean(b.name) ?? login;
     const codeHash = sha256(params.code ?? '');
-    const key = idempotencyKey(req, `accept:${codeHash}`);
     const fp = fingerprint(b);
-    const again = this.secrets.get(key, fp);
+    const again = this.secrets.get(secretKey(key), fp);
     if (again) return this.send(res, 201, again.body, again.cookie);
     const inv = this.s.invites.get(codeHash);
     let conflict: HttpError | null = null;
@@ -411,7 +421,7 @@ export class IdentityRoutes {
     const r = await this.commit(events, key, conflict);
     const made = String(r.events[0].uid);
     const body = { ok: true, user: this.userView(made), projects: this.projectsOf({ kind: 'person', uid: made, name }), duplicate: r.duplicate };
-    if (!r.duplicate) this.secrets.put(key, fp, body, cookie);
+    if (!r.duplicate) this.secrets.put(secretKey(key), fp, body, cookie);
     this.send(res, 201, body, r.duplicate ? undefined : cookie);
   };
 
@@ -421,13 +431,12 @@ export class IdentityRoutes {
   };
 
   // POST /projects {id?, name}
-  createProject = async ({ req, res, principal, body: b }: Ctx<{ id?: string; name?: string }>): Promise<void> => {
+  createProject = async ({ res, principal, body: b, key }: Ctx<{ id?: string; name?: string }>): Promise<void> => {
     const by = principal!;
     const name = clean(b.name);
     let id = clean(b.id);
     if (!id && name) id = name.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
     if (!id || !PROJECT_ID_PATTERN.test(id)) throw new HttpError(400, 'bad_request', 'a project needs an "id" (1 to 64 lowercase letters, digits, "-" or "_") or a "name"');
-    const key = idempotencyKey(req, `projects:${by.uid}`);
     const events: Record<string, unknown>[] = [{ type: 'project.created', id, name: name ?? id, by: by.uid }];
     if (by.kind !== 'local') events.push({ type: 'member.set', project: id, uid: by.uid, role: 'owner', by: by.uid });
     const conflict = this.s.projects.has(id) ? new HttpError(409, 'conflict', `project "${id}" exists already`) : null;
@@ -512,11 +521,10 @@ export class IdentityRoutes {
   };
 
   // PUT /projects/:id/members/:uid {role}
-  putMember = async ({ req, res, params, grant, body: b }: Ctx<{ role: Role }>): Promise<void> => {
+  putMember = async ({ res, params, grant, body: b, key }: Ctx<{ role: Role }>): Promise<void> => {
     const g = grant!;
     const role = b.role;
     const uid = this.memberUid(params.uid);
-    const key = idempotencyKey(req, `members:${params.id}:${g.uid}`);
     const last = memberRole(this.s, params.id, uid) === 'owner' && role !== 'owner' && owners(this.s, params.id).length === 1;
     const conflict = last ? new HttpError(409, 'conflict', `project "${params.id}" keeps at least one owner; make someone else owner first`) : null;
     const r = await this.commit([{ type: 'member.set', project: params.id, uid, role, by: g.uid }], key, conflict);
@@ -524,10 +532,9 @@ export class IdentityRoutes {
   };
 
   // DELETE /projects/:id/members/:uid (owner, or a member leaving)
-  deleteMember = async ({ req, res, params, grant }: Ctx): Promise<void> => {
+  deleteMember = async ({ res, params, grant, key }: Ctx): Promise<void> => {
     const g = grant!;
     const uid = this.memberUid(params.uid);
-    const key = idempotencyKey(req, `members:${params.id}:${g.uid}`);
     const role = memberRole(this.s, params.id, uid);
     let conflict: HttpError | null = null;
     if (!role) conflict = new HttpError(404, 'not_found', `${this.userView(uid).login} is not a member of project "${params.id}"`);
@@ -552,16 +559,15 @@ export class IdentityRoutes {
   };
 
   // POST /tokens {project, role, label}: a member mints a token for themselves, up to their own role.
-  createToken = async ({ req, res, principal, grant, body: b }: Ctx<{ project?: string; role?: Role; label?: string }>): Promise<void> => {
+  createToken = async ({ res, principal, grant, body: b, key }: Ctx<{ project?: string; role?: Role; label?: string }>): Promise<void> => {
     const p = principal!;
     const g = grant!;
     const project = g.project;
     const role = b.role ?? lowerRole(g.role, 'editor');
     if (!roleAtLeast(g.role, role)) throw new HttpError(403, 'forbidden', `a token can have at most your own role in project "${project}" (${g.role})`);
     const label = clean(b.label) ?? '';
-    const key = idempotencyKey(req, `tokens:${p.uid}`);
     const fp = fingerprint(b);
-    const again = this.secrets.get(key, fp);
+    const again = this.secrets.get(secretKey(key), fp);
     if (again) return sendJson(res, 201, again.body);
     let held = 0;
     for (const t of this.s.tokens.values()) if (t.uid === p.uid && !t.revoked) held++;
@@ -572,17 +578,16 @@ export class IdentityRoutes {
     const body = r.duplicate
       ? { ok: true, duplicate: true, token: this.tokenView(id), message: 'this token was made by an earlier request with this key; its secret was shown then' }
       : { ok: true, token: this.tokenView(id), secret };
-    if (!r.duplicate) this.secrets.put(key, fp, body);
+    if (!r.duplicate) this.secrets.put(secretKey(key), fp, body);
     sendJson(res, 201, body);
   };
 
   // DELETE /tokens/:id: its maker, or an owner of its project.
-  revokeToken = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+  revokeToken = async ({ res, params, principal, key }: Ctx): Promise<void> => {
     const p = principal!;
     const t = this.s.tokens.get(params.id);
     if (!t) throw new HttpError(404, 'not_found', `no token "${params.id.slice(0, 64)}"`);
     if (t.uid !== p.uid && this.access.roleIn(p, t.project) !== 'owner') throw new HttpError(403, 'forbidden', `revoking someone else's token needs the owner role in project "${t.project}"`);
-    const key = idempotencyKey(req, `tokens:${p.uid}`);
     const r = await this.id.append([{ type: 'token.revoked', id: t.id, by: p.uid }], key);
     sendJson(res, 200, { ok: true, token: this.tokenView(t.id), duplicate: r.duplicate });
   };

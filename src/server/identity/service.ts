@@ -13,6 +13,7 @@ import {
 } from '../../core/identity.js';
 import type { EventStore, LogEntry } from '../../storage/types.js';
 import { StreamFollower } from '../follower.js';
+import type { RequestKey } from '../keys.js';
 
 /** A stored identity event as the handlers see it. */
 type Stored = Record<string, unknown> & { type: string; ts: number };
@@ -63,14 +64,11 @@ export class IdentityService {
    * has folded them. With a key already used, nothing is stored and the events
    * of the first request are returned, so the caller answers what it answered then.
    */
-  async append(events: Record<string, unknown>[], idempotencyKey?: string): Promise<{ events: Stored[]; duplicate: boolean }> {
+  async append(events: Record<string, unknown>[], key?: RequestKey | null): Promise<{ events: Stored[]; duplicate: boolean }> {
     const ts = Date.now();
     const bodies = events.map((e) => ({ ...e, ts }) as Stored);
-    const r = await this.store.append(
-      IDENTITY_STREAM,
-      bodies.map((b) => ({ type: b.type, body: JSON.stringify(b) })),
-      { idempotencyKey },
-    );
+    const toStore = bodies.map((b) => ({ type: b.type, body: JSON.stringify(b) }));
+    const r = await (key ? key.append(this.store, IDENTITY_STREAM, toStore) : this.store.append(IDENTITY_STREAM, toStore));
     await this.folded(r.last);
     if (!r.duplicate) return { events: bodies, duplicate: false };
     const entries = await this.store.read(IDENTITY_STREAM, r.first - 1, r.last - r.first + 1);

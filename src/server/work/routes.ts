@@ -22,7 +22,7 @@ import { projectOf, type Principal } from '../access.js';
 import { route, type Asking, type Auth, type Ctx, type Route } from '../route.js';
 import { ID, TEXT } from '../schemas.js';
 import { SPACES_STREAM, parse, type Book } from './book.js';
-import { PROJECT_ID, liveScope, needKey, type WorkService } from './service.js';
+import { MISSING_KEY, PROJECT_ID, liveScope, type WorkService } from './service.js';
 
 const MAX_BODY = 256 * 1024;
 
@@ -108,7 +108,10 @@ export class WorkRoutes {
     const big = { maxBody: MAX_BODY };
     // Every mutation needs an Idempotency-Key (400 naming it), asked before the handler looks at anything;
     // terminal bytes are lossy, never stored, and need none.
-    const keyed = (r: Route): Route => (r.method !== 'POST' || r.path.endsWith('/terminal') ? r : { ...r, handler: (c) => (needKey(c.req), r.handler(c)) });
+    // The key is the caller's on the stream written (keys.ts); before the route layer scoped it, `<stream>|<uid>|<key>` in the stream.
+    // No fingerprint: a retry with a key already stored checks nothing and gets the first answer (docs/work.md, "Keys and answers").
+    const keyed = (r: Route): Route =>
+      r.method !== 'POST' || r.path.endsWith('/terminal') ? r : { ...r, key: { required: MISSING_KEY, fingerprint: false, legacy: (stream, key, c) => `${stream}|${c.owner}|${key}` } };
     const all: Route[] = [
       route({ method: 'GET', path: '/api/v2/projects', auth: 'principal', handler: this.getProjects }),
       route({ method: 'GET', path: '/api/v2/me', auth: 'principal', handler: this.getMe }),
@@ -230,14 +233,14 @@ export class WorkRoutes {
 
   // ------------------------------------------------------------ conversations
 
-  postConversation = async ({ req, res, grant, body }: Ctx<Static<typeof NewConversation>>): Promise<void> => {
+  postConversation = async ({ res, grant, body, key: rk }: Ctx<Static<typeof NewConversation>>): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
-    const c = await this.w.commit(book, [{ type: 'conversation.created', id: rid('c-'), title: body.title, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
+    const c = await this.w.commit(book, [{ type: 'conversation.created', id: rid('c-'), title: body.title, by: this.w.who(g), at: Date.now() }], rk!, null);
     await this.w.reply(res, c, () => ({ id: c.stored[0].id, position: book.pos }));
   };
 
-  postMessage = async ({ req, res, params, principal, grant, body }: Ctx<Static<typeof NewMessage>>): Promise<void> => {
+  postMessage = async ({ res, params, principal, grant, body, key: rk }: Ctx<Static<typeof NewMessage>>): Promise<void> => {
     const cid = params.id;
     const p = grant ?? principal!;
     let book: Book;
@@ -248,7 +251,7 @@ export class WorkRoutes {
       if (!c) throw new HttpError(404, 'not_found', `no such conversation: ${cid}`);
       if (c.kind === 'agent') throw new HttpError(409, 'conflict', 'an agent chat takes commands: POST /api/v2/commands');
     }
-    const key = this.w.key(req, book.stream, p.uid);
+    const key = rk!;
     const c = await this.w.commit(book, [{ type: 'message.posted', conversation: cid, text: body.text, by: this.w.who(p), at: Date.now() }], key, null);
     const stored = c.stored;
     const conv = book.state.conversations.get(cid);
@@ -269,7 +272,7 @@ export class WorkRoutes {
    * first (it holds the new id), then the private link; a retry with the key
    * completes whichever half is missing and stores nothing twice.
    */
-  postLink = async ({ req, res, grant, body }: Ctx<Static<typeof Link>>): Promise<void> => {
+  postLink = async ({ res, grant, body, key: rk }: Ctx<Static<typeof Link>>): Promise<void> => {
     const g = grant!;
     const project = g.project;
     const seq = body.message;
@@ -278,7 +281,7 @@ export class WorkRoutes {
     const general = priv.state.conversations.get(GENERAL);
     // Messages are numbered from 1 in log order: message `seq` is at index seq - 1.
     const msg = Number.isInteger(seq) && seq >= 1 ? general?.messages[seq - 1] : undefined;
-    const rawKey = this.w.key(req, book.stream, g.uid);
+    const rawKey = rk!;
     const refusal = !msg || msg.kind !== 'human' || msg.by.uid !== g.uid ? new HttpError(404, 'not_found', `no message ${String(seq)} of yours in General Chat`) : null;
     const title = body.title?.trim() ? body.title.trim().slice(0, WORK_LIMITS.title) : (msg?.text.split('\n')[0].slice(0, 80) ?? '');
     const at = Date.now();
@@ -302,7 +305,8 @@ export class WorkRoutes {
     const label = queued ? book.state.agents.get(String(queued.agent))?.label || String(queued.agent) : undefined;
     const link: Record<string, unknown> = { type: 'conversation.linked', side: 'private', project, target: ev.target, title: ev.title, by: this.w.who(g), at: ev.at };
     if (queued) Object.assign(link, { command: queued.id, agent: label });
-    await this.w.commit(priv, [link], `${priv.stream}|${g.uid}|link:${rawKey}`, null);
+    // Before keys were scoped by the route layer, this half was keyed `<private stream>|<uid>|link:<the project half's key>`.
+    await this.w.commit(priv, [link], rawKey.withLegacy((stream, k) => `${stream}|${g.uid}|link:${book.stream}|${g.uid}|${k}`), null);
     await this.w.reply(res, c, () => (queued ? { project, conversation: ev.target, command: queued.id, position: book.pos } : { project, conversation: ev.target, position: book.pos }));
   };
 
@@ -327,14 +331,14 @@ export class WorkRoutes {
 
   // ------------------------------------------------------------ commands
 
-  postCommand = async ({ req, res, grant, body }: Ctx<Static<typeof NewCommand>>): Promise<void> => {
+  postCommand = async ({ res, grant, body, key: rk }: Ctx<Static<typeof NewCommand>>): Promise<void> => {
     const g = grant!;
     const { agent, text } = body;
     const book = await this.w.projectBook(g.project);
     await book.fresh();
     const why = this.commandRefusal(book, agent, g.uid, g.project) ?? (await this.budgetRefusal(g.project, agent));
     const refusal = why ? new HttpError(why.status, why.status === 404 ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why.text}`) : null;
-    const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], rk!, refusal);
     const id = String(done.stored[0].id);
     // As it is now, kept with the key: a retry gets this, not the queue of its own time.
     await this.w.reply(res, done, () => {
@@ -344,33 +348,33 @@ export class WorkRoutes {
     });
   };
 
-  postCancel = async ({ req, res, params, grant }: Ctx): Promise<void> => {
+  postCancel = async ({ res, params, grant, key: rk }: Ctx): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
     const c = book.state.commands.get(params.id);
     const refusal = !c ? new HttpError(404, 'not_found', `no such command: ${params.id}`) : c.status !== 'queued' ? new HttpError(409, 'conflict', `the command is ${c.status}; only a queued command can be cancelled`) : null;
-    const done = await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    const done = await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], rk!, refusal);
     await this.w.reply(res, done, () => ({ id: params.id, status: book.state.commands.get(params.id)?.status }));
   };
 
-  postCallable = async ({ req, res, params, grant, body }: Ctx<Static<typeof Callable>>): Promise<void> => {
+  postCallable = async ({ res, params, grant, body, key: rk }: Ctx<Static<typeof Callable>>): Promise<void> => {
     const g = grant!;
     const book = await this.w.projectBook(g.project);
     const a = book.state.agents.get(params.id);
     if (!a) throw new HttpError(404, 'not_found', `no such agent: ${params.id}`);
     const sp = book.state.spaces.get(a.space)!;
     if (sp.owner.uid !== g.uid) throw new HttpError(403, 'forbidden', `only ${sp.owner.name}, who owns the Space, may change who can call ${a.label}`);
-    const done = await this.w.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), null);
+    const done = await this.w.commit(book, [{ type: 'agent.callable', agent: a.id, callable: body.callable, by: this.w.who(g), at: Date.now() }], rk!, null);
     await this.w.reply(res, done, () => ({ id: a.id, callable: book.state.agents.get(a.id)!.callable }));
   };
 
   // ------------------------------------------------------------ spaces
 
-  postSpace = async ({ req, res, principal, body }: Ctx<Static<typeof NewSpace>>): Promise<void> => {
+  postSpace = async ({ res, principal, body, key: rk }: Ctx<Static<typeof NewSpace>>): Promise<void> => {
     const p = principal!;
-    const key = this.w.key(req, SPACES_STREAM, p.uid);
+    const key = rk!;
     const ev = { type: 'space.registered', id: rid('s-'), name: body.name, by: this.w.who(p), at: Date.now() };
-    const r = (await this.w.store.findKey(SPACES_STREAM, { idempotencyKey: key })) ?? (await this.w.store.append(SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }], { idempotencyKey: key }));
+    const r = await key.append(this.w.store, SPACES_STREAM, [{ type: ev.type, body: JSON.stringify(ev) }]);
     await this.w.readSpaces();
     const stored = r.duplicate ? parse((await this.w.store.read(SPACES_STREAM, r.first - 1, 1))[0].body) : ev;
     // The owner's open Work views list their Spaces: tell them (lossy; they refetch).
@@ -388,13 +392,13 @@ export class WorkRoutes {
   };
 
   /** The Space's owner contributes it to a project (editor at least there). */
-  postContribute = async ({ req, res, grant, body }: Ctx<Static<typeof Contribute>>): Promise<void> => {
+  postContribute = async ({ res, grant, body, key: rk }: Ctx<Static<typeof Contribute>>): Promise<void> => {
     const g = grant!;
     const project = g.project;
     const book = await this.w.projectBook(project);
     const sp = await this.w.needSpace(body.space, g);
     const refusal = book.state.spaces.get(sp.id)?.contributed ? new HttpError(409, 'conflict', `${sp.name} is already contributed to ${project}`) : null;
-    const done = await this.w.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    const done = await this.w.commit(book, [{ type: 'space.contributed', space: sp.id, name: sp.name, owner: sp.owner, by: this.w.who(g), at: Date.now() }], rk!, refusal);
     await this.w.reply(res, done, () => ({ space: sp.id, project, contributed: true }));
   };
 
@@ -404,7 +408,7 @@ export class WorkRoutes {
    * take their machine back (their contributions were revoked at removal; a
    * later one, made while they were a member again, is theirs to revoke).
    */
-  postRevoke = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+  postRevoke = async ({ res, params, principal, key: rk }: Ctx): Promise<void> => {
     const g = principal!;
     const project = checkedProject(params.project ?? '');
     const role = this.w.access.roleIn(g, project);
@@ -419,7 +423,7 @@ export class WorkRoutes {
     if (!sp) throw new HttpError(404, 'not_found', `${params.space} was never contributed to ${project}`);
     if (!mine && !roleAtLeast(role, 'owner')) throw new HttpError(403, 'forbidden', `only ${sp.owner.name} (the Space's owner) or a project owner may revoke it`);
     const refusal = !sp.contributed ? new HttpError(409, 'conflict', `${sp.name} is already revoked`) : null;
-    const done = await this.w.commit(book, [{ type: 'space.revoked', space: sp.id, by: this.w.who(g), at: Date.now() }], this.w.key(req, book.stream, g.uid), refusal);
+    const done = await this.w.commit(book, [{ type: 'space.revoked', space: sp.id, by: this.w.who(g), at: Date.now() }], rk!, refusal);
     await this.w.reply(res, done, () => ({ space: sp.id, project, contributed: false }));
   };
 
@@ -429,15 +433,15 @@ export class WorkRoutes {
    * request's key in that project's stream (a retry stores nothing again).
    * Answers the projects it was revoked in by this request.
    */
-  postRevokeEverywhere = async ({ req, res, params, principal }: Ctx): Promise<void> => {
+  postRevokeEverywhere = async ({ res, params, principal, key: rk }: Ctx): Promise<void> => {
     const p = principal!;
     const sp = await this.w.needSpace(params.id, p);
     await this.w.freshProjects();
     const revoked: string[] = [];
     for (const book of [...this.w.loaded.values()].filter((b) => 'project' in b.scope)) {
-      const key = this.w.key(req, book.stream, p.uid);
+      const key = rk!;
       const contributed = !!book.state.spaces.get(sp.id)?.contributed;
-      const prior = await this.w.store.findKey(book.stream, { idempotencyKey: key });
+      const prior = await key.seen(this.w.store, book.stream);
       if (!contributed && !prior) continue;
       const done = await this.w.commit(book, contributed ? [{ type: 'space.revoked', space: sp.id, by: this.w.who(p), at: Date.now() }] : [], key, null);
       if (done.stored.length) revoked.push((book.scope as { project: string }).project);
@@ -467,11 +471,11 @@ export class WorkRoutes {
    * connect): agents of this Space missing from it are marked ended. Only
    * real changes are stored (folded on a scratch copy first).
    */
-  postAgents = async ({ req, res, params, principal, body }: Ctx<Static<typeof Agents>>): Promise<void> => {
+  postAgents = async ({ res, params, principal, body, key: rk }: Ctx<Static<typeof Agents>>): Promise<void> => {
     const p = principal!;
     const spaceId = params.id;
     const book = await this.reportBook(spaceId, body.project, p);
-    const key = this.w.key(req, book.stream, p.uid);
+    const key = rk!;
     await book.fresh();
     const at = Date.now();
     // The reporting member (or token owner), from the transport, on every event.
@@ -502,7 +506,7 @@ export class WorkRoutes {
   }
 
   /** A Space reports an execution's lifecycle for a command addressed to one of its agents. */
-  postExecution = async ({ req, res, url, params, principal, body }: Ctx<Static<typeof Execution>>): Promise<void> => {
+  postExecution = async ({ req, res, url, params, principal, body, key: rk }: Ctx<Static<typeof Execution>>): Promise<void> => {
     const p = principal!;
     const spaceId = params.id;
     const cmdId = body.command;
@@ -545,7 +549,7 @@ export class WorkRoutes {
       changes.length === 0
         ? new HttpError(409, 'conflict', kind === 'started' ? `command ${cmdId} cannot start: it is ${c.status}${c.status === 'queued' ? ' behind others, or the agent is busy or ended (one at a time, in queue order)' : ''}` : `command ${cmdId} has no ${kind === 'output' ? 'running' : 'matching'} execution to update`)
         : null;
-    const done = await this.w.commit(book, [ev], this.w.key(req, book.stream, p.uid), refusal);
+    const done = await this.w.commit(book, [ev], rk!, refusal);
     await this.w.reply(res, done, () => {
       const x = book.state.executions.get(`x-${cmdId}`);
       return { project: inProject, execution: x?.id ?? null, state: x?.state ?? null, result: x?.result ?? null };

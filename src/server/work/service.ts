@@ -24,10 +24,11 @@
 // Presence is who holds a `work:<project>` scope now; across nodes it is the
 // generic src/server/presence.ts.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { applySpaceRegistry, type SpaceRecord, type Who, type WorkState } from '../../core/work.js';
 import type { AppendResult, EventStore, NewEvent } from '../../storage/types.js';
-import { HttpError, idempotencyKeyOf, sendJsonText } from '../http.js';
+import { HttpError, sendJsonText } from '../http.js';
+import type { RequestKey } from '../keys.js';
 import { LossyChannel, type ChannelOptions, type Live, type ScopeSpec, type Subscription } from '../live/index.js';
 import { LocalAccess, type Access, type AccessChange, type Principal } from '../access.js';
 import { PRESENCE_EXPIRE_MS, Presence, type Person } from '../presence.js';
@@ -76,20 +77,13 @@ export interface WorkOptions {
 
 /** What `commit` stored (or found stored under the key), and the first answer when it was kept. */
 export interface Committed {
-  key: string;
+  key: RequestKey;
   stream: string;
   stored: Record<string, unknown>[];
   answer: string | undefined;
 }
 
 export const MISSING_KEY = 'this request needs an Idempotency-Key header (a unique string per request; send the same one to retry it)';
-
-/** The request's Idempotency-Key: 400 naming the header when it has none. */
-export function needKey(req: IncomingMessage): string {
-  const raw = idempotencyKeyOf(req);
-  if (!raw) throw new HttpError(400, 'bad_request', MISSING_KEY);
-  return raw;
-}
 
 const LOCAL_PROJECTS: ProjectInfo[] = [{ id: 'default', name: 'Default' }];
 
@@ -238,14 +232,6 @@ export class WorkService {
   }
 
   /**
-   * The request's Idempotency-Key in its namespace (the stream and the
-   * caller). Every Work mutation needs one: 400 naming the header without it.
-   */
-  key(req: IncomingMessage, stream: string, uid: string): string {
-    return `${stream}|${uid}|${needKey(req)}`;
-  }
-
-  /**
    * Appends `events` to the book's stream in one append, under `key`, and
    * returns the stored bodies. A key already used on this stream is the
    * retry of a request that went through: nothing is stored or checked, and
@@ -255,20 +241,20 @@ export class WorkService {
    * free for a later attempt: a refusal never sticks to its key. No events
    * and no refusal: nothing is appended (the answer is not kept either).
    */
-  async commit(book: Book, events: Record<string, unknown>[], key: string, refusal: HttpError | null): Promise<Committed> {
-    const prior = await this.store.findKey(book.stream, { idempotencyKey: key });
+  async commit(book: Book, events: Record<string, unknown>[], key: RequestKey, refusal: HttpError | null): Promise<Committed> {
+    const prior = await key.seen(this.store, book.stream);
     if (prior) return this.priorOf(book, key, prior);
     if (refusal) throw refusal;
     if (events.length === 0) return { key, stream: book.stream, stored: [], answer: undefined };
     const toStore: NewEvent[] = events.map((e) => ({ type: String(e.type), body: JSON.stringify(e) }));
-    const r = await this.store.append(book.stream, toStore, { idempotencyKey: key });
+    const r = await this.store.append(book.stream, toStore, key.on(book.stream));
     // Two attempts at once: the other one stored it first.
     if (r.duplicate) return this.priorOf(book, key, r);
     await book.folded(r.last);
     return { key, stream: book.stream, stored: toStore.map((e) => parse(e.body)), answer: undefined };
   }
 
-  private async priorOf(book: Book, key: string, r: AppendResult): Promise<Committed> {
+  private async priorOf(book: Book, key: RequestKey, r: AppendResult): Promise<Committed> {
     await book.folded(r.last);
     const stored = (await this.store.read(book.stream, r.first - 1, r.last - r.first + 1)).map((e) => parse(e.body));
     // A refusal stored by an older server under this key (`request.refused`): it still answers that.
@@ -282,11 +268,11 @@ export class WorkService {
    * duplicate whose answer was kept; else `body`, kept with the key for the
    * duplicates to come (the first kept stays).
    */
-  async reply(res: ServerResponse, c: { key: string; stream: string; answer: string | undefined }, body: () => unknown): Promise<void> {
+  async reply(res: ServerResponse, c: { key: RequestKey; stream: string; answer: string | undefined }, body: () => unknown): Promise<void> {
     if (c.answer !== undefined) return sendJsonText(res, 200, c.answer);
     const text = JSON.stringify(body());
     // A convenience, not a fact of the log: a failure to keep it leaves the rebuilt answer to the next retry.
-    await this.store.keepAnswer(c.stream, { idempotencyKey: c.key }, text).catch(() => false);
+    await this.store.keepAnswer(c.stream, c.key.on(c.stream), text).catch(() => false);
     sendJsonText(res, 200, text);
   }
 
