@@ -39,12 +39,16 @@ test('a start request is checked, stamped with the transport identity, stored on
   assert.equal((await stored()).length, 0, 'nothing refused is stored');
 
   const sse = await openSse(`${roost.url}/fleet/t1/stream`);
-  const r = await post('/requests', { type: 'request.start', session: 'fix-login', name: 'Mallory', uid: 'u_mallory', ts: 1 }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
+  const first = { type: 'request.start', session: 'fix-login', name: 'Mallory', uid: 'u_mallory', ts: 1 };
+  const r = await post('/requests', first, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
   assert.equal(r.status, 200);
   assert.match(r.json.id, /^s-[0-9a-f]{12}$/, 'the server picks an id');
-  const again = await post('/requests', { type: 'request.start', session: 'fix-login' }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
+  const again = await post('/requests', first, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
   assert.equal(again.json.duplicate, true);
   assert.equal(again.json.id, r.json.id, 'a retry learns the id the first attempt got');
+  // The same key on another request is refused, not taken for a retry.
+  const other = await post('/requests', { type: 'request.start', session: 'something-else' }, { 'roost-name': 'Paul', 'idempotency-key': 'k1' });
+  assert.equal(other.status, 422);
   const [e] = await stored();
   assert.deepEqual({ ...e, ts: 0 }, { type: 'request.start', id: r.json.id, session: 'fix-login', flavor: 'scoped', root: '', name: 'Paul', uid: 'local', ts: 0 });
   assert.ok(e.ts > 1, 'ts is the server clock');
