@@ -4,8 +4,10 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { inProcess } from './support/server.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
@@ -74,6 +76,45 @@ test('every file has an ETag; naming it in If-None-Match gets a 304 with no body
   // The page keeps its security headers on either answer.
   const page = await get('/', { 'if-none-match': '"x"' });
   assert.equal(page.headers['x-frame-options'], 'DENY');
+});
+
+test('/lib/floor.js loads as a browser loads it: every module it imports, and theirs, is served beside it, and the whole folds an event', async () => {
+  // Fetch the fold and follow its relative imports over HTTP, as a browser's
+  // module loader does; lay the files out as served and import the result.
+  const dir = mkdtempSync(join(tmpdir(), 'roost-lib-'));
+  try {
+    const served = new Map<string, string>();
+    const todo = ['/lib/floor.js'];
+    while (todo.length) {
+      const path = todo.pop()!;
+      if (served.has(path)) continue;
+      const r = await get(path);
+      assert.equal(r.status, 200, `${path} is served (run npm run build first)`);
+      assert.match(String(r.headers['content-type']), /^text\/javascript/, path);
+      const code = r.body.toString('utf8');
+      served.set(path, code);
+      for (const m of code.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)) {
+        assert.ok(m[1].startsWith('./') || m[1].startsWith('../'), `${path} imports only relative modules (${m[1]})`);
+        todo.push(new URL(m[1], 'http://x' + path).pathname);
+      }
+    }
+    assert.ok(served.size > 1, 'the fold is served in its parts');
+    assert.ok([...served.keys()].every((p) => p.startsWith('/lib/')), [...served.keys()].join(' '));
+    for (const [path, code] of served) {
+      const file = join(dir, path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, code);
+    }
+    const floor = await import(pathToFileURL(join(dir, 'lib', 'floor.js')).href);
+    const s = floor.emptyFloor();
+    const fx = floor.applyEvent(s, { type: 'join', agent: 'lead', role: 'lead', team: 'core', ts: 1 });
+    assert.deepEqual(fx, [{ kind: 'enter', agent: 'lead', team: 'core' }]);
+    assert.equal(s.agents.get('lead').desk, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // Only built scripts directly in the folder: no declarations, no other name, no way out.
+  for (const path of ['/lib/floor/model.d.ts', '/lib/floor/nothing.js', '/lib/floor/..%2Fpackage.json', '/lib/work.js']) assert.equal((await get(path)).status, 404, path);
 });
 
 test('Accept-Encoding is read as a list with q-values, brotli first', () => {

@@ -3,8 +3,9 @@
 // browsers and scripts.
 //
 // Invariants:
-// - nothing outside dist/web (or the named /lib files) is ever read: the
-//   path is normalized and must stay under the web root;
+// - nothing outside dist/web (or the named /lib files, and a fold's parts in
+//   its own folder beside it) is ever read: the path is normalized and must
+//   stay under the web root;
 // - hashed assets (dist/web/assets/*) are immutable; everything else is
 //   revalidated (`no-cache`);
 // - an app route (no file extension) is the single page; in shared mode a
@@ -44,9 +45,10 @@ const TYPES: Record<string, string> = {
 
 /**
  * The shared folds, served as is to browsers and scripts at stable URLs. Each
- * loads alone or with the files listed here (fleet-wire.js imports fleet.js).
- * The fleet fold was /lib/sessions.js before the app was named "fleet"
- * everywhere; that URL is gone with the old /threads/.../sessions API.
+ * loads alone or with the files served here (fleet-wire.js imports fleet.js;
+ * floor.js imports its parts, ./floor/*.js). The fleet fold was
+ * /lib/sessions.js before the app was named "fleet" everywhere; that URL is
+ * gone with the old /threads/.../sessions API.
  */
 const LIB_FILES: Record<string, string> = {
   '/lib/floor.js': 'dist/src/core/floor.js',
@@ -54,6 +56,24 @@ const LIB_FILES: Record<string, string> = {
   '/lib/fleet.js': 'dist/src/core/fleet.js',
   '/lib/fleet-wire.js': 'dist/src/core/fleet-wire.js',
 };
+
+/**
+ * A fold's parts, served beside it at the URL its relative imports name
+ * (/lib/floor.js imports ./floor/model.js, ...): any built `.js` file directly
+ * in the folder, so a part added to the fold is served without a list to keep.
+ */
+const LIB_FOLDERS: Record<string, string> = {
+  '/lib/floor/': 'dist/src/core/floor',
+};
+
+/** The built file a /lib URL names (relative to the package root), or null. */
+function libFile(pathname: string): string | null {
+  if (Object.hasOwn(LIB_FILES, pathname)) return LIB_FILES[pathname];
+  const slash = pathname.lastIndexOf('/') + 1;
+  const folder = pathname.slice(0, slash);
+  const name = pathname.slice(slash);
+  return Object.hasOwn(LIB_FOLDERS, folder) && /^[a-z0-9-]+\.js$/.test(name) ? `${LIB_FOLDERS[folder]}/${name}` : null;
+}
 
 /** Text worth compressing, from this size on. */
 const COMPRESSIBLE = new Set(['.html', '.js', '.mjs', '.css', '.json', '.webmanifest', '.svg']);
@@ -183,7 +203,7 @@ export function staticFiles(packageRoot: string, access: Access) {
   const webRoot = join(packageRoot, 'dist', 'web');
   const files = new Files();
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const lib = LIB_FILES[url.pathname];
+    const lib = libFile(url.pathname);
     if (lib) {
       if (await serveFile(files, req, res, join(packageRoot, lib), 'no-cache')) return;
       throw new HttpError(404, 'not_found', `${url.pathname} is not built; run npm run build`);
