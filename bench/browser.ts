@@ -22,7 +22,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:net';
+import { freePort, waitHealthy } from '../test/support/up.js';
 import type { Page } from 'playwright-core';
 import { launchChromium } from './chromium.js';
 // window.__roost, as the page declares it (types only: nothing of web/ is loaded here).
@@ -112,30 +112,13 @@ async function poster(url: string): Promise<void> {
 
 // ---------------------------------------------------------------- driver
 
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
-}
-
 async function startServer(dataDir: string): Promise<{ url: string; proc: ChildProcess }> {
   const port = await freePort();
   const bin = fileURLToPath(new URL('../../bin/roost.js', import.meta.url));
   const proc = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data', dataDir], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(url + '/health')).ok) return { url, proc };
-    } catch {}
-    if (Date.now() > deadline) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitHealthy(url, proc, { timeoutMs: 20_000, everyMs: 100 });
+  return { url, proc };
 }
 
 const q = (xs: number[], p: number) => {

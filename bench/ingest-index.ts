@@ -10,10 +10,10 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, waitHealthy } from '../test/support/up.js';
 
 const WINDOWS = Number(process.argv[2] ?? 4);
 const SECONDS = Number(process.argv[3] ?? 5);
@@ -21,31 +21,11 @@ const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..', '..');
 const SINGLE = JSON.stringify({ type: 'status', agent: 'bench-1', team: 'bench', status: 'working', activity: 'Reconciling invoices' });
 
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
-}
-
 async function up(argv: string[], env: Record<string, string>, path: string): Promise<{ url: string; proc: ChildProcess; port: number }> {
   const port = await freePort();
   const proc = spawn(process.execPath, argv.map((a) => (a === '$PORT' ? String(port) : a)), { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${argv[1]} exited (${proc.exitCode})`);
-    try {
-      const r = await fetch(url + path, { signal: AbortSignal.timeout(2000) });
-      if (r.status < 500) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitHealthy(url, proc, { path, timeoutMs: 120_000, everyMs: 20 });
   return { url, proc, port };
 }
 

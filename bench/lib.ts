@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/server/app.js';
+import { freePort, waitHealthy } from '../test/support/up.js';
 
 export const { values: args, positionals } = parseArgs({
   allowPositionals: true,
@@ -50,35 +50,10 @@ export function tempDir(): string {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A port nobody listens on now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
-}
-
 export interface Proc {
   url: string;
   proc: ChildProcess;
   stop(): Promise<void>;
-}
-
-export async function waitHealthy(url: string, proc: ChildProcess, path = '/health', timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`process exited (${proc.exitCode})`);
-    try {
-      const r = await fetch(url + path, { signal: AbortSignal.timeout(2000) });
-      if (r.status < 500) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
-    await sleep(10);
-  }
 }
 
 function stopper(proc: ChildProcess) {
@@ -98,7 +73,7 @@ export async function roost(dataDir = tempDir(), env: Record<string, string> = {
   const t0 = performance.now();
   const proc = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
   const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url, proc);
+  await waitHealthy(url, proc, { timeoutMs: 120_000, everyMs: 10 });
   return { url, proc, stop: stopper(proc), startMs: performance.now() - t0 };
 }
 
@@ -106,7 +81,7 @@ export async function baseline(): Promise<Proc> {
   const port = await freePort();
   const proc = spawn(process.execPath, [join(BENCH, 'baseline-server.js'), String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url, proc, '/');
+  await waitHealthy(url, proc, { path: '/', timeoutMs: 120_000, everyMs: 10 });
   return { url, proc, stop: stopper(proc) };
 }
 

@@ -8,38 +8,15 @@
 //   ROOST_CHROMIUM=/path/to/chromium npm run pictures
 
 import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../bench/chromium.js';
+import { freePort, waitHealthy } from '../test/support/up.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'docs', 'img');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-function chromiumPath(): string {
-  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
-  try {
-    const p = execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
-    if (p) return p;
-  } catch {}
-  throw new Error("chromium not found: install Debian's chromium (apt-get install chromium) or set ROOST_CHROMIUM");
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
@@ -52,18 +29,11 @@ async function main(): Promise<void> {
   server.stderr.on('data', (d) => (log += d));
   const profile = mkdtempSync(join(tmpdir(), 'roost-pictures-chromium-'));
   try {
-    for (let i = 0; ; i++) {
-      if (server.exitCode !== null) throw new Error(`the server exited: ${log}`);
-      try {
-        if ((await fetch(url + '/health')).ok) break;
-      } catch {}
-      if (i > 600) throw new Error(`the server did not start: ${log}`);
-      await sleep(100);
-    }
+    await waitHealthy(url, server, { timeoutMs: 60_000, everyMs: 100, log: () => log });
     // Let the story develop: sessions waiting for a person, lists flown, Work commands done.
     console.log(`pictures: the demo runs at ${url}; waiting 25 s for its story`);
     await sleep(25_000);
-    const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath(), headless: true, args: ARGS, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+    const context = await launchChromium(profile, { width: 1280, height: 800 }, { reducedMotion: true });
     const page = await context.newPage();
     const shot = async (name: string, path: string, ready: (p: typeof page) => Promise<unknown>) => {
       await page.goto(`${url}${path}${path.includes('?') ? '&' : '?'}project=demo`);

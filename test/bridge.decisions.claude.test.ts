@@ -13,45 +13,27 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { need } from './support/env.js';
-import { inProcess, tempDir } from './support/server.js';
-import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
-import { modelStandin, step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
+import { tempDir } from './support/server.js';
+import { step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
 import { until } from './support/until.js';
-import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { killBridges, startBridge } from './support/bridge.js';
 import { decide } from './support/approvals-http.js';
-import { ENV, PATHS, RACES, THREAD, approvals, board, boardApproval, decision, raceScript } from './support/race.js';
+import { PATHS, RACES, approvals, board, boardApproval, decision, raceScript } from './support/race.js';
+import { needBoardBridge, nextPending, withBoardBridge } from './support/board-bridge.js';
 
 after(killBridges);
 
-type Server = Awaited<ReturnType<typeof inProcess>>;
-
-async function session(roost: Server, bridge: { waitFor(t: string): Promise<void> }) {
-  assert.equal((await board(roost.url, { type: 'request.start', id: 's1', session: 'race', flavor: 'plain' }, 'Paul', '/requests')).status, 200);
-  await bridge.waitFor('started s1');
-}
-
-
 test('an allow and a deny posted at the same moment: exactly one is 200, the other 409, and the winner is what happened', { timeout: 90_000 }, async (t) => {
-  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  if (!needBoardBridge(t)) return;
   const root = tempDir('roost-race-root-');
   const id = (i: number) => `toolu_race${i}`;
-  const model = await modelStandin([
-    ...raceScript('PROMPT-RACE', id),
-  ]);
-  const roost = await inProcess();
-  const bridge = await startBridge(['--server', roost.url, '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, '--approvals', 'Bash', '--window', '60s'], ENV(tempDir('roost-race-home-'), model.url));
-  try {
-    await session(roost, bridge);
+  await withBoardBridge({ root, home: tempDir('roost-race-home-'), script: raceScript('PROMPT-RACE', id), window: '60s', session: 'race' }, async ({ roost, model }) => {
     assert.equal((await board(roost.url, { type: 'session.prompt', id: 's1', text: 'PROMPT-RACE go' }, 'Paul')).status, 200);
     const rounds: string[] = [];
     const seen = new Set<string>();
     for (let i = 0; i < RACES; i++) {
-      const a = await until(`request ${i} pending`, async () => (await approvals(roost.url)).pending.find((x) => x.kind === 'fleet' && !seen.has(x.id)), 30_000, 20);
-      seen.add(a.id);
-      // On the board too (the bridge's post asks the approvals first, then puts it there: until then the board's path is 404).
-      await until(`request ${i} on the board`, async () => (await boardApproval(roost.url, a.scope.rid))?.state === 'pending', 10_000, 20);
+      // Pending, and on the board too (until the bridge puts it there, the board's path is 404).
+      const a = await nextPending(roost.url, seen, `request ${i} pending`);
       const [pa, pb] = PATHS[i % PATHS.length];
       // Allow first in even rounds, deny first in odd ones: both leave at the same moment either way.
       const allowFirst = i % 2 === 0;
@@ -76,32 +58,20 @@ test('an allow and a deny posted at the same moment: exactly one is 200, the oth
     }
     t.diagnostic(`${RACES} races, one 200 and one 409 each: ${rounds.join(' ')}`);
     await until('the answer after the last race', () => model.scripted().some((r) => hasResult(id(RACES - 1))(r)), 30_000);
-  } catch (e) {
-    console.error(bridge.log());
-    throw e;
-  } finally {
-    await bridge.stop('SIGTERM');
-    await roost.close();
-    await model.close();
-  }
+  });
 });
 
 test('a decision after the hook already denied on its own is refused: the window ran out, or the bridge was killed', { timeout: 90_000 }, async (t) => {
-  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  if (!needBoardBridge(t)) return;
   const root = tempDir('roost-late-root-');
-  const home = tempDir('roost-late-home-');
-  const model = await modelStandin([
+  const script = [
     step(toolUse('Bash', { command: 'touch ran-window', description: 'unanswered' }, 'toolu_window'), and(asked('PROMPT-WINDOW'), not(hasResult('toolu_window')))),
     step(text('Not run.'), and(offersTool('Bash'), hasResult('toolu_window'))),
     step(toolUse('Bash', { command: 'touch ran-killed', description: 'asked of a bridge about to die' }, 'toolu_killed'), and(asked('PROMPT-KILLED'), not(hasResult('toolu_killed')))),
     step(text('Not run either.'), and(offersTool('Bash'), hasResult('toolu_killed'))),
-  ]);
-  const roost = await inProcess();
-  const args = ['--server', roost.url, '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, '--approvals', 'Bash', '--window', '2s'];
-  let bridge = await startBridge(args, ENV(home, model.url));
-  try {
-    await session(roost, bridge);
+  ];
+  await withBoardBridge({ root, home: tempDir('roost-late-home-'), script, window: '2s', session: 'race' }, async (rig) => {
+    const { roost, model } = rig;
 
     // ---- the window runs out: the bridge denies on its own; a member's allow after that is 409, both ways.
     assert.equal((await board(roost.url, { type: 'session.prompt', id: 's1', text: 'PROMPT-WINDOW go' }, 'Paul')).status, 200);
@@ -124,7 +94,7 @@ test('a decision after the hook already denied on its own is refused: the window
     assert.equal((await board(roost.url, { type: 'session.prompt', id: 's1', text: 'PROMPT-KILLED go' }, 'Paul')).status, 200);
     const k = await until('the second request pending', async () => (await approvals(roost.url)).pending.find((x) => x.kind === 'fleet'), 30_000, 20);
     const t0 = Date.now();
-    await bridge.stop('SIGKILL');
+    await rig.bridge.stop('SIGKILL');
     const toldK = await until('the hook’s denial reaching the model', () => model.requests.flatMap(toolResults).find((r) => r.tool_use_id === 'toolu_killed'), 30_000, 20);
     assert.equal(toldK.is_error, true);
     assert.match(toldK.content, /could not be reached|denied/);
@@ -143,14 +113,7 @@ test('a decision after the hook already denied on its own is refused: the window
     assert.equal(existsSync(join(root, 'ran-killed')), false, 'the command never ran');
     t.diagnostic(`bridge killed -> request withdrawn in ${ms} ms`);
     // A restart ends what the killed bridge left running (its Claude Code process).
-    bridge = await startBridge(args, ENV(home, model.url));
+    rig.bridge = await startBridge(rig.args, rig.env);
     assert.ok(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8').includes('"children": []'));
-  } catch (e) {
-    console.error(bridge.log());
-    throw e;
-  } finally {
-    await bridge.stop('SIGTERM');
-    await roost.close();
-    await model.close();
-  }
+  });
 });

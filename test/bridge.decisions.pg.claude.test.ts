@@ -22,11 +22,11 @@ import { startRoost, type Roost } from '../src/server/index.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable, sql } from './support/pg.js';
 import { tempDir } from './support/server.js';
-import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
 import { modelStandin, hasResult, toolResults } from './support/model-standin.js';
 import { until } from './support/until.js';
-import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { killBridges, startBridge } from './support/bridge.js';
 import { ENV, PATHS, RACES, THREAD, approvals, board, boardApproval, decision, raceScript } from './support/race.js';
+import { boardBridgeArgs, needBoardBridge, startSession } from './support/board-bridge.js';
 
 after(killBridges);
 
@@ -34,8 +34,7 @@ const reachable = await pgReachable();
 
 test('two nodes: an allow posted to one and a deny to the other at the same moment: one 200, one 409, and the winner is what happened on both', { timeout: 90_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;
-  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  if (!needBoardBridge(t)) return;
   const db = freshSchema('roost_race');
   const root = tempDir('roost-race2-root-');
   const id = (i: number) => `toolu_race2_${i}`;
@@ -47,9 +46,8 @@ test('two nodes: an allow posted to one and a deny to the other at the same mome
   try {
     const [A, B] = await Promise.all([0, 1].map(async () => startRoost(await PostgresStore.open(db.url), { port: 0 })));
     nodes.push(A, B);
-    bridge = await startBridge(['--server', A.url, '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, '--approvals', 'Bash', '--window', '60s'], ENV(tempDir('roost-race2-home-'), model.url));
-    assert.equal((await board(A.url, { type: 'request.start', id: 's1', session: 'race', flavor: 'plain' }, 'Paul', '/requests')).status, 200);
-    await bridge.waitFor('started s1');
+    bridge = await startBridge(boardBridgeArgs(A.url, root, '60s'), ENV(tempDir('roost-race2-home-'), model.url));
+    await startSession(A.url, bridge, 'race');
     assert.equal((await board(A.url, { type: 'session.prompt', id: 's1', text: 'PROMPT-RACE2 go' }, 'Paul')).status, 200);
 
     const rounds: string[] = [];

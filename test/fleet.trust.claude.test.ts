@@ -12,45 +12,34 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { need } from './support/env.js';
-import { answer, inProcess, tempDir } from './support/server.js';
-import { CLAUDE_BIN, claudeAvailable } from './support/claude.js';
-import { modelStandin, step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
+import { answer, tempDir } from './support/server.js';
+import { step, text, toolUse, hasResult, and, not, offersTool, toolResults, askedWithBash as asked } from './support/model-standin.js';
 import { until } from './support/until.js';
-import { bridgeBuilt, killBridges, startBridge } from './support/bridge.js';
+import { killBridges } from './support/bridge.js';
 import { decide } from './support/approvals-http.js';
-import { ENV, THREAD, approvals, board, boardApproval } from './support/race.js';
+import { THREAD, approvals, board, boardApproval } from './support/race.js';
+import { needBoardBridge, nextPending, withBoardBridge } from './support/board-bridge.js';
 
 after(killBridges);
 
 const id = (i: number) => `toolu_npmtest${i}`;
 
 test('a board session earns trust: three npm test allowed by a person, the fourth by trust; git push waits', { timeout: 120_000 }, async (t) => {
-  if (!need(t, claudeAvailable(), 'the Claude Code CLI (npm ci installs @anthropic-ai/claude-code)')) return;
-  if (!need(t, bridgeBuilt(), 'a build (npm run build)')) return;
+  if (!needBoardBridge(t)) return;
   const root = tempDir('roost-fleet-trust-root-');
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'shop', version: '1.0.0', scripts: { test: 'echo tests-passed-here' } }));
   const calls = 6; // 0: trust off; 1-3: a person allows; 4: by trust; then git push
-  const model = await modelStandin([
+  const script = [
     ...Array.from({ length: calls }, (_, i) =>
       step(toolUse('Bash', { command: 'npm test', description: `tests ${i}` }, id(i)), i === 0 ? and(asked('PROMPT-TRUST'), not(hasResult(id(0)))) : and(offersTool('Bash'), hasResult(id(i - 1)), not(hasResult(id(i))))),
     ),
     step(toolUse('Bash', { command: 'git push origin main', description: 'push' }, 'toolu_push'), and(offersTool('Bash'), hasResult(id(calls - 1)), not(hasResult('toolu_push')))),
     step(text('Done.'), and(offersTool('Bash'), hasResult('toolu_push'))),
-  ]);
-  const roost = await inProcess();
-  const bridge = await startBridge(['--server', roost.url, '--root', root, '--thread', THREAD, '--claude', CLAUDE_BIN, '--approvals', 'Bash', '--window', '60s'], ENV(tempDir('roost-fleet-trust-home-'), model.url));
-  const seen = new Set<string>();
-  const next = async (what: string) => {
-    const a = await until(what, async () => (await approvals(roost.url)).pending.find((x) => x.kind === 'fleet' && !seen.has(x.id)), 30_000, 20);
-    seen.add(a.id);
-    await until(`${what} on the board`, async () => (await boardApproval(roost.url, a.scope.rid))?.state === 'pending', 10_000, 20);
-    return a;
-  };
-  const result = (i: number | string) => until(`the result of ${i}`, () => model.requests.flatMap(toolResults).find((r) => r.tool_use_id === (typeof i === 'number' ? id(i) : i)), 30_000, 20);
-  try {
-    assert.equal((await board(roost.url, { type: 'request.start', id: 's1', session: 'tests', flavor: 'plain' }, 'Paul', '/requests')).status, 200);
-    await bridge.waitFor('started s1');
+  ];
+  await withBoardBridge({ root, home: tempDir('roost-fleet-trust-home-'), script, window: '60s', session: 'tests' }, async ({ roost, model }) => {
+    const seen = new Set<string>();
+    const next = (what: string) => nextPending(roost.url, seen, what);
+    const result = (i: number | string) => until(`the result of ${i}`, () => model.requests.flatMap(toolResults).find((r) => r.tool_use_id === (typeof i === 'number' ? id(i) : i)), 30_000, 20);
     assert.equal((await board(roost.url, { type: 'session.prompt', id: 's1', text: 'PROMPT-TRUST go' }, 'Paul')).status, 200);
 
     // Trust is off by default: the call waits for a person (and a person's allow earns nothing while off).
@@ -105,12 +94,5 @@ test('a board session earns trust: three npm test allowed by a person, the fourt
     assert.equal((await decide(roost.url, push.id, 'deny', 'Ana')).status, 200);
     assert.equal((await result('toolu_push')).is_error, true);
     await until('the answer after the push', () => model.scripted().some((r) => hasResult('toolu_push')(r)), 30_000);
-  } catch (e) {
-    console.error(bridge.log());
-    throw e;
-  } finally {
-    await bridge.stop('SIGTERM');
-    await roost.close();
-    await model.close();
-  }
+  });
 });

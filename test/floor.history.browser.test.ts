@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
-import { chromiumPath, launch } from './support/browser.js';
+import { chromiumPath, closeAll, launch, livePage, type Launched } from './support/browser.js';
 import { mkdirSync } from 'node:fs';
 import { need, screenshotDir } from './support/env.js';
 import { until } from './support/until.js';
@@ -23,7 +23,7 @@ const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197/09-PreToo
 
 describe('history on the floor', () => {
   let server: Roost;
-  let browser: Awaited<ReturnType<typeof launch>>;
+  let browser: Launched;
   let page: Page;
   let asker = '';
 
@@ -48,14 +48,9 @@ describe('history on the floor', () => {
     asker = p.asker;
     assert.equal((await decide(server.url, p.id, 'deny', 'alice')).status, 200);
     await held;
-    page = await browser.context.newPage();
-    await page.goto(server.url + '/');
-    await page.waitForFunction(() => window.__roost?.client.connection === 'live');
+    page = await livePage(browser, server.url);
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeAll(browser, server));
 
   test("the timeline opened from an agent's card: statuses, tools and an approval with its decider, with times", async (t) => {
     if (!need(t, HAVE, 'chromium is not installed')) return;

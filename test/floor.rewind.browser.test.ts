@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
-import { chromiumPath, launch } from './support/browser.js';
+import { chromiumPath, closeAll, launch, livePage, type Launched } from './support/browser.js';
 import { need } from './support/env.js';
 import type { Roost } from '../src/server/index.js';
 import type {} from '../web/src/floor/hook.js';
@@ -16,7 +16,7 @@ const HAVE = chromiumPath() !== null;
 
 describe('rewind on the floor', () => {
   let server: Roost;
-  let browser: Awaited<ReturnType<typeof launch>>;
+  let browser: Launched;
   let page: Page;
   let waitingAt = 0;
 
@@ -29,14 +29,9 @@ describe('rewind on the floor', () => {
     await post(server.url, { type: 'join', agent: { id: 'otto', name: 'Otto', role: 'coder' }, team: 'Payments', status: 'working' });
     await post(server.url, { type: 'status', agent: 'ada', status: 'done', activity: 'Refunds shipped' });
     waitingAt = (await server.store.read('floor', 0)).find((e) => e.body.includes('"waiting"'))!.position;
-    page = await browser.context.newPage();
-    await page.goto(server.url + '/');
-    await page.waitForFunction(() => window.__roost?.client.connection === 'live');
+    page = await livePage(browser, server.url);
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeAll(browser, server));
 
   const statusOf = (p: Page, id: string) => p.getByTestId(`agent-row-${id}`).first().getAttribute('data-status');
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
-import { chromiumPath, launch } from './support/browser.js';
+import { chromiumPath, closeAll, launch, livePage, type Launched } from './support/browser.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, screenshotDir } from './support/env.js';
@@ -39,7 +39,7 @@ const settle = (page: Page) => page.waitForTimeout(320);
 
 describe('a floor that scales', () => {
   let server: Roost;
-  let browser: Awaited<ReturnType<typeof launch>>;
+  let browser: Launched;
   let page: Page;
 
   before(async () => {
@@ -48,16 +48,12 @@ describe('a floor that scales', () => {
     browser = await launch({ viewport: { width: 1440, height: 900 } });
     const r = await post(server.url, sixty());
     assert.equal(r.status, 200);
-    page = await browser.context.newPage();
-    await page.goto(server.url + '/');
-    await page.waitForFunction(() => window.__roost?.client.connection === 'live' && window.__roost.state.agents.size === 60);
+    page = await livePage(browser, server.url);
+    await page.waitForFunction(() => window.__roost!.state.agents.size === 60);
     await page.getByTestId('agent-row-docs-9').waitFor();
     await settle(page);
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeAll(browser, server));
 
   test('60 agents at 1440×900: names are readable at the default zoom, and the fit fills the width', async (t) => {
     if (!need(t, HAVE, 'chromium is not installed')) return;

@@ -7,7 +7,7 @@
 // cases below are written once.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { freePort } from './support/up.js';
 import { Type } from '@sinclair/typebox';
 import { withRetries, type ModelOutcome, type ModelProvider, type ModelRequest } from '../src/models/index.js';
 
@@ -65,16 +65,6 @@ function ok(o: ModelOutcome): asserts o is Extract<ModelOutcome, { ok: true }> {
 
 function fail(o: ModelOutcome): asserts o is Extract<ModelOutcome, { ok: false }> {
   if (o.ok) assert.fail(`expected a failure, got ${JSON.stringify(o).slice(0, 200)}`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export function modelContract(name: string, setup: () => Promise<Harness>): void {

@@ -10,6 +10,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inProcess, tempDir } from './support/server.js';
 import { PushServiceStandin, decryptAes128gcm, encryptAes128gcm } from './support/push-service.js';
+import { send, withPushRig } from './support/push.js';
 import { sharedServer, makeUser, mintToken, call } from './support/shared.js';
 import { until } from './support/until.js';
 import { createECDH, randomBytes } from 'node:crypto';
@@ -19,11 +20,6 @@ import { deliver, isPrivateAddress } from '../src/server/push/endpoint.js';
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
 const PRE_BASH = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197/09-PreToolUse-Bash.json'), 'utf8'));
 
-async function post(url: string, body: unknown, method = 'POST'): Promise<{ status: number; json: any }> {
-  const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const t = await r.text();
-  return { status: r.status, json: t ? JSON.parse(t) : null };
-}
 
 test("the stand-in's decryption is RFC 8291's: what it encrypts for a subscription it decrypts with the subscription's key, and a wrong auth secret fails", () => {
   const ua = createECDH('prime256v1');
@@ -45,11 +41,11 @@ test('an approval posted reaches the push service, encrypted for the subscriptio
     assert.deepEqual(info.subscriptions, []);
     // The browser subscribes with the server's key, and hands the subscription to Roost.
     const sub = ps.subscribe(info.publicKey);
-    const r = await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub));
+    const r = await send(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub));
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.match(r.json.id, /^ps_[a-f0-9]{24}$/);
 
-    const held = post(`${roost.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1&team=Shop`, PRE_BASH);
+    const held = send(`${roost.url}/hooks/claude-code?approvals=Bash&window=60000&hold=1&team=Shop`, PRE_BASH);
     await ps.until((m) => m.length >= 1);
     const [m] = ps.to(sub.id);
     assert.equal(m.ok, true, m.error);
@@ -71,7 +67,7 @@ test('an approval posted reaches the push service, encrypted for the subscriptio
     // No secret rides along: the tool call's input stays on the server.
     assert.doesNotMatch(m.text!, /exit 3/);
     // Decided, the hook returns; nothing more is pushed for the decision.
-    assert.equal((await post(`${roost.url}/approvals/${pending.id}/decision`, { decision: 'allow' })).status, 200);
+    assert.equal((await send(`${roost.url}/approvals/${pending.id}/decision`, { decision: 'allow' })).status, 200);
     assert.equal((await held).status, 200);
     await roost.notices.settled();
     assert.equal(ps.messages.length, 1);
@@ -94,21 +90,16 @@ test('an approval posted reaches the push service, encrypted for the subscriptio
 });
 
 test("each member's choices are kept per project: an approval they turned off is not pushed, an ask_owner and a failed agent are, each to its project's subscriptions", async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const sub = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    const sub = await subscribe();
     // Another project's subscription of the same browser hears only that project.
-    const other = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions?project=other`, PushServiceStandin.json(other))).status, 200);
+    const other = await subscribe('other');
 
-    const off = await post(`${roost.url}/push/prefs`, { approval: false }, 'PUT');
+    const off = await send(`${roost.url}/push/prefs`, { approval: false }, 'PUT');
     assert.equal(off.status, 200);
     assert.deepEqual(off.json.prefs, { approval: false, ask: true, failed: true, finished: true, done: true, budget: true });
-    assert.equal((await post(`${roost.url}/push/prefs`, { approval: 'no' }, 'PUT')).status, 400);
-    assert.equal((await post(`${roost.url}/push/prefs`, { sound: true }, 'PUT')).status, 400);
+    assert.equal((await send(`${roost.url}/push/prefs`, { approval: 'no' }, 'PUT')).status, 400);
+    assert.equal((await send(`${roost.url}/push/prefs`, { sound: true }, 'PUT')).status, 400);
     assert.deepEqual((await (await fetch(`${roost.url}/push?project=other`)).json()).prefs, { approval: true, ask: true, failed: true, finished: true, done: true, budget: true });
 
     // A tool approval (off), then an ask_owner (on): only the ask arrives.
@@ -123,22 +114,22 @@ test("each member's choices are kept per project: an approval they turned off is
     assert.equal((ps.messages[0].payload as any).title, 'The Sentry asks you');
 
     // An agent that fails on the floor.
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: { id: 'w-7', name: 'Worker 7' }, team: 'Shop', status: 'working' })).status, 200);
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-7', status: 'error', activity: 'token=abc crashed' })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: { id: 'w-7', name: 'Worker 7' }, team: 'Shop', status: 'working' })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-7', status: 'error', activity: 'token=abc crashed' })).status, 200);
     await ps.until((m) => m.length >= 2);
     const failed = ps.messages[1].payload as any;
     assert.deepEqual([failed.kind, failed.title, failed.url], ['failed', 'Worker 7 failed', '/?agent=w-7']);
     assert.doesNotMatch(ps.messages[1].text!, /token=abc/);
 
     // The other project's agent failing reaches only the other project's subscription, with its project in the page.
-    assert.equal((await post(`${roost.url}/events?project=other`, { type: 'status', agent: 'x-1', status: 'error' })).status, 200);
+    assert.equal((await send(`${roost.url}/events?project=other`, { type: 'status', agent: 'x-1', status: 'error' })).status, 200);
     await ps.until((m) => m.length >= 3);
     assert.equal(ps.messages[2].subscription, other.id);
     assert.equal((ps.messages[2].payload as any).url, '/?agent=x-1&project=other');
 
     // Turned off: no failed notice.
-    assert.equal((await post(`${roost.url}/push/prefs`, { failed: false }, 'PUT')).status, 200);
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-8', status: 'error' })).status, 200);
+    assert.equal((await send(`${roost.url}/push/prefs`, { failed: false }, 'PUT')).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-8', status: 'error' })).status, 200);
     await until('the floor folded w-8', () => roost.floor.state.agents.get('w-8')?.status === 'error', 5000);
     await roost.notices.settled();
     assert.equal(ps.messages.length, 3);
@@ -152,21 +143,14 @@ test("each member's choices are kept per project: an approval they turned off is
     await roost.approvals.request({ kind: 'ask', asker: 'sentry', askerName: 'The Sentry', source: 'nest', tool: 'ask_owner', input: 'again?', phrase: 'ok', window: 60_000 });
     await roost.notices.settled();
     assert.equal(ps.messages.length, 3);
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });
 
 test('a subscription the push service says is gone (410) is removed, and the next notice skips it', async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const live = ps.subscribe(publicKey);
-    const gone = ps.subscribe(publicKey);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    const live = await subscribe();
+    const gone = await subscribe();
     ps.answers.set(gone.id, 410);
-    for (const s of [live, gone]) assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(s))).status, 200);
     await roost.approvals.request({ kind: 'tool', asker: 'bot-1', tool: 'Bash', source: 'cli', input: 'ls', window: 60_000 });
     await ps.until((m) => m.length >= 2);
     await roost.notices.settled();
@@ -183,10 +167,7 @@ test('a subscription the push service says is gone (410) is removed, and the nex
     const first = ps.messages.slice(0, 2).map((m) => `${m.subscription} ${m.status}`);
     assert.deepEqual(first.sort(), [`${gone.id} 410`, `${live.id} 201`].sort());
     assert.deepEqual([ps.messages[2].subscription, ps.messages[2].status], [live.id, 201]);
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });
 
 test('a subscription is checked before it is kept: bad keys, a non-URL; in shared mode https only and no private address, a person and not a token, and each member sees and removes only their own', async () => {
@@ -195,7 +176,7 @@ test('a subscription is checked before it is kept: bad keys, a non-URL; in share
   try {
     const sub = PushServiceStandin.json(ps.subscribe());
     const bad = async (body: unknown, re: RegExp) => {
-      const r = await post(`${local.url}/push/subscriptions`, body);
+      const r = await send(`${local.url}/push/subscriptions`, body);
       assert.equal(r.status, 400, JSON.stringify(r.json));
       assert.match(r.json.message, re);
     };

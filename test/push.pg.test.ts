@@ -8,15 +8,11 @@ import { child, type ChildServer } from './support/server.js';
 import { need } from './support/env.js';
 import { PG_URL, freshSchema, pgReachable } from './support/pg.js';
 import { PushServiceStandin } from './support/push-service.js';
+import { send } from './support/push.js';
 import { until } from './support/until.js';
 
 const reachable = await pgReachable();
 
-async function send(url: string, body: unknown, method = 'POST'): Promise<{ status: number; json: any }> {
-  const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const t = await r.text();
-  return { status: r.status, json: t ? JSON.parse(t) : null };
-}
 
 describe('push notices on two nodes', { timeout: 90_000 }, () => {
   const db = freshSchema('roost_push');

@@ -5,18 +5,13 @@
 // stand-in decrypting what arrives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inProcess } from './support/server.js';
-import { PushServiceStandin } from './support/push-service.js';
+import type { PushServiceStandin } from './support/push-service.js';
+import { send, withPushRig } from './support/push.js';
 import { sharedServer, makeUser, call } from './support/shared.js';
 import { client } from './support/work-server.js';
 import { until } from './support/until.js';
 import { inQuietHours, minutesIn, phaseOf, quietAllows, transitionNotice } from '../src/core/notify.js';
 
-async function post(url: string, body: unknown, method = 'POST'): Promise<{ status: number; json: any }> {
-  const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const t = await r.text();
-  return { status: r.status, json: t ? JSON.parse(t) : null };
-}
 
 const kinds = (ps: PushServiceStandin) => ps.messages.map((m) => [m.subscription, (m.payload as any).kind, (m.payload as any).url]);
 
@@ -39,17 +34,12 @@ test('the transition is a pure function of the previous and next phase; quiet ho
 });
 
 test('a burst of 20 events of one agent finishing sends one "done"; a later failure one "failed"; "done" turned off in one project is off there only', async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const p = ps.subscribe(publicKey);
-    const q = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(p))).status, 200);
-    assert.equal((await post(`${roost.url}/push/subscriptions?project=q`, PushServiceStandin.json(q))).status, 200);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    const p = await subscribe();
+    const q = await subscribe('q');
 
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: { id: 'w-1', name: 'Worker 1' }, team: 'Shop', status: 'working' })).status, 200);
-    for (let i = 0; i < 20; i++) assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'done', activity: `Turn finished ${i}` })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: { id: 'w-1', name: 'Worker 1' }, team: 'Shop', status: 'working' })).status, 200);
+    for (let i = 0; i < 20; i++) assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'done', activity: `Turn finished ${i}` })).status, 200);
     await until('the floor folded the burst', () => roost.floor.state.agents.get('w-1')?.activity === 'Turn finished 19', 10_000);
     await ps.until((m) => m.length >= 1);
     await roost.notices.settled();
@@ -57,48 +47,41 @@ test('a burst of 20 events of one agent finishing sends one "done"; a later fail
     assert.equal((ps.messages[0].payload as any).title, 'Worker 1 is done');
 
     // Working again, then a failure: one "failed", however many error events follow.
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'working' })).status, 200);
-    for (let i = 0; i < 5; i++) assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'error', activity: `crash ${i}` })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'working' })).status, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'error', activity: `crash ${i}` })).status, 200);
     await until('the floor folded the failures', () => roost.floor.state.agents.get('w-1')?.activity === 'crash 4', 10_000);
     await ps.until((m) => m.length >= 2);
     await roost.notices.settled();
     assert.deepEqual(kinds(ps).slice(1), [[p.id, 'failed', '/?agent=w-1']]);
 
     // "done" off for the default project: none from it, but Q's still arrive.
-    const off = await post(`${roost.url}/push/prefs`, { done: false }, 'PUT');
+    const off = await send(`${roost.url}/push/prefs`, { done: false }, 'PUT');
     assert.equal(off.status, 200);
     assert.equal(off.json.prefs.done, false);
     assert.equal((await (await fetch(`${roost.url}/push?project=q`)).json()).prefs.done, true);
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-2', status: 'done' })).status, 200);
-    assert.equal((await post(`${roost.url}/events?project=q`, { type: 'status', agent: 'x-1', status: 'done' })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-2', status: 'done' })).status, 200);
+    assert.equal((await send(`${roost.url}/events?project=q`, { type: 'status', agent: 'x-1', status: 'done' })).status, 200);
     await ps.until((m) => m.length >= 3);
     await until('the floor folded w-2', () => roost.floor.state.agents.get('w-2')?.status === 'done', 5000);
     await roost.notices.settled();
     assert.deepEqual(kinds(ps).slice(2), [[q.id, 'done', '/?agent=x-1&project=q']]);
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });
 
 test('quiet hours hold a "done" notice but let a "waits for a person" through when the member chose it; a zone Intl does not know is refused', async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const sub = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    const sub = await subscribe();
     const tz = 'America/New_York';
-    assert.equal((await post(`${roost.url}/push/prefs`, { quiet: { timeZone: 'Mars/Olympus', start: '22:00', end: '07:00' } }, 'PUT')).status, 400);
-    assert.equal((await post(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: '25:00', end: '07:00' } }, 'PUT')).status, 400);
+    assert.equal((await send(`${roost.url}/push/prefs`, { quiet: { timeZone: 'Mars/Olympus', start: '22:00', end: '07:00' } }, 'PUT')).status, 400);
+    assert.equal((await send(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: '25:00', end: '07:00' } }, 'PUT')).status, 400);
     // Quiet from an hour ago to an hour from now, in the member's zone.
     const hm = (m: number) => { const x = (m + 1440) % 1440; return `${String(Math.floor(x / 60)).padStart(2, '0')}:${String(x % 60).padStart(2, '0')}`; };
     const now = minutesIn(tz, Date.now())!;
-    const set = await post(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: hm(now - 60), end: hm(now + 60), letWaiting: true } }, 'PUT');
+    const set = await send(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: hm(now - 60), end: hm(now + 60), letWaiting: true } }, 'PUT');
     assert.equal(set.status, 200, JSON.stringify(set.json));
     assert.deepEqual(set.json.quiet, { timeZone: tz, start: hm(now - 60), end: hm(now + 60), letWaiting: true });
 
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'done' })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-1', status: 'done' })).status, 200);
     await until('the floor folded w-1', () => roost.floor.state.agents.get('w-1')?.status === 'done', 5000);
     await roost.notices.settled();
     assert.equal(ps.messages.length, 0);
@@ -108,19 +91,16 @@ test('quiet hours hold a "done" notice but let a "waits for a person" through wh
     assert.deepEqual(kinds(ps), [[sub.id, 'approval', `/inbox/${approval.id}`]]);
 
     // Not chosen: a waiting approval is held too; cleared, a "done" arrives again.
-    assert.equal((await post(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: hm(now - 60), end: hm(now + 60) } }, 'PUT')).status, 200);
+    assert.equal((await send(`${roost.url}/push/prefs`, { quiet: { timeZone: tz, start: hm(now - 60), end: hm(now + 60) } }, 'PUT')).status, 200);
     await roost.approvals.request({ kind: 'tool', asker: 'bot-1', source: 'cli', tool: 'Bash', input: 'ls -la', window: 60_000 });
     await roost.notices.settled();
     assert.equal(ps.messages.length, 1);
-    const cleared = await post(`${roost.url}/push/prefs`, { quiet: null }, 'PUT');
+    const cleared = await send(`${roost.url}/push/prefs`, { quiet: null }, 'PUT');
     assert.equal(cleared.json.quiet, null);
-    assert.equal((await post(`${roost.url}/events`, { type: 'status', agent: 'w-2', status: 'done' })).status, 200);
+    assert.equal((await send(`${roost.url}/events`, { type: 'status', agent: 'w-2', status: 'done' })).status, 200);
     await ps.until((m) => m.length >= 2);
     assert.equal((ps.messages[1].payload as any).kind, 'done');
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });
 
 test("shared mode: a member sets only their own choices and quiet hours; another member's change never reaches mine", async () => {
@@ -144,12 +124,8 @@ test("shared mode: a member sets only their own choices and quiet hours; another
 });
 
 test('a budget crossed is one "budget" notice per threshold, and a member who turned budget off in the project hears none', async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const sub = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    await subscribe();
     // The usage service writes budget.crossed once per budget version and threshold (its idempotency key); written twice, it is one commit.
     const cross = (th: number, version: number) =>
       roost.store.append('usage', [{ type: 'budget.crossed', body: JSON.stringify({ type: 'budget.crossed', threshold: th, version, costMicros: 1, limitMicros: 1, ts: Date.now() }) }], { idempotencyKey: `budget:${version}:${th}` });
@@ -165,23 +141,16 @@ test('a budget crossed is one "budget" notice per threshold, and a member who tu
         ['budget', 'The budget is spent', '/cost'],
       ],
     );
-    assert.equal((await post(`${roost.url}/push/prefs`, { budget: false }, 'PUT')).status, 200);
+    assert.equal((await send(`${roost.url}/push/prefs`, { budget: false }, 'PUT')).status, 200);
     await cross(80, 2);
     await roost.notices.settled();
     assert.equal(ps.messages.length, 2);
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });
 
 test('a Work command done is one "done" notice and a failed one one "failed", however often the bridge reports the end', async () => {
-  const ps = await new PushServiceStandin().start();
-  const roost = await inProcess();
-  try {
-    const { publicKey } = await (await fetch(`${roost.url}/push`)).json();
-    const sub = ps.subscribe(publicKey);
-    assert.equal((await post(`${roost.url}/push/subscriptions`, PushServiceStandin.json(sub))).status, 200);
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    await subscribe();
     const me = client(roost.url, null);
     const space = (await me.post('/api/v2/spaces', { name: 'lap' })).json.id;
     assert.equal((await me.post('/api/v2/projects/default/spaces', { space })).status, 200);
@@ -206,8 +175,5 @@ test('a Work command done is one "done" notice and a failed one one "failed", ho
         ['failed', 'A Work command failed', '/work'],
       ],
     );
-  } finally {
-    await roost.close();
-    await ps.close();
-  }
+  });
 });

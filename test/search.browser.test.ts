@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { inProcess, post } from './support/server.js';
-import { chromiumPath, launch } from './support/browser.js';
+import { chromiumPath, closeAll, launch, livePage, type Launched } from './support/browser.js';
 import { axe, said } from './support/axe.js';
 import { mkdirSync } from 'node:fs';
 import { need, screenshotDir } from './support/env.js';
@@ -32,7 +32,7 @@ const SESSION = `claude-code:${String(PRE_BASH.session_id)}`;
 
 describe('search in the web app', () => {
   let server: Roost;
-  let browser: Awaited<ReturnType<typeof launch>>;
+  let browser: Launched;
   let page: Page;
 
   before(async () => {
@@ -59,14 +59,9 @@ describe('search in the web app', () => {
     }, 20_000, 200);
     mkdirSync(screenshotDir(PACKAGE_ROOT), { recursive: true });
     browser = await launch({ bypassCSP: true });
-    page = await browser.context.newPage();
-    await page.goto(server.url + '/');
-    await page.waitForFunction(() => window.__roost?.client.connection === 'live');
+    page = await livePage(browser, server.url);
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeAll(browser, server));
 
   test('/ focuses the search box, unless the focus is in a text field', async (t) => {
     if (!need(t, HAVE, 'chromium is not installed')) return;

@@ -26,6 +26,42 @@ export function fleetThreadOf(stream: string): string | null {
   return SESSION_ID_PATTERN.test(thread) ? thread : null;
 }
 
+/** One event a search found, as the store answers it (EventStore.search). */
+export interface SearchHit {
+  stream: string;
+  position: number;
+  /** Server time of the append, ms. */
+  at: number;
+  family: string;
+  kind: string;
+  agent: string;
+  team: string;
+  /** Up to 200 characters of the event's text around the first match, matched words marked «so». */
+  snippet: string;
+}
+
+/** What a hit of the approvals, the flock, Work or a fleet board opens in the web app (floor hits open the agent's timeline). */
+export interface SearchOpen {
+  /** The approval's id: its page, `/inbox/<id>`. */
+  approval?: string;
+  /** The nest a nest message was said in: `/flock/nests/<id>`. */
+  nest?: string;
+  /** A list's item a flock event is of: the lists, scrolled to it, `/flock?item=<id>`. */
+  item?: string;
+  /** Work's conversation of a message. */
+  conversation?: string;
+  /** A fleet board's thread (`/fleet/<thread>`) and the session there a hit is of. */
+  thread?: string;
+  session?: string;
+}
+
+/** A hit as GET /api/search answers it (src/server/search.ts) and the web app reads it: the store's, with its time in ISO 8601, the live scope it belongs to, and what it opens. */
+export interface SearchAnswerHit extends SearchHit {
+  ts: string;
+  scope: string;
+  open: SearchOpen;
+}
+
 export interface SearchDoc {
   project: string;
   family: SearchFamily;

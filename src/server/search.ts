@@ -8,7 +8,7 @@
 
 import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
-import { QUERY_LIMITS, fleetThreadOf } from '../core/search-text.js';
+import { QUERY_LIMITS, fleetThreadOf, type SearchAnswerHit, type SearchOpen } from '../core/search-text.js';
 import { SEARCH_LIMITS, type EventStore, type SearchQuery } from '../storage/types.js';
 
 export const SEARCH_PARAM_LIMITS = {
@@ -32,21 +32,6 @@ function filterOf(url: URL, name: string, max: number = SEARCH_PARAM_LIMITS.filt
   if (v === null || v === '') return undefined;
   if (v.length > max) throw new HttpError(400, 'bad_request', `"${name}" is longer than ${max} characters`);
   return v;
-}
-
-/** What a hit of the approvals, the flock or Work opens in the web app (read from its event; floor hits open the agent's timeline). */
-export interface SearchOpen {
-  /** The approval's id: its page, `/inbox/<id>`. */
-  approval?: string;
-  /** The nest a nest message was said in: `/flock/nests/<id>`. */
-  nest?: string;
-  /** A list's item a flock event is of: the lists, scrolled to it, `/flock?item=<id>`. */
-  item?: string;
-  /** Work's conversation of a message. */
-  conversation?: string;
-  /** A fleet board's thread (`/fleet/<thread>`) and the session there a hit is of. */
-  thread?: string;
-  session?: string;
 }
 
 const ID = /^[A-Za-z0-9._:#@-]{1,128}$/;
@@ -122,7 +107,7 @@ export function searchRoutes(store: EventStore): Route[] {
           }
         }
         sendJson(res, 200, {
-          hits: page.hits.map((h, i) => ({
+          hits: page.hits.map((h, i): SearchAnswerHit => ({
             ...h,
             ts: new Date(h.at).toISOString(),
             // The live scope the moment belongs to (what the web app opens).

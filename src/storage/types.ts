@@ -293,18 +293,10 @@ export interface SearchQuery {
   limit?: number;
 }
 
-export interface SearchHit {
-  stream: string;
-  position: number;
-  /** Server time of the append, ms. */
-  at: number;
-  family: string;
-  kind: string;
-  agent: string;
-  team: string;
-  /** Up to 200 characters of the event's text around the first match, matched words marked «so». */
-  snippet: string;
-}
+/** One event a search found (its type lives with the search words, src/core/search-text.ts, where the web app reads it too). */
+import type { SearchHit } from '../core/search-text.js';
+
+export type { SearchHit };
 
 export interface SearchPage {
   hits: SearchHit[];

@@ -1,31 +1,14 @@
 // Headless Chromium for browser tests: Debian's `chromium` (or ROOST_CHROMIUM),
 // driven by playwright-core: one browser per test file, a new context per
 // launch(). Never downloads a browser.
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { after } from 'node:test';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { tempDir } from './server.js';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.js';
+import type {} from '../../web/src/floor/hook.js';
 
-export function chromiumPath(): string | null {
-  if (process.env.ROOST_CHROMIUM) return process.env.ROOST_CHROMIUM;
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+export { CHROMIUM_ARGS, chromiumPath };
 
 /**
  * One headless Chromium per test file (per process), launched by the first
@@ -87,6 +70,26 @@ export async function launch(
       await context.close().catch(() => {});
     },
   };
+}
+
+/** What `launch()` gives: a context and the way to close it. */
+export type Launched = Awaited<ReturnType<typeof launch>>;
+
+/**
+ * A new page of the web app at `url + path`, once its live connection is up:
+ * the first step of every floor test (before it, the page shows a snapshot
+ * that nothing updates).
+ */
+export async function livePage(browser: Launched, url: string, path = '/'): Promise<Page> {
+  const page = await browser.context.newPage();
+  await page.goto(url + path);
+  await page.waitForFunction(() => window.__roost?.client.connection === 'live');
+  return page;
+}
+
+/** Closes what a test file's before() opened, in order; what it never opened (no Chromium here) is passed over. */
+export async function closeAll(...open: ({ close(): Promise<unknown> } | undefined)[]): Promise<void> {
+  for (const o of open) await o?.close();
 }
 
 export type { Browser };

@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/storage/index.js';
 import { startRoost, type Roost, type RoostConfig, PACKAGE_ROOT } from '../../src/server/index.js';
+import { freePort, waitHealthy } from './up.js';
+
+export { freePort };
 
 export function tempDir(prefix = 'roost-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -38,21 +41,7 @@ export async function child(opts: { dataDir?: string; port?: number; env?: Recor
   proc.stdout.on('data', (d) => (log += d));
   proc.stderr.on('data', (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
-  // A loaded machine (several suites at once on 2 cores) takes 20 s and more to start a server.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${log}`);
-    try {
-      const r = await fetch(url + '/health');
-      if (r.ok) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      // Not left running: a test that failed here would otherwise hold its file open until the runner's timeout.
-      proc.kill('SIGKILL');
-      throw new Error(`server did not start: ${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitHealthy(url, proc, { log: () => log });
   return {
     url,
     port,
@@ -66,18 +55,6 @@ export async function child(opts: { dataDir?: string; port?: number; env?: Recor
       });
     },
   };
-}
-
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-  });
 }
 
 /** A response's status and its body as JSON (null when the body is not JSON). */

@@ -7,22 +7,14 @@
 // nest, a Work message in Work. The server's text is only ever rendered as
 // text nodes and <mark> elements (its `«…»` marks split), never as HTML.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SearchAnswerHit } from '../../../src/core/search-text.js';
 import { getJson } from '../shared/api.js';
 import { navigate } from '../shared/navigate.js';
 import { inProject } from '../shared/scope.js';
 import './search.css';
 
-export interface Hit {
-  stream: string;
-  position: number;
-  at: number;
-  family: string;
-  kind: string;
-  agent: string;
-  team: string;
-  snippet: string;
-  open?: { approval?: string; nest?: string; item?: string; conversation?: string; thread?: string; session?: string };
-}
+/** A hit as GET /api/search answers it: the server's own type. */
+export type Hit = SearchAnswerHit;
 
 interface Page {
   hits: Hit[];
