@@ -2,28 +2,23 @@
 // searchable events of the log, one row per event in `search_docs` (what a
 // hit shows, what the filters look at) and its words in the contentless
 // `search_fts` (rowid = the doc's id). Derived from the log, never the source
-// of truth: `rebuild()` empties it and fills it again from the events.
+// of truth: `rebuild()` drops it and fills it again from the events.
 //
-// It lives in a database file of its own next to the log (`roost.search.db`
-// for `roost.db`), written by a thread of its own (sqlite-indexer.ts), never
-// on the request path: the appends' commits are never held by an index
-// write, nor do they wait for its lock. `search_heads` holds, per stream, the
-// position up to which every event is indexed; the indexer reads the log past
-// those marks (its own connection, a read of what is committed) and writes
-// the events it finds in batches of up to SEARCH_LIMITS.chunk events per
-// transaction, several streams coalesced. A search first catches its
-// project's streams up to what the log holds, so what committed before a
-// search is found by it.
-//
-// This file is the index itself, synchronous, on two connections: `log` (the
-// store's database, read only) and `ix` (the index's file; the same
-// connection for an in-memory store, whose index has no thread of its own).
+// Kept current right after each commit, not inside the append's transaction:
+// the group commit (sqlite-batch.ts) and its fsync stay exactly as they are,
+// and the index, being derived, is written like a lazy append (no fsync of
+// its own; the next synced commit or the lazy timer makes it durable). The
+// commit listener queues a commit's entries and one transaction per event
+// loop turn indexes them. What a crash loses between a commit and its
+// indexing is found again from `search_heads` (per stream, the position up
+// to which every event is indexed): a search first indexes whatever its
+// project's streams hold past their mark, and a store that opens catches up
+// every stream in the background, a chunk per turn.
 
 import type Database from 'better-sqlite3';
 import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
-/** Schema 3 of the log's file, when the index lived in it (dropped by schema 5: SEARCH_DROP_MIGRATION). */
 export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
      id INTEGER PRIMARY KEY,
      stream TEXT NOT NULL,
@@ -42,7 +37,11 @@ export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
    CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
    CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
 
-/** Schema 4 of the log's file: the index's filter columns (vendor, tool, status, decider); the index emptied. */
+/**
+ * The index's filter columns (vendor, tool, status, decider), added to an
+ * index of schema 3: the index is emptied and the catch-up at open fills it
+ * again from the log, now with them.
+ */
 export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor TEXT NOT NULL DEFAULT '';
    ALTER TABLE search_docs ADD COLUMN tool TEXT NOT NULL DEFAULT '';
    ALTER TABLE search_docs ADD COLUMN status TEXT NOT NULL DEFAULT '';
@@ -50,44 +49,6 @@ export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vend
    DELETE FROM search_docs;
    INSERT INTO search_fts (search_fts) VALUES ('delete-all');
    DELETE FROM search_heads;`;
-
-/** Schema 5 of the log's file: the index moves to its own file (filled there from the log by the indexer). */
-export const SEARCH_DROP_MIGRATION = `DROP TABLE IF EXISTS search_fts;
-   DROP TABLE IF EXISTS search_docs;
-   DROP TABLE IF EXISTS search_heads;`;
-
-/** The index file's schema; a file of another `user_version` is emptied and made again (it is derived). */
-const INDEX_VERSION = 1;
-const INDEX_SCHEMA = `DROP TABLE IF EXISTS search_fts;
-   DROP TABLE IF EXISTS search_docs;
-   DROP TABLE IF EXISTS search_heads;
-   CREATE TABLE search_docs (
-     id INTEGER PRIMARY KEY,
-     stream TEXT NOT NULL,
-     position INTEGER NOT NULL,
-     at INTEGER NOT NULL,
-     project TEXT NOT NULL,
-     family TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     agent TEXT NOT NULL,
-     team TEXT NOT NULL,
-     vendor TEXT NOT NULL,
-     tool TEXT NOT NULL,
-     status TEXT NOT NULL,
-     decider TEXT NOT NULL,
-     text TEXT NOT NULL,
-     UNIQUE (stream, position)
-   );
-   CREATE INDEX search_docs_at ON search_docs (project, at);
-   CREATE INDEX search_docs_team ON search_docs (project, team, at);
-   CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
-   CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;
-   PRAGMA user_version = ${INDEX_VERSION};`;
-
-/** The index's file for a log at `path`: `roost.db` → `roost.search.db`. */
-export function indexPathOf(path: string): string {
-  return path.endsWith('.db') ? `${path.slice(0, -3)}.search.db` : `${path}.search.db`;
-}
 
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
@@ -119,16 +80,11 @@ interface DocRow {
   text: string;
 }
 
-/** A search's failure as it crosses the thread: the StoreError's kind and message. */
-export interface SearchFailure {
-  kind: StoreError['kind'];
-  message: string;
-}
-
-export class SearchIndex {
+export class SqliteSearch {
   private marks = new Map<string, number>();
-  /** Streams with events that may lie past their marks (from commits, and every indexed stream at the start). */
-  private dirty = new Set<string>();
+  private pending: LogEntry[] = [];
+  private scheduled = false;
+  private backfill: string[] | null = null;
   private insDoc: Database.Statement;
   private insFts: Database.Statement;
   private putMark: Database.Statement;
@@ -139,22 +95,18 @@ export class SearchIndex {
   private indexTx: Database.Transaction<(entries: LogEntry[]) => number>;
 
   constructor(
-    log: Database.Database,
-    private ix: Database.Database,
+    private db: Database.Database,
+    /** Called before and after each index write (the store's lazy commit: no fsync of its own). */
+    private around: { before: () => void; after: () => void },
   ) {
-    // In one write transaction: two stores opening the same files never both make it.
-    ix.transaction(() => {
-      if (ix.pragma('user_version', { simple: true }) !== INDEX_VERSION) ix.exec(INDEX_SCHEMA);
-    }).immediate();
-    this.insDoc = ix.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    this.insFts = ix.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
-    // Never down: another store on the same files may have indexed further.
-    this.putMark = ix.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = MAX(indexed, excluded.indexed)');
-    this.readEvents = log.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
-    this.headOf = log.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
-    this.nextStream = log.prepare('SELECT stream FROM events WHERE stream > ? ORDER BY stream LIMIT 1');
-    this.loadMarks();
-    this.indexTx = ix.transaction((entries: LogEntry[]) => {
+    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insFts = db.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
+    this.putMark = db.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = excluded.indexed');
+    this.readEvents = db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
+    this.headOf = db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
+    this.nextStream = db.prepare('SELECT stream FROM events WHERE stream > ? ORDER BY stream LIMIT 1');
+    for (const r of db.prepare('SELECT stream, indexed FROM search_heads').all() as { stream: string; indexed: number }[]) this.marks.set(r.stream, r.indexed);
+    this.indexTx = db.transaction((entries: LogEntry[]) => {
       let n = 0;
       const last = new Map<string, [number, number]>();
       for (const e of entries) {
@@ -182,66 +134,104 @@ export class SearchIndex {
     });
   }
 
-  private loadMarks(): void {
-    this.marks.clear();
-    for (const r of this.ix.prepare('SELECT stream, indexed FROM search_heads').all() as { stream: string; indexed: number }[]) this.marks.set(r.stream, r.indexed);
+  /** Writes one batch of entries (one transaction, written lazily). */
+  private write(entries: LogEntry[]): number {
+    if (entries.length === 0) return 0;
+    this.around.before();
+    try {
+      return this.indexTx(entries);
+    } finally {
+      this.around.after();
+    }
   }
 
-  /** Streams that took commits: indexed by the next steps. */
-  touched(streams: Iterable<string>): void {
-    for (const s of streams) if (searchStreamOf(s)) this.dirty.add(s);
+  /** The commit listener: a commit's entries, indexed at the end of this turn. */
+  committed(entries: LogEntry[]): void {
+    if (searchStreamOf(entries[0].stream) === null) return;
+    for (const e of entries) this.pending.push(e);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.drainSoon);
+    }
   }
 
-  /** Every indexed stream of the log, to be caught up by the next steps (a store's start: what a crash or an older log left). */
-  touchAll(): void {
-    for (let s = ''; ; ) {
+  private drainSoon = (): void => {
+    this.scheduled = false;
+    try {
+      this.drain();
+    } catch (e) {
+      // Nothing lost: the marks did not move, the next search or open catches up.
+      console.error('roost: indexing for search failed', e);
+    }
+  };
+
+  /** Indexes what the commit listener queued. */
+  drain(): void {
+    const batch = this.pending;
+    this.pending = [];
+    for (let i = 0; i < batch.length; i += SEARCH_LIMITS.chunk) this.write(batch.slice(i, i + SEARCH_LIMITS.chunk));
+  }
+
+  /** Indexes `stream` past its mark, up to `max` events (all when omitted); true when it is caught up. */
+  private catchUp(stream: string, max = Infinity): boolean {
+    const head = (this.headOf.get(stream) as { head: number }).head;
+    let done = 0;
+    while ((this.marks.get(stream) ?? 0) < head && done < max) {
+      const mark = this.marks.get(stream) ?? 0;
+      const rows = this.readEvents.all(stream, mark, SEARCH_LIMITS.chunk) as LogEntry[];
+      if (rows.length === 0) break;
+      this.write(rows);
+      done += rows.length;
+    }
+    return (this.marks.get(stream) ?? 0) >= head;
+  }
+
+  /** Starts the background catch-up of every indexed stream (at open): one chunk per event-loop turn. */
+  startBackfill(closed: () => boolean): void {
+    const streams: string[] = [];
+    let s = '';
+    for (;;) {
       const r = this.nextStream.get(s) as { stream: string } | undefined;
       if (!r) break;
       s = r.stream;
-      if (searchStreamOf(s)) this.dirty.add(s);
+      if (searchStreamOf(s)) streams.push(s);
     }
+    this.backfill = streams;
+    const step = (): void => {
+      if (closed() || !this.backfill?.length) return;
+      try {
+        if (this.catchUp(this.backfill[0], SEARCH_LIMITS.chunk)) this.backfill.shift();
+      } catch (e) {
+        console.error('roost: indexing for search failed', e);
+        return;
+      }
+      setImmediate(step).unref?.();
+    };
+    setImmediate(step).unref?.();
   }
 
-  /** Whether a step has work. */
-  get behind(): boolean {
-    return this.dirty.size > 0;
-  }
-
-  /**
-   * One batch: the events past their marks of the streams that took commits,
-   * up to SEARCH_LIMITS.chunk in all, in one transaction. A stream whose
-   * events all fit leaves the set; the rest wait for the next step.
-   */
-  step(): number {
-    const batch: LogEntry[] = [];
-    for (const stream of this.dirty) {
-      const room = SEARCH_LIMITS.chunk - batch.length;
-      if (room <= 0) break;
-      const rows = this.readEvents.all(stream, this.marks.get(stream) ?? 0, room) as LogEntry[];
-      for (const r of rows) batch.push(r);
-      if (rows.length < room) this.dirty.delete(stream);
-    }
-    return batch.length ? this.indexTx(batch) : 0;
-  }
-
-  /** Indexes `stream` past its mark, up to its head now, a chunk per transaction. */
-  private catchUp(stream: string): void {
-    const head = (this.headOf.get(stream) as { head: number }).head;
-    while ((this.marks.get(stream) ?? 0) < head) {
-      const rows = this.readEvents.all(stream, this.marks.get(stream) ?? 0, SEARCH_LIMITS.chunk) as LogEntry[];
-      if (rows.length === 0) break;
-      this.indexTx(rows);
-    }
-  }
-
-  /** Empties the index and fills it again from the log; the events indexed. */
   rebuild(): number {
-    this.ix.exec("DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads;");
+    this.drain();
+    this.around.before();
+    try {
+      this.db.transaction(() => {
+        this.db.exec("DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads;");
+      })();
+    } finally {
+      this.around.after();
+    }
     this.marks.clear();
-    this.dirty.clear();
-    this.touchAll();
     let n = 0;
-    while (this.dirty.size) n += this.step();
+    let s = '';
+    for (;;) {
+      const r = this.nextStream.get(s) as { stream: string } | undefined;
+      if (!r) break;
+      s = r.stream;
+      if (!searchStreamOf(s)) continue;
+      const before = (this.db.prepare('SELECT COUNT(*) AS n FROM search_docs WHERE stream = ?').get(s) as { n: number }).n;
+      this.catchUp(s);
+      n += (this.db.prepare('SELECT COUNT(*) AS n FROM search_docs WHERE stream = ?').get(s) as { n: number }).n - before;
+    }
     return n;
   }
 
@@ -251,6 +241,7 @@ export class SearchIndex {
     const cursor = decodeSearchCursor(query.cursor);
     if (terms.length === 0) return { hits: [], next: null };
     // Whatever committed before this search is found by it.
+    this.drain();
     for (const s of projectStreams(query.project)) this.catchUp(s);
     // And its fleet threads' streams, however many (one index seek each).
     const prefix = fleetPrefixOf(query.project);
@@ -273,7 +264,7 @@ export class SearchIndex {
     args.push(limit + 1);
     let stmt = this.queries.get(sql);
     if (!stmt) {
-      stmt = this.ix.prepare(sql);
+      stmt = this.db.prepare(sql);
       this.queries.set(sql, stmt);
     }
     let rows: DocRow[];

@@ -43,8 +43,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
 import { CHECKPOINT_DEFAULTS, Checkpointer, type CheckpointOptions } from './sqlite-checkpoint.js';
-import { SqliteIndexer } from './sqlite-indexer.js';
-import { SEARCH_DROP_MIGRATION, SEARCH_FILTERS_MIGRATION, SEARCH_MIGRATION } from './sqlite-search.js';
+import { SEARCH_FILTERS_MIGRATION, SEARCH_MIGRATION, SqliteSearch } from './sqlite-search.js';
 import {
   StoreError,
   checkBroadcast,
@@ -128,8 +127,6 @@ const MIGRATIONS = [
   SEARCH_MIGRATION,
   // 4: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
   SEARCH_FILTERS_MIGRATION,
-  // 5: the index moves to a file of its own, written by a thread of its own (sqlite-indexer.ts), refilled there from the log.
-  SEARCH_DROP_MIGRATION,
 ];
 
 /** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
@@ -154,9 +151,9 @@ export interface SqliteOptions {
   /** How long (ms) a flush with an append that is not lazy may wait for more appends (see the file comment); 1 by default. */
   gatherMs?: number;
   /**
-   * 'commit' (the default): the search index is kept current after the
-   * commits (sqlite-indexer.ts). 'search': only a search indexes, catching up
-   * its project's streams first (the same catch-up), so ingest pays nothing for the index:
+   * 'commit' (the default): the search index is kept current right after each
+   * commit. 'search': only a search indexes, catching up its project's
+   * streams first (the same catch-up), so ingest pays nothing for the index:
    * bench/ingest-index.ts compares the two (`ROOST_SEARCH_INDEX=search`).
    */
   searchIndex?: 'commit' | 'search';
@@ -221,14 +218,17 @@ export class SqliteStore implements EventStore {
     };
     this.writer = new BatchWriter(this.db);
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
-    // The search index: its own file, written by its own thread after the commits (sqlite-indexer.ts).
-    this.searchIndex = new SqliteIndexer(this.db, opts.path, opts.searchIndex ?? 'commit');
-    this.listeners.add((_stream, _head, entries) => {
-      if (entries && entries.length) this.searchIndex.committed(entries);
-    });
+    // The search index is written after each commit like a lazy append (see sqlite-search.ts).
+    this.searchIndex = new SqliteSearch(this.db, { before: () => this.synchronous(false), after: () => this.lazyCommitted() });
+    if (opts.searchIndex !== 'search') {
+      this.listeners.add((_stream, _head, entries) => {
+        if (entries && entries.length) this.searchIndex.committed(entries);
+      });
+      this.searchIndex.startBackfill(() => this.closed);
+    }
   }
 
-  private searchIndex: SqliteIndexer;
+  private searchIndex: SqliteSearch;
 
   async search(query: SearchQuery): Promise<SearchPage> {
     if (this.closed) throw new StoreError('closed', 'store is closed');
@@ -530,7 +530,11 @@ export class SqliteStore implements EventStore {
     // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
     await Promise.resolve();
-    await this.searchIndex.close();
+    try {
+      this.searchIndex.drain();
+    } catch (e) {
+      console.error('roost: indexing for search failed', e);
+    }
     if (this.syncTimer) {
       this.clearSync();
       this.syncRow();
