@@ -92,12 +92,12 @@ async function main(): Promise<void> {
     } else {
       const { default: Database } = await import('better-sqlite3');
       await store.close();
-      const db = new Database(join(dir, 'roost.search.db'), { readonly: true });
+      const db = new Database(join(dir, 'roost.db'), { readonly: true });
       try {
         const r = db.prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'").get() as { b: number };
         bytes = r.b;
       } catch {
-        bytes = statSync(join(dir, 'roost.search.db')).size;
+        bytes = statSync(join(dir, 'roost.db')).size;
       }
       db.close();
     }
