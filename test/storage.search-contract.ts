@@ -164,6 +164,8 @@ export function searchContract(open: () => Promise<EventStore>, run: string): vo
       j({ type: 'tool', agent: 'k1', source: 'claude-code', team: 'ops', tool: 'Edit', status: 'working', activity: 'heron notes' }),
       j({ type: 'status', agent: 'k1', team: 'ops', status: 'blocked', activity: 'heron waits' }),
     ]);
+    // The approvals come later (a later append time: two appends of one millisecond order by stream).
+    await new Promise((r) => setTimeout(r, 3));
     await s.append(`approvals:${p}`, [
       j({ type: 'approval.requested', id: 'q9', asker: 'k1', source: 'claude-code', team: 'ops', tool: 'Bash', input: 'heron push' }),
       j({ type: 'approval.decided', id: 'q9', decision: 'deny', by: 'Maya', reason: 'heron freeze' }),

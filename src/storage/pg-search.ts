@@ -52,6 +52,9 @@ const ANALYZE_FIRST = 10_000;
 /** Tries of one index write of this node's commits before it is left to the next search's catch-up. */
 const WRITE_TRIES = 3;
 
+/** This node's commits waiting for their index write, at most (a few batches of SEARCH_LIMITS.chunk). */
+const PENDING_MAX = 10 * SEARCH_LIMITS.chunk;
+
 /** PostgreSQL's highest lexeme position. */
 const POS_MAX = 16383;
 
@@ -119,6 +122,9 @@ export class PgSearch {
   /** The commit listener (this node's commits): indexed right after, in order. */
   committed(entries: LogEntry[]): void {
     if (searchStreamOf(entries[0].stream) === null) return;
+    // Bounded: past PENDING_MAX (the database slower than the appends) a commit is
+    // left to the next search's catch-up, whose streams' marks stop below it.
+    if (this.pending.length + entries.length > PENDING_MAX) return;
     for (const e of entries) this.pending.push(e);
     if (!this.writing) this.writing = this.drainLoop();
   }

@@ -43,8 +43,10 @@
 // senders repeat what matters.
 
 import pg from 'pg';
-import { PG_SEARCH_FILTERS_MIGRATION, PG_SEARCH_MIGRATION, PgSearch } from './pg-search.js';
+import { PgSearch } from './pg-search.js';
+import { PgBroadcast } from './postgres-broadcast.js';
 import { randomUUID } from 'node:crypto';
+import { RETRYABLE, ident, isConnectionError, isKeyRace, migrate, parseUrl, redact, storeError } from './postgres-setup.js';
 import {
   StoreError,
   checkBroadcast,
@@ -58,7 +60,6 @@ import {
   type SearchPage,
   type SearchQuery,
   type Snapshot,
-  type StoreErrorKind,
   judgeKey,
 } from './types.js';
 
@@ -107,102 +108,6 @@ const outcomeOf = (judged: AppendResult | StoreError): Outcome => (judged instan
 const SNAPSHOTS_KEPT = 4;
 const DEFAULT_CHANNEL = 'roost_commits';
 const BROADCAST_CHANNEL = 'roost_broadcast';
-/** Broadcasts queued while one NOTIFY is in flight, at most (beyond it the oldest are dropped: the channel is lossy). */
-const BROADCAST_QUEUE_MAX = 1000;
-
-const MIGRATIONS = [
-  `CREATE TABLE streams (
-     stream text PRIMARY KEY,
-     head bigint NOT NULL
-   );
-   CREATE TABLE events (
-     stream text NOT NULL,
-     position bigint NOT NULL,
-     type text NOT NULL,
-     body text NOT NULL,
-     at bigint NOT NULL,
-     PRIMARY KEY (stream, position)
-   );
-   CREATE TABLE idempotency (
-     key text PRIMARY KEY,
-     stream text NOT NULL,
-     first bigint NOT NULL,
-     last bigint NOT NULL,
-     at bigint NOT NULL
-   );
-   CREATE TABLE snapshots (
-     stream text NOT NULL,
-     position bigint NOT NULL,
-     state text NOT NULL,
-     at bigint NOT NULL,
-     PRIMARY KEY (stream, position)
-   );`,
-  // Lets one statement fail as a whole on a condition (see fastWrite).
-  `CREATE FUNCTION roost_assert(ok boolean, message text) RETURNS boolean LANGUAGE plpgsql AS $$
-   BEGIN
-     IF NOT ok THEN RAISE EXCEPTION '%', message; END IF;
-     RETURN ok;
-   END $$;`,
-  // 3: keys scoped in the store, as in SQLite's migration 2 (see sqlite.ts):
-  // namespace (scope, scoped), fingerprint, the first answer; an old key loses
-  // its hand-made `<stream>:` prefix. Every node of the old version must be
-  // stopped first (they would write keys into the old shape).
-  `CREATE TABLE idempotency_scoped (
-     scope text NOT NULL,
-     scoped smallint NOT NULL,
-     key text NOT NULL,
-     stream text NOT NULL,
-     first bigint NOT NULL,
-     last bigint NOT NULL,
-     at bigint NOT NULL,
-     fingerprint text,
-     answer text,
-     PRIMARY KEY (scope, scoped, key)
-   );
-   INSERT INTO idempotency_scoped (scope, scoped, key, stream, first, last, at)
-     SELECT stream, 0,
-            CASE WHEN length(key) > length(stream) + 1 AND left(key, length(stream) + 1) = stream || ':'
-                 THEN substr(key, length(stream) + 2) ELSE key END,
-            stream, first, last, at
-     FROM idempotency ORDER BY at, stream, first
-   ON CONFLICT DO NOTHING;
-   DROP TABLE idempotency;
-   ALTER TABLE idempotency_scoped RENAME TO idempotency;
-   ALTER INDEX idempotency_scoped_pkey RENAME TO idempotency_pkey;`,
-  // 4: the full-text index, derived from the log (pg-search.ts); filled by the catch-up at open.
-  PG_SEARCH_MIGRATION,
-  // 5: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
-  PG_SEARCH_FILTERS_MIGRATION,
-];
-
-/** Another node committed one of the batch's keys after we looked: the batch is redone (and then finds it). */
-function isKeyRace(e: unknown): boolean {
-  return e instanceof Error && e.message.includes('roost: key race');
-}
-
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
-
-function isConnectionError(e: unknown): boolean {
-  const code = (e as { code?: string } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || code === 'ECONNREFUSED' || code === 'ECONNRESET')) return true;
-  const msg = e instanceof Error ? e.message : '';
-  return /Connection terminated|ECONNRESET|ECONNREFUSED|not queryable|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(msg);
-}
-
-/** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
-function kindOf(e: unknown): StoreErrorKind {
-  if (e instanceof StoreError) return e.kind;
-  const code = (e as { code?: string } | null)?.code ?? '';
-  // Lost or refused connections, too many connections, disk full, shutting down; deadlocks past the retries.
-  if (isConnectionError(e) || code.startsWith('53') || RETRYABLE.has(code)) return 'unavailable';
-  // A value PostgreSQL cannot hold (a bad byte sequence, a string too long, a NOT NULL violated).
-  if (code.startsWith('22') || code === '23502' || e instanceof TypeError) return 'bad_input';
-  return 'internal';
-}
-
-function storeError(what: string, e: unknown): StoreError {
-  return e instanceof StoreError ? e : new StoreError(kindOf(e), `${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-}
 
 export interface PostgresOptions {
   /** postgres:// URL. `?schema=name` keeps Roost's tables in that schema (created if missing). */
@@ -228,10 +133,7 @@ export class PostgresStore implements EventStore {
   readonly broadcastChannel: string;
   /** This instance, as other nodes' broadcast listeners know it (`from`). */
   readonly node = randomUUID().replace(/-/g, '').slice(0, 12);
-  private broadcastSeq = 0;
-  private outbox: string[] = [];
-  private broadcasting: Promise<void> | null = null;
-  private broadcastListeners = new Set<BroadcastListener>();
+  private bus: PgBroadcast;
   private pool: pg.Pool;
   private config: pg.ClientConfig;
   private queue: Pending[] = [];
@@ -262,6 +164,7 @@ export class PostgresStore implements EventStore {
     this.pool = new pg.Pool({ ...config, max: opts.poolSize ?? pool ?? 10, application_name: `roost:${schema}` });
     // An idle pooled connection that dies must not crash the process; the pool replaces it.
     this.pool.on('error', (e) => console.error('roost: postgres connection lost (pool):', e.message));
+    this.bus = new PgBroadcast(this.pool, this.broadcastChannel, this.node, this.stats);
     // This node's commits are indexed right after they commit (see pg-search.ts),
     // handed over by flush itself: not as a commit listener, whom `announce`
     // skips once the heads poll or a NOTIFY read the head first.
@@ -300,37 +203,7 @@ export class PostgresStore implements EventStore {
   }
 
   private async migrate(): Promise<void> {
-    const c = await this.pool.connect();
-    try {
-      // One migrator at a time per schema, across every node: the others wait here
-      // and then find the schema up to date.
-      await c.query('SELECT pg_advisory_lock(hashtext($1))', [`roost-migrate:${this.schema}`]);
-      try {
-        await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
-        await c.query('CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL)');
-        const row = await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'schema'");
-        let version = row.rows.length ? Number(row.rows[0].value) : 0;
-        await c.query('BEGIN');
-        try {
-          for (; version < MIGRATIONS.length; version++) await c.query(MIGRATIONS[version]);
-          await c.query(
-            "INSERT INTO meta (key, value) VALUES ('schema', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            [String(version)],
-          );
-          await c.query("INSERT INTO meta (key, value) VALUES ('epoch', $1) ON CONFLICT (key) DO NOTHING", [randomUUID().slice(0, 8)]);
-          await c.query('COMMIT');
-        } catch (e) {
-          await c.query('ROLLBACK').catch(() => {});
-          throw e;
-        }
-        const epoch = await c.query<{ value: string }>("SELECT value FROM meta WHERE key = 'epoch'");
-        this.epoch = epoch.rows[0].value;
-      } finally {
-        await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`roost-migrate:${this.schema}`]);
-      }
-    } finally {
-      c.release();
-    }
+    this.epoch = await migrate(this.pool, this.schema);
   }
 
   // ------------------------------------------------------------ appends
@@ -804,7 +677,7 @@ export class PostgresStore implements EventStore {
     c.on('error', onLost);
     c.on('end', () => onLost());
     c.on('notification', (msg) => {
-      if (msg.channel === this.broadcastChannel) return this.heard(msg.payload ?? '');
+      if (msg.channel === this.broadcastChannel) return void (this.closed || this.bus.heard(msg.payload ?? ''));
       if (msg.channel !== this.channel || !msg.payload) return;
       const i = msg.payload.lastIndexOf(':');
       const head = Number(msg.payload.slice(i + 1));
@@ -831,53 +704,11 @@ export class PostgresStore implements EventStore {
 
   broadcast(topic: string, payload: string): void {
     checkBroadcast(topic, payload);
-    if (this.closed) return;
-    if (this.outbox.length >= BROADCAST_QUEUE_MAX) {
-      this.outbox.shift();
-      this.stats.broadcastsDropped++;
-    }
-    this.outbox.push(`${this.node}:${++this.broadcastSeq} ${topic}\n${payload}`);
-    if (this.broadcasting) return;
-    // One statement in flight; what queues meanwhile goes next, in order, in one transaction.
-    this.broadcasting = (async () => {
-      while (this.outbox.length) {
-        const batch = this.outbox;
-        this.outbox = [];
-        await this.pool
-          .query('SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, o) ORDER BY o', [this.broadcastChannel, batch])
-          .catch((e) => {
-            this.stats.broadcastsDropped += batch.length;
-            console.error('roost: broadcast failed (lossy; senders repeat what matters):', (e as Error).message);
-          });
-      }
-      this.broadcasting = null;
-    })();
+    if (!this.closed) this.bus.send(topic, payload);
   }
 
   onBroadcast(listener: BroadcastListener): () => void {
-    this.broadcastListeners.add(listener);
-    return () => this.broadcastListeners.delete(listener);
-  }
-
-  /** A notification on the broadcast channel: another node's message to the listeners, ours dropped. */
-  private heard(raw: string): void {
-    if (this.closed) return;
-    const sp = raw.indexOf(' ');
-    const nl = raw.indexOf('\n', sp + 1);
-    if (sp <= 0 || nl < 0) return;
-    const colon = raw.lastIndexOf(':', sp);
-    if (colon <= 0) return;
-    const from = raw.slice(0, colon);
-    if (from === this.node) return;
-    const topic = raw.slice(sp + 1, nl);
-    const payload = raw.slice(nl + 1);
-    for (const l of this.broadcastListeners) {
-      try {
-        l(topic, payload, from);
-      } catch (e) {
-        console.error('roost: broadcast listener failed', e);
-      }
-    }
+    return this.bus.on(listener);
   }
 
   /** Announces every stream's committed head; the listeners read whatever they have not folded. */
@@ -934,7 +765,7 @@ export class PostgresStore implements EventStore {
     if (this.notifying) await this.notifying;
     await this.searchIndex.settled();
     // What was broadcast before close (a node's goodbye) leaves before the pool ends.
-    while (this.broadcasting) await this.broadcasting;
+    await this.bus.settled();
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
@@ -951,33 +782,6 @@ export class PostgresStore implements EventStore {
   }
 }
 
-/** Splits Roost's own `schema` parameter off the URL; the rest goes to the driver as is. */
-function parseUrl(raw: string): { config: pg.ClientConfig; schema: string; pool?: number } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new StoreError('bad_input', 'the database URL is not a valid URL (expected postgres://user@host:port/database)');
-  }
-  const schema = url.searchParams.get('schema') ?? 'public';
-  // Lower case only: the name goes unquoted into search_path, which folds case.
-  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) throw new StoreError('bad_input', `schema "${schema}" must be lower-case letters, digits and _ (at most 41)`);
-  url.searchParams.delete('schema');
-  // `?pool=N` (1 to 100): the pool's size on this node, for deployments (and tests) that share max_connections.
-  const poolRaw = url.searchParams.get('pool');
-  url.searchParams.delete('pool');
-  const pool = poolRaw === null ? undefined : Number(poolRaw);
-  if (pool !== undefined && !(Number.isInteger(pool) && pool >= 1 && pool <= 100)) throw new StoreError('bad_input', `pool "${poolRaw}" must be a whole number from 1 to 100`);
-  // Set at connection start, on every pooled connection: Roost's tables first on
-  // the search path; and a transaction left open by a node that hangs mid-way
-  // (holding a stream's lock) is ended by the server instead of stalling every node.
-  return {
-    config: { connectionString: url.toString(), options: `-c search_path=${schema} -c idle_in_transaction_session_timeout=30000` },
-    schema,
-    ...(pool === undefined ? {} : { pool }),
-  };
-}
-
 /** True when one of the strings holds a NUL (PostgreSQL text cannot). */
 function hasNul(...values: (string | undefined)[]): boolean {
   for (const v of values) if (v !== undefined && v.includes('\0')) return true;
@@ -987,12 +791,4 @@ function hasNul(...values: (string | undefined)[]): boolean {
 /** keyId of a row read back from the idempotency table. */
 function rowId(row: { scope: string; scoped: number | string; key: string }): string {
   return `${Number(row.scoped)}\0${row.scope}\0${row.key}`;
-}
-
-function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-function redact(raw: string): string {
-  return raw.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
