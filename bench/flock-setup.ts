@@ -57,18 +57,26 @@ export interface FlockBench {
   close(): Promise<void>;
 }
 
-export async function flockBench(delayMs = 0): Promise<FlockBench> {
-  const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
+/** A roster whose every role is `instantModel(delay)`. */
+export function instantRoster(delay: { ms: number } = { ms: 0 }): ModelRoster {
   const spec = parseModelSpec('anthropic:instant');
   if (!spec.ok) throw new Error(spec.message);
-  const delay = { ms: delayMs };
   const model = instantModel(delay);
-  const models = new ModelRoster({ default: spec.value, roles: {} }, { make: () => model });
-  const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models, flockBanterWaitMs: 1000 });
-  // Every verdict approved the moment it is asked (a person who never hesitates).
+  return new ModelRoster({ default: spec.value, roles: {} }, { make: () => model });
+}
+
+/** Every verdict of `roost` approved by `by` the moment it is asked (a person who never hesitates). */
+export function approveVerdicts(roost: Roost, by: string): void {
   roost.approvals.onRequested((a) => {
-    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'bench').catch(() => {});
+    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', by).catch(() => {});
   });
+}
+
+export async function flockBench(delayMs = 0): Promise<FlockBench> {
+  const dir = mkdtempSync(join(tmpdir(), 'roost-bench-flock-'));
+  const delay = { ms: delayMs };
+  const roost = await startRoost(new SqliteStore({ path: join(dir, 'roost.db') }), { port: 0, models: instantRoster(delay), flockBanterWaitMs: 1000 });
+  approveVerdicts(roost, 'bench');
   // The bench's client is node:http on kept-alive sockets, not fetch: it shares the server's
   // process (the per-item time needs the server's fold), and fetch's streams and promises
   // were about half the process's garbage, so its scavenges landed on Roost's items.

@@ -119,6 +119,16 @@ export function child<T>(script: string, argv: string[]): Promise<T> {
   });
 }
 
+/**
+ * Runs a bench script that takes `[db or -, runs, seconds]` and prints
+ * `{rows}` (each row's `met`, when it has one, says whether its target was
+ * met), and adds its rows to the table.
+ */
+export async function addChildRows(script: string): Promise<void> {
+  const out = await child<{ rows: (Row & { met?: boolean })[] }>(script, [DB ?? '-', String(args.quick ? 1 : RUNS), String(SECONDS)]);
+  for (const r of out.rows) add({ ...r, ok: r.met === undefined ? undefined : () => r.met! });
+}
+
 export function rssKb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : NaN;

@@ -10,10 +10,9 @@ import { SqliteStore } from '../src/storage/index.js';
 import type { AppendOptions, NewEvent } from '../src/storage/types.js';
 import { startRoost } from '../src/server/index.js';
 import { flockStream } from '../src/server/flock/settings.js';
-import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 import { tempDir } from './support/server.js';
 // The benches' model that answers at once (no network).
-import { instantModel } from '../bench/flock-setup.js';
+import { approveVerdicts, instantRoster } from '../bench/flock-setup.js';
 
 test("a list's driver steps are lazy appends (no fsync of their own), and its 202 waits for sync()", { timeout: 120_000 }, async () => {
   const dir = tempDir('roost-flock-lazy-');
@@ -33,13 +32,8 @@ test("a list's driver steps are lazy appends (no fsync of their own), and its 20
     await sync();
     s.done = seen.length;
   };
-  const spec = parseModelSpec('anthropic:instant');
-  assert.ok(spec.ok);
-  const model = instantModel();
-  const roost = await startRoost(store, { port: 0, models: new ModelRoster({ default: spec.value, roles: {} }, { make: () => model }), flockBanterWaitMs: 500 });
-  roost.approvals.onRequested((a) => {
-    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'test').catch(() => {});
-  });
+  const roost = await startRoost(store, { port: 0, models: instantRoster(), flockBanterWaitMs: 500 });
+  approveVerdicts(roost, 'test');
   try {
     const text = Array.from({ length: 6 }, (_, i) => `write note ${i + 1}`).join('\n');
     const r = await fetch(`${roost.url}/api/lists`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, requester: 'ann' }) });

@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { inProcess } from './support/server.js';
-import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 // The benches' model that answers at once (no network).
-import { instantModel } from '../bench/flock-setup.js';
+import { approveVerdicts, instantRoster } from '../bench/flock-setup.js';
 import { ListFrames, type ListFrame } from '../src/server/flock/list-frames.js';
 
 const frame = (position: number, name: string, data: object): ListFrame => ({ position, ev: { name, data: JSON.stringify(data) } });
@@ -114,13 +113,8 @@ test("a packed list's bytes live outside V8's heap: 1,000 finished lists of 10 f
 });
 
 test("a real server packs a list's frames when it finishes (the frames its stream replays, first to last)", { timeout: 120_000 }, async () => {
-  const spec = parseModelSpec('anthropic:instant');
-  assert.ok(spec.ok);
-  const model = instantModel();
-  const roost = await inProcess({ models: new ModelRoster({ default: spec.value, roles: {} }, { make: () => model }), flockBanterWaitMs: 500 });
-  roost.approvals.onRequested((a) => {
-    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'test').catch(() => {});
-  });
+  const roost = await inProcess({ models: instantRoster(), flockBanterWaitMs: 500 });
+  approveVerdicts(roost, 'test');
   try {
     const r = await fetch(`${roost.url}/api/lists`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'write note 1\nwrite note 2', requester: 'ann' }) });
     assert.equal(r.status, 202);

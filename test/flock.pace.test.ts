@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { Pacer, processSignals, type PaceSettings, type PaceSignals } from '../src/server/flock/pace.js';
 import { flockRoutes } from '../src/server/flock/routes.js';
 import { inProcess } from './support/server.js';
-import { ModelRoster, parseModelSpec } from '../src/models/config.js';
 // The benches' model that answers at once (no network): the same stand-in for the same question.
-import { instantModel } from '../bench/flock-setup.js';
+import { approveVerdicts, instantRoster } from '../bench/flock-setup.js';
 
 const SETTINGS: PaceSettings = { windowMs: 10, busy: 0.9, room: 0.75, requests: 2, floor: 1, frontAt: 8 };
 
@@ -103,13 +102,8 @@ test('a stop grants every waiting step', async () => {
 });
 
 test('a real server: a list handed over while requests keep the loop busy finishes, and the flock yielded meanwhile', { timeout: 180_000 }, async () => {
-  const spec = parseModelSpec('anthropic:instant');
-  assert.ok(spec.ok);
-  const model = instantModel();
-  const roost = await inProcess({ models: new ModelRoster({ default: spec.value, roles: {} }, { make: () => model }), flockBanterWaitMs: 500 });
-  roost.approvals.onRequested((a) => {
-    if (a.kind === 'verdict') void roost.approvals.decide(a.id, 'allow', 'test').catch(() => {});
-  });
+  const roost = await inProcess({ models: instantRoster(), flockBanterWaitMs: 500 });
+  approveVerdicts(roost, 'test');
   let on = true;
   let served = 0;
   const body = JSON.stringify({ type: 'status', agent: 'load-1', team: 'load', status: 'working', activity: 'busy' });
