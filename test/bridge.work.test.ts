@@ -267,6 +267,8 @@ test('a second bridge on the same root refuses to start and leaves the first one
     const worktree = join(root, '.roost-bridge', 'worktrees', id);
     assert.ok(existsSync(worktree));
     const stateOf = () => JSON.parse(readFileSync(join(root, '.roost-bridge', 'state.json'), 'utf8'));
+    // The session's process is written to the state file just after the log line: read the state once it is there.
+    await until('the session’s process in the state file', async () => (stateOf().children as { what: string }[]).some((c) => c.what.endsWith(id)), 10_000);
     const before = stateOf();
 
     const second = spawn(process.execPath, [ROOST_BIN, 'bridge', ...bridgeArgs(roost.url, root, claude)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
