@@ -4,7 +4,10 @@
 // index catch up, then times a two-word query with a team filter, newest
 // first, first page (20 hits). Prints one JSON line.
 //
-//   node dist/bench/search.js <n> [postgres://…?schema=…]
+//   node dist/bench/search.js <n> [postgres://…[?schema=…]]
+//
+// On PostgreSQL without a `schema`, it runs in a fresh schema of its own,
+// dropped at the end (what `npm run bench -- --only search --db <url>` does).
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +16,10 @@ import { SqliteStore } from '../src/storage/sqlite.js';
 import type { EventStore } from '../src/storage/types.js';
 
 const n = Number(process.argv[2] ?? 200_000);
-const url = process.argv[3];
+const given = process.argv[3];
+/** A schema made for this run (and dropped after it), when the URL names none. */
+const fresh = given && !new URL(given).searchParams.has('schema') ? `bench_search_${process.pid}_${Date.now() % 1e9}` : null;
+const url = given && fresh ? `${given}${given.includes('?') ? '&' : '?'}schema=${fresh}` : given;
 
 const TEAMS = ['pay', 'web', 'infra', 'data', 'search', 'mobile', 'auth', 'docs'];
 const TOOLS = ['Bash', 'Edit', 'Read', 'Write', 'Grep', 'Glob', 'WebFetch', 'Task'];
@@ -105,6 +111,12 @@ async function main(): Promise<void> {
   } finally {
     await store.close().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
+    if (given && fresh) {
+      const { default: pg } = await import('pg');
+      const c = new pg.Client({ connectionString: given });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${fresh} CASCADE`).finally(() => c.end());
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // through its hooks and ended (the floor has forgotten it); a search typed in
 // the top bar finds that tool call among another agent's moments, grouped by
 // agent, the words marked, and opens its moment in that session's timeline.
+// A Work command's result opens its agent's chat in Work.
 // `/` focuses the box unless a text field has the focus. The agent's card
 // draws its trends over 30 days. axe finds nothing serious, and the search
 // works on a 390 px phone.
@@ -18,6 +19,7 @@ import { axe, said } from './support/axe.js';
 import { mkdirSync } from 'node:fs';
 import { need, screenshotDir } from './support/env.js';
 import { until } from './support/until.js';
+import { client } from './support/work-server.js';
 import { PACKAGE_ROOT, type Roost } from '../src/server/index.js';
 import type {} from '../web/src/floor/hook.js';
 
@@ -144,6 +146,33 @@ describe('search in the web app', () => {
     assert.equal(await results.getByTestId('search-more').count(), 0);
     await box.press('Escape');
     assert.equal(await results.count(), 0);
+  });
+
+  test("a Work command's result found in the top bar opens the agent's chat in Work, where it shows", async (t) => {
+    if (!need(t, HAVE, 'chromium is not installed')) return;
+    // A Space's agent ran a command and reported its result, as a bridge does.
+    const me = client(server.url, null);
+    const space = (await me.post('/api/v2/spaces', { name: 'lap' })).json.id;
+    assert.equal((await me.post('/api/v2/projects/default/spaces', { space })).status, 200);
+    assert.equal((await me.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'w1', origin: 'bridge' }] })).status, 200);
+    const agent = `${space}:w1`;
+    const cmd = (await me.post('/api/v2/commands', { project: 'default', agent, text: 'audit the wombat ledger' })).json.id;
+    for (const body of [{ event: 'started' }, { event: 'finished', status: 'failed', result: 'Wombat ledger: 3 entries unbalanced' }]) {
+      assert.equal((await me.post(`/api/v2/spaces/${space}/executions`, { command: cmd, ...body })).status, 200);
+    }
+    await page.keyboard.press('/');
+    await page.keyboard.type('wombat unbalanced');
+    const results = page.getByTestId('search-results');
+    const hit = results.locator(`[data-testid=search-group][data-agent="${agent}"] [data-testid=search-hit][data-kind="execution.finished"]`);
+    await hit.waitFor({ timeout: 10_000 });
+    assert.match(await results.locator(`[data-testid=search-group][data-agent="${agent}"]`).innerText(), /Work/, "under the Work agent, in Work");
+    await hit.click();
+    await until('Work opened', async () => new URL(page.url()).pathname === '/work', 10_000);
+    assert.equal(new URL(page.url()).searchParams.get('conversation'), `agent:${agent}`);
+    const line = page.getByTestId('transcript').locator('[data-kind=result]');
+    await line.waitFor({ timeout: 10_000 });
+    assert.match(await line.innerText(), /Wombat ledger: 3 entries unbalanced/);
+    await page.goto(server.url + '/');
   });
 
   test("the agent's card draws its trends over 30 days", async (t) => {

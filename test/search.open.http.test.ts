@@ -2,10 +2,12 @@
 // hit names nothing more (its agent and position open the timeline); an
 // approval's decision names the approval (its page), a Work message its
 // conversation, a nest message its nest; ids that are not ids are left out.
+// A Work command's result, and what its agent said, open the agent's chat.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcess, post } from './support/server.js';
 import { decide } from './support/approvals-http.js';
+import { client } from './support/work-server.js';
 
 const get = async (url: string) => {
   const r = await fetch(url);
@@ -44,6 +46,43 @@ test('search hits say what they open: the approval, the conversation, the nest, 
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('elsewhere')), {}, 'not an id: nothing to open');
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('crow')), { item: 'L9-2' }, 'a list item’s event opens the item');
     assert.deepEqual(of((h) => h.family === 'fleet'), { thread: 't-7', session: 'fix-1' });
+  } finally {
+    await roost.close();
+  }
+});
+
+test("a Work command's result, what its agent said and the command itself are found, and open the agent's chat in Work", async () => {
+  const roost = await inProcess();
+  try {
+    const u = roost.url;
+    const me = client(u, null);
+    const space = (await me.post('/api/v2/spaces', { name: 'lap' })).json.id;
+    assert.equal((await me.post('/api/v2/projects/default/spaces', { space })).status, 200);
+    assert.equal((await me.post(`/api/v2/spaces/${space}/agents`, { full: true, agents: [{ session: 'a1', origin: 'bridge' }] })).status, 200);
+    const agent = `${space}:a1`;
+    const cmd = await me.post('/api/v2/commands', { project: 'default', agent, text: 'count the quokka tests' });
+    assert.equal(cmd.status, 200, JSON.stringify(cmd.json));
+    const report = (body: Record<string, unknown>) => me.post(`/api/v2/spaces/${space}/executions`, { command: cmd.json.id, ...body });
+    assert.equal((await report({ event: 'started' })).status, 200);
+    assert.equal((await report({ event: 'output', text: 'Counting quokka tests in src/' })).status, 200);
+    assert.equal((await report({ event: 'finished', status: 'failed', result: '412 quokka tests, 2 failing: refund.spec, ledger.spec' })).status, 200);
+    const conversation = (await me.get(`/api/v2/agents/${encodeURIComponent(agent)}?project=default`)).json.item.conversation as string;
+    const hits = (await get(`${u}/api/search?q=quokka`)).json.hits as { kind: string; agent: string; status?: string; snippet: string; open: Record<string, string> }[];
+    assert.deepEqual(
+      hits.map((h) => [h.kind, h.agent, h.open]),
+      [
+        ['execution.finished', agent, { conversation }],
+        ['execution.output', agent, { conversation }],
+        ['command.queued', agent, { conversation }],
+      ],
+      "the result, the agent's line and the command, newest first, each under the agent and opening its chat",
+    );
+    assert.match(hits[0].snippet, /412 «quokka» tests, 2 failing/);
+    // What the hit opens is the chat that shows the result, as its agent's line.
+    const opened = (await me.get(`/api/v2/conversations/${encodeURIComponent(conversation)}?project=default`)).json.item as { messages: { kind: string; text: string }[] };
+    assert.ok(opened.messages.some((m) => m.kind === 'result' && m.text.startsWith('412 quokka tests')), JSON.stringify(opened.messages));
+    const failed = (await get(`${u}/api/search?q=failing&status=failed&agent=${encodeURIComponent(agent)}`)).json.hits as unknown[];
+    assert.equal(failed.length, 1, 'a failed result, found by its status and agent');
   } finally {
     await roost.close();
   }

@@ -229,6 +229,42 @@ export function searchContract(open: () => Promise<EventStore>, run: string): vo
     assert.deepEqual(ids(await all(s, { project: p, q: 'walrus' })), live, 'the rebuilt index holds the threads too');
   });
 
+  test("search: Work's messages, commands, what an agent said and its results are found, under the agent and its chat, a private stream's not", async () => {
+    const s = await store();
+    const p = project();
+    // As the Work routes write them (docs/work.md): a command's and its execution's events name the agent and its chat.
+    const agent = 'sp-1:sess-9';
+    const chat = `agent:${agent}`;
+    const by = { uid: 'u1', name: 'Uma' };
+    await s.append(`work:${p}`, [
+      j({ type: 'message.posted', conversation: 'c-7', text: 'who owns the gecko invoices?', by }),
+      j({ type: 'command.queued', id: 'k-1', agent, conversation: chat, text: 'reconcile the gecko invoices', by }),
+    ]);
+    await s.append(`work:${p}`, [
+      j({ type: 'execution.started', command: 'k-1', agent, conversation: chat, by }),
+      j({ type: 'execution.output', command: 'k-1', agent, conversation: chat, text: 'Reading the gecko ledger', by }),
+      j({ type: 'execution.finished', command: 'k-1', agent, conversation: chat, status: 'failed', result: 'Gecko invoices: 3 of 40 do not reconcile (INV-9, INV-12, INV-31)', by }),
+    ]);
+    await s.append(`work:private:${p}`, [j({ type: 'message.posted', conversation: 'general', text: 'gecko invoices, privately', by })]);
+    const hits = await all(s, { project: p, q: 'gecko invoices' });
+    assert.deepEqual(
+      hits.map((h) => [h.stream, h.position, h.family, h.kind, h.agent]),
+      [
+        [`work:${p}`, 5, 'work', 'execution.finished', agent],
+        [`work:${p}`, 2, 'work', 'command.queued', agent],
+        [`work:${p}`, 1, 'work', 'message.posted', 'Uma'],
+      ],
+      "the result (its agent's, not the reporter's), the command, the message; newest first; not the private stream",
+    );
+    assert.match(hits[0].snippet, /«Gecko» «invoices»: 3 of 40 do not reconcile/, "the result's text, its words marked");
+    assert.deepEqual(ids(await all(s, { project: p, q: 'reconcile', agent, status: 'failed' })), [`work:${p}#5`], 'a failed result, by its agent');
+    assert.deepEqual(ids(await all(s, { project: p, q: 'gecko', kind: 'execution.output' })), [`work:${p}#4`], 'what the agent said');
+    assert.deepEqual(ids(await all(s, { project: p, q: '"INV 31"' })), [`work:${p}#5`]);
+    const live = await all(s, { project: p, q: 'gecko' });
+    assert.ok((await s.rebuildSearch()) > 0);
+    assert.deepEqual(await all(s, { project: p, q: 'gecko' }), live, 'the rebuilt index finds them alike');
+  });
+
   test('search: a hostile query is only words: it neither fails nor matches everything', async () => {
     const s = await store();
     const p = project();

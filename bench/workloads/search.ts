@@ -1,5 +1,6 @@
 // Full-text search over a large log (bench/search.ts, docs/search.md): a two-word query with a team filter, first page.
-import { args, RUNS, child, add, type Workload } from '../lib.js';
+// With --db, on PostgreSQL (a fresh schema per run, dropped after it).
+import { args, DB, RUNS, child, add, type Workload } from '../lib.js';
 
 export default {
   name: 'search',
@@ -9,12 +10,12 @@ export default {
     const p50: number[] = [];
     const size: number[] = [];
     for (let i = 0; i < RUNS; i++) {
-      const r = await child<{ p50: number; p99: number; indexBytes: number }>('search.js', [String(count)]);
+      const r = await child<{ p50: number; p99: number; indexBytes: number }>('search.js', DB ? [String(count), DB] : [String(count)]);
       p99.push(r.p99);
       p50.push(r.p50);
       size.push(r.indexBytes / count);
     }
-    const label = `search, SQLite FTS5 (${count.toLocaleString('en')} floor events, 8 teams)`;
+    const label = `search, ${DB ? 'PostgreSQL tsvector + GIN' : 'SQLite FTS5'} (${count.toLocaleString('en')} floor events, 8 teams)`;
     add({ workload: label, metric: 'two words + team, p99', values: p99, unit: 'ms', target: '< 50', ok: (m) => m < 50 });
     add({ workload: label, metric: 'two words + team, p50', values: p50, unit: 'ms' });
     add({ workload: label, metric: 'index bytes per event', values: size, unit: 'B' });

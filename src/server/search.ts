@@ -9,6 +9,7 @@
 import { HttpError, sendJson } from './http.js';
 import { route, type Route } from './route.js';
 import { QUERY_LIMITS, fleetThreadOf, type SearchAnswerHit, type SearchOpen } from '../core/search-text.js';
+import { agentChatOf } from '../core/work.js';
 import { SEARCH_LIMITS, type EventStore, type SearchQuery } from '../storage/types.js';
 
 export const SEARCH_PARAM_LIMITS = {
@@ -53,7 +54,12 @@ export function openOf(family: string, body: string): SearchOpen {
   }
   if (family === 'work') {
     const c = o.conversation;
-    const cid = id(c) ?? (c && typeof c === 'object' ? id((c as Record<string, unknown>).id) : undefined);
+    // A command's and its execution's events name the agent's chat (the server writes it on them); a
+    // `command.queued` from before that names only its agent, whose chat it is.
+    const cid =
+      id(c) ??
+      (c && typeof c === 'object' ? id((c as Record<string, unknown>).id) : undefined) ??
+      (o.type === 'command.queued' && id(o.agent) ? id(agentChatOf(o.agent as string)) : undefined);
     return cid ? { conversation: cid } : {};
   }
   return {};

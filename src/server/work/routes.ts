@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
-import { GENERAL, WORK_LIMITS, agentIdOf, agentsOfSpace, mayCommand, previewWork, type Agent, type Conversation, type Execution as WorkExecution, type PendingApproval } from '../../core/work.js';
+import { GENERAL, WORK_LIMITS, agentChatOf, agentIdOf, agentsOfSpace, mayCommand, previewWork, type Agent, type Command, type Conversation, type Execution as WorkExecution, type PendingApproval } from '../../core/work.js';
 import { line as boardLine } from '../../core/fleet.js';
 import { roleAtLeast } from '../../core/identity.js';
 import { HttpError, sendJson } from '../http.js';
@@ -92,6 +92,15 @@ const Execution = Type.Object({
   project: Project,
 });
 const Terminal = Type.Object({ session: TEXT(WORK_LIMITS.id), data: TEXT(64 * 1024) });
+
+/**
+ * The agent and chat a command's event belongs to, written on it by the server
+ * (the fold reads only `command`): what search indexes the event under and
+ * opens (docs/search.md, "Work"). None for a command the project has not.
+ */
+function chatOf(c: Command | undefined): { agent?: string; conversation?: string } {
+  return c ? { agent: c.agent, conversation: c.conversation } : {};
+}
 
 /** The string fields of an observation a report keeps (each to 1000 characters). */
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
@@ -295,7 +304,7 @@ export class WorkRoutes {
       const why = this.commandRefusal(book, body.agent, g.uid, project) ?? (await this.budgetRefusal(project, body.agent));
       if (why) agentRefusal = why.status === 404 ? new HttpError(404, 'not_found', `no agent ${body.agent} in ${project} to start it with`) : new HttpError(409, 'conflict', `cannot queue it to ${body.agent}: ${why.text}`);
       events[0].command = rid('k-');
-      events.push({ type: 'command.queued', id: events[0].command, agent: body.agent, text: msg?.text ?? '', by: this.w.who(g), at });
+      events.push({ type: 'command.queued', id: events[0].command, agent: body.agent, conversation: agentChatOf(body.agent), text: msg?.text ?? '', by: this.w.who(g), at });
     }
     const c = await this.w.commit(book, events, rawKey, refusal ?? agentRefusal);
     // Its answer is kept only once both halves are stored.
@@ -338,7 +347,7 @@ export class WorkRoutes {
     await book.fresh();
     const why = this.commandRefusal(book, agent, g.uid, g.project) ?? (await this.budgetRefusal(g.project, agent));
     const refusal = why ? new HttpError(why.status, why.status === 404 ? 'not_found' : 'conflict', `cannot send to ${agent}: ${why.text}`) : null;
-    const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, text, by: this.w.who(g), at: Date.now() }], rk!, refusal);
+    const done = await this.w.commit(book, [{ type: 'command.queued', id: rid('k-'), agent, conversation: agentChatOf(agent), text, by: this.w.who(g), at: Date.now() }], rk!, refusal);
     const id = String(done.stored[0].id);
     // As it is now, kept with the key: a retry gets this, not the queue of its own time.
     await this.w.reply(res, done, () => {
@@ -353,7 +362,7 @@ export class WorkRoutes {
     const book = await this.w.projectBook(g.project);
     const c = book.state.commands.get(params.id);
     const refusal = !c ? new HttpError(404, 'not_found', `no such command: ${params.id}`) : c.status !== 'queued' ? new HttpError(409, 'conflict', `the command is ${c.status}; only a queued command can be cancelled`) : null;
-    const done = await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, by: this.w.who(g), at: Date.now() }], rk!, refusal);
+    const done = await this.w.commit(book, [{ type: 'command.cancelled', command: params.id, ...chatOf(c), by: this.w.who(g), at: Date.now() }], rk!, refusal);
     await this.w.reply(res, done, () => ({ id: params.id, status: book.state.commands.get(params.id)?.status }));
   };
 
@@ -520,7 +529,7 @@ export class WorkRoutes {
     const inProject = (book.scope as { project: string }).project;
     if (this.w.access.roleIn(p, inProject) === null) throw new HttpError(403, 'forbidden', `you are no longer a member of project "${inProject}"; this Space cannot report there`);
     const kind = body.event;
-    const ev: Record<string, unknown> = { type: EXECUTION_EVENTS[kind], command: cmdId, by: this.w.who(p), at: Date.now() };
+    const ev: Record<string, unknown> = { type: EXECUTION_EVENTS[kind], command: cmdId, ...chatOf(c), by: this.w.who(p), at: Date.now() };
     let refusal: HttpError | null = null;
     if (kind === 'blocked') {
       ev.reason = body.reason !== undefined ? body.reason.slice(0, WORK_LIMITS.reason) : 'waiting for a decision';

@@ -53,6 +53,9 @@ const KINDS: [string, string][] = [
   ['approval.decided', 'Approvals decided'],
   ['nest.message', 'Nest messages'],
   ['message.posted', 'Work messages'],
+  ['command.queued', 'Work commands'],
+  ['execution.output', 'What a Work agent said'],
+  ['execution.finished', 'Work results'],
 ];
 const FAMILY: Record<string, string> = { floor: 'floor', approvals: 'approvals', flock: 'flock', work: 'Work', fleet: 'fleet board' };
 
