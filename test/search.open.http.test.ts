@@ -22,6 +22,10 @@ test('search hits say what they open: the approval, the conversation, the nest, 
     const { approval } = await roost.approvals.request({ asker: 'ada', askerName: 'Ada', source: 'test', tool: 'Bash', input: '$ okapi' });
     assert.equal((await decide(u, approval.id, 'deny', 'alice')).status, 200);
     await roost.store.append('work:default', [{ type: 'message.posted', body: JSON.stringify({ type: 'message.posted', conversation: 'c-42', text: 'okapi in work', by: { uid: 'u1', name: 'Uma' } }) }]);
+    await roost.store.append('work:default', [
+      { type: 'conversation.created', body: JSON.stringify({ type: 'conversation.created', id: 'c-43', title: 'okapi room', by: { uid: 'u1', name: 'Uma' } }) },
+      { type: 'conversation.linked', body: JSON.stringify({ type: 'conversation.linked', side: 'project', project: 'default', target: 'c-44', title: 'okapi request', request: 'find the okapi', by: { uid: 'u1', name: 'Uma' } }) },
+    ]);
     await roost.store.append('flock', [
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: 'pay-nest', msg_id: 'm1', kind: 'say', author: 'uma', text: 'okapi in the nest', tagged_by: 'human' }) },
       { type: 'nest.message', body: JSON.stringify({ type: 'nest.message', nest_id: '../../etc <b>', msg_id: 'm2', kind: 'say', author: 'uma', text: 'okapi elsewhere', tagged_by: 'human' }) },
@@ -41,7 +45,9 @@ test('search hits say what they open: the approval, the conversation, the nest, 
     const of = (f: (h: (typeof hits)[number]) => boolean) => hits.find(f)?.open;
     assert.deepEqual(of((h) => h.family === 'floor'), {});
     assert.deepEqual(of((h) => h.kind === 'approval.requested'), { approval: approval.id });
-    assert.deepEqual(of((h) => h.family === 'work'), { conversation: 'c-42' });
+    assert.deepEqual(of((h) => h.kind === 'message.posted'), { conversation: 'c-42' });
+    assert.deepEqual(of((h) => h.kind === 'conversation.created'), { conversation: 'c-43' });
+    assert.deepEqual(of((h) => h.kind === 'conversation.linked'), { conversation: 'c-44' }, 'a request started in the project opens its conversation');
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('nest')), { nest: 'pay-nest' });
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('elsewhere')), {}, 'not an id: nothing to open');
     assert.deepEqual(of((h) => h.family === 'flock' && h.snippet.includes('crow')), { item: 'L9-2' }, 'a list item’s event opens the item');

@@ -55,11 +55,13 @@ export function openOf(family: string, body: string): SearchOpen {
   if (family === 'work') {
     const c = o.conversation;
     // A command's and its execution's events name the agent's chat (the server writes it on them); a
-    // `command.queued` from before that names only its agent, whose chat it is.
+    // `command.queued` from before that names only its agent, whose chat it is. A conversation's
+    // creation names it `id`, a request started in the project (`conversation.linked`) `target`.
     const cid =
       id(c) ??
       (c && typeof c === 'object' ? id((c as Record<string, unknown>).id) : undefined) ??
-      (o.type === 'command.queued' && id(o.agent) ? id(agentChatOf(o.agent as string)) : undefined);
+      (o.type === 'command.queued' && id(o.agent) ? id(agentChatOf(o.agent as string)) : undefined) ??
+      (o.type === 'conversation.created' ? id(o.id) : o.type === 'conversation.linked' ? id(o.target) : undefined);
     return cid ? { conversation: cid } : {};
   }
   return {};
