@@ -65,6 +65,27 @@ test('the demo client fills every app of project "demo" through the public API o
     assert.equal(byTrust.trust.because.length, 3, 'the three decisions that earned it');
     const runner = (await d('/fleet/default')).sessions.find((s: any) => s.name === 'Test runner');
     assert.equal(runner.approvals.find((a: any) => a.rid === byTrust.scope.rid)?.by, 'trust', 'the board shows it allowed by trust');
+
+    // It keeps living: every app has something new within seconds (the floor's events, the board's turns,
+    // Work's conversation and results, the nest's messages, the booked usage).
+    const pulse = async () => {
+      const w = await d('/api/v2/snapshot');
+      const m = await d('/api/nests/launch/messages');
+      return {
+        floor: (await d('/state')).position as number,
+        board: ((await d('/fleet/default')).sessions as any[]).reduce((n, x) => n + (x.turns ?? 0), 0),
+        work: JSON.stringify(w.conversations).length + w.results.length,
+        nest: Array.isArray(m) ? m.length : 0,
+        usage: (await d('/usage')).state.count as number,
+      };
+    };
+    const before = await pulse();
+    const grown = new Set<string>();
+    await until('every app moved on', async () => {
+      const now = await pulse();
+      for (const k of Object.keys(now) as (keyof typeof now)[]) if (now[k] > before[k]) grown.add(k);
+      return grown.size === Object.keys(now).length;
+    }, 30_000, 500).catch(() => assert.fail(`in 30 s only ${[...grown].join(', ') || 'nothing'} moved on`));
   } finally {
     stop.abort();
     await demo;
