@@ -18,7 +18,7 @@ import { prepareDemoProject, stopDemo } from '../src/cli/demo-apps.js';
 import { call, makeUser, mintToken, sharedServer } from './support/shared.js';
 import { ModelRoster, modelSettings, parseModelSpec, createProvider, DEMO_MODEL_NAME } from '../src/models/index.js';
 import { DemoProvider } from '../src/models/demo.js';
-import { triageRequest, TriageSchema } from '../src/server/flock/prompts.js';
+import { triageRequest, TriageSchema, workRequest } from '../src/server/flock/prompts.js';
 import { respondRequest, RespondSchema } from '../src/server/flock/nest-prompts.js';
 import { checkToolInput } from '../src/models/common.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
@@ -170,6 +170,17 @@ test("the demo model's answers pass the flock's schemas, and it never triages an
   const out = await m.call(respondRequest(s, 'launch', rec, 'Pepper', 0, 0));
   assert.ok(out.ok && out.kind === 'tool' && checkToolInput(RespondSchema, out.input).ok);
   assert.match(String(out.input.text), /Refunds that fit every invoice/);
+  // A split item: each crow answers its own part, so the two answers differ.
+  const split = { item_id: 'l-1-2', text: 'Research how other shops word refund emails and compare two options', triage: { mode: 'split', task_type: 'research', subtasks: ['Research how other shops word refund emails', 'compare two options'], reason: 'two parts' } } as any;
+  const said: string[] = [];
+  for (const n of [1, 2]) {
+    const p = await m.call(workRequest(s, split, 'Munin', n));
+    assert.ok(p.ok && p.kind === 'text', JSON.stringify(p));
+    said.push(p.text);
+  }
+  assert.match(said[0], /^Most shops lead with the amount/, 'the first part: the known answer about refund emails');
+  assert.match(said[1], /compare two options/);
+  assert.notEqual(said[0], said[1]);
   const text = await m.call({ system: 'You are Pepper', messages: [{ role: 'user', content: 'say hi' }], maxTokens: 100 });
   assert.ok(text.ok && text.kind === 'text' && text.text.length > 0 && text.usage.estimated);
 });
