@@ -18,7 +18,7 @@ import { prepareDemoProject, stopDemo } from '../src/cli/demo-apps.js';
 import { call, makeUser, mintToken, sharedServer } from './support/shared.js';
 import { ModelRoster, modelSettings, parseModelSpec, createProvider, DEMO_MODEL_NAME } from '../src/models/index.js';
 import { DemoProvider } from '../src/models/demo.js';
-import { triageRequest, TriageSchema } from '../src/server/flock/prompts.js';
+import { triageRequest, TriageSchema, workRequest } from '../src/server/flock/prompts.js';
 import { respondRequest, RespondSchema } from '../src/server/flock/nest-prompts.js';
 import { checkToolInput } from '../src/models/common.js';
 import { PACKAGE_ROOT } from '../src/server/index.js';
@@ -65,6 +65,27 @@ test('the demo client fills every app of project "demo" through the public API o
     assert.equal(byTrust.trust.because.length, 3, 'the three decisions that earned it');
     const runner = (await d('/fleet/default')).sessions.find((s: any) => s.name === 'Test runner');
     assert.equal(runner.approvals.find((a: any) => a.rid === byTrust.scope.rid)?.by, 'trust', 'the board shows it allowed by trust');
+
+    // It keeps living: every app has something new within seconds (the floor's events, the board's turns,
+    // Work's conversation and results, the nest's messages, the booked usage).
+    const pulse = async () => {
+      const w = await d('/api/v2/snapshot');
+      const m = await d('/api/nests/launch/messages');
+      return {
+        floor: (await d('/state')).position as number,
+        board: ((await d('/fleet/default')).sessions as any[]).reduce((n, x) => n + (x.turns ?? 0), 0),
+        work: JSON.stringify(w.conversations).length + w.results.length,
+        nest: Array.isArray(m) ? m.length : 0,
+        usage: (await d('/usage')).state.count as number,
+      };
+    };
+    const before = await pulse();
+    const grown = new Set<string>();
+    await until('every app moved on', async () => {
+      const now = await pulse();
+      for (const k of Object.keys(now) as (keyof typeof now)[]) if (now[k] > before[k]) grown.add(k);
+      return grown.size === Object.keys(now).length;
+    }, 30_000, 500).catch(() => assert.fail(`in 30 s only ${[...grown].join(', ') || 'nothing'} moved on`));
   } finally {
     stop.abort();
     await demo;
@@ -149,6 +170,17 @@ test("the demo model's answers pass the flock's schemas, and it never triages an
   const out = await m.call(respondRequest(s, 'launch', rec, 'Pepper', 0, 0));
   assert.ok(out.ok && out.kind === 'tool' && checkToolInput(RespondSchema, out.input).ok);
   assert.match(String(out.input.text), /Refunds that fit every invoice/);
+  // A split item: each crow answers its own part, so the two answers differ.
+  const split = { item_id: 'l-1-2', text: 'Research how other shops word refund emails and compare two options', triage: { mode: 'split', task_type: 'research', subtasks: ['Research how other shops word refund emails', 'compare two options'], reason: 'two parts' } } as any;
+  const said: string[] = [];
+  for (const n of [1, 2]) {
+    const p = await m.call(workRequest(s, split, 'Munin', n));
+    assert.ok(p.ok && p.kind === 'text', JSON.stringify(p));
+    said.push(p.text);
+  }
+  assert.match(said[0], /^Most shops lead with the amount/, 'the first part: the known answer about refund emails');
+  assert.match(said[1], /compare two options/);
+  assert.notEqual(said[0], said[1]);
   const text = await m.call({ system: 'You are Pepper', messages: [{ role: 'user', content: 'say hi' }], maxTokens: 100 });
   assert.ok(text.ok && text.kind === 'text' && text.text.length > 0 && text.usage.estimated);
 });

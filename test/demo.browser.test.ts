@@ -59,8 +59,10 @@ test('--demo: every app alive within 10 s; Allow lets the agent go on, Deny chan
     await page.waitForFunction(() => !/^\$0 /.test(document.querySelector('[data-testid="cost-total"]')?.textContent ?? '$0 '), undefined, within10);
     await page.getByTestId('cost-models').getByText('demo model').waitFor(within10);
 
-    // Approvals: the migration waits for a person. Allow it: the session goes on within 2 s.
+    // Approvals: something waits for a person within 10 s of opening the inbox.
     await open('/inbox');
+    await page.getByTestId('inbox-item').first().waitFor(within10);
+    // The migration waits for a person. Allow it: the session goes on within 2 s.
     const migrate = page.locator('[data-testid="inbox-item"][data-kind="fleet"]').filter({ hasText: 'db:migrate' });
     await migrate.waitFor({ timeout: 20_000 });
     const refunds = (await board()).sessions.find((s) => s.name === 'Refund flow')!;
@@ -115,6 +117,19 @@ test('--demo: every app alive within 10 s; Allow lets the agent go on, Deny chan
       await step.getByText('Copied').waitFor({ timeout: 5_000 });
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), text, `${path}: the command is on the clipboard`);
     }
+    // The flock's empty views a click fills (its model is the demo model here): they say the click and link to the demo.
+    for (const [path, id, click] of [
+      ['/flock', 'first-step-lists', /Hand over/],
+      ['/flock/nests/todo', 'first-step-nest', /Send/],
+    ] as const) {
+      await page.goto(server.url + path);
+      const step = page.getByTestId(id);
+      await step.waitFor({ timeout: 10_000 });
+      assert.match(await step.innerText(), click, path);
+      assert.equal(new URL((await step.getByTestId('first-step-demo').getAttribute('href'))!, server.url).searchParams.get('project'), 'demo', path);
+    }
+    await open('/flock');
+    assert.equal(await page.getByTestId('first-step-lists').count(), 0, 'the demo project has lists, and no first step');
     // The demo link opens the same view in the demo project, alive.
     await page.goto(server.url + '/fleet');
     await page.getByTestId('first-step-fleet').getByTestId('first-step-demo').click();

@@ -11,6 +11,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inProcess, tempDir } from './support/server.js';
 import { until } from './support/until.js';
+import { client } from './support/work-server.js';
+
+async function call(url: string, method: string, body: unknown): Promise<{ status: number; json: any }> {
+  const r = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, json: await r.json() };
+}
 import { PACKAGE_ROOT } from '../src/server/index.js';
 
 const FIX = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-code');
@@ -43,6 +49,18 @@ test('roost doctor: Claude Code hooks installed and reporting, a Codex whose hoo
     const start = JSON.parse(readFileSync(join(FIX, 'hooks-real-2.1.197/01-SessionStart.json'), 'utf8'));
     const h = await fetch(server.url + '/hooks/claude-code', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(start) });
     assert.ok(h.ok, `hook accepted (${h.status})`);
+    // Claude Code's hooks in the project too, with telemetry off: advice, no tokens or cost from there.
+    assert.equal((await roost(['hooks', 'install', '--tool', 'claude-code', '--project', dir, '--no-telemetry'], env)).code, 0);
+    // A bridge's Space in the project that reported its agent a moment ago, and one that never reported.
+    const me = client(server.url, null);
+    const lap = (await me.post('/api/v2/spaces', { name: 'lap' })).json.id;
+    assert.equal((await me.post('/api/v2/projects/default/spaces', { space: lap })).status, 200);
+    assert.equal((await me.post(`/api/v2/spaces/${lap}/agents`, { full: true, agents: [{ session: 'a1', origin: 'bridge' }] })).status, 200);
+    assert.equal((await me.post('/api/v2/spaces', { name: 'desk' })).status, 200);
+    // A team's day budget at 85%, the project's at 40%: one near its limit, one not.
+    assert.equal((await call(server.url + '/usage/budgets', 'PUT', { scope: 'team', target: 'backend', period: 'day', usd: 1 })).status, 200);
+    assert.equal((await call(server.url + '/usage/budget', 'PUT', { usd: 2.5 })).status, 200);
+    await server.usage.record([{ key: 'doc-1', via: 'bridge', agent: 'claude-code:s-doc', session: 'claude-code:s-doc', team: 'backend', source: 'claude-code', model: 'claude-sonnet-4-5', input: 100, output: 10, cacheRead: 0, cacheWrite: 0, vendorUsd: 0.85, ts: Date.now() }]);
     codex = spawn(join(bin, 'codex'), [], { env, stdio: 'ignore' });
     await until('codex running', () => codex!.pid !== undefined, 10_000);
 
@@ -56,6 +74,14 @@ test('roost doctor: Claude Code hooks installed and reporting, a Codex whose hoo
     assert.match(out, /^ {2}user +hooks installed in ~\/\.codex\/hooks\.json → .*telemetry on$/m);
     assert.match(out, /^FAIL {2}Codex runs \(pid \d+\) but its hooks never reported$/m);
     assert.match(out, /open \/hooks in Codex/);
+    assert.match(out, /^ {2}project +hooks installed in .*\/\.claude\/settings\.json → .*; telemetry off$/m);
+    assert.match(out, /^warn {2}Claude Code's telemetry is off in .*\/\.claude\/settings\.json \(no tokens or cost\)$/m);
+    assert.match(out, /^space +lap \(default\): last contact \d+ s ago$/m);
+    assert.match(out, /^space +desk \(no project\): last contact never$/m);
+    assert.match(out, /^warn {2}Space desk has reported no agent yet$/m);
+    assert.doesNotMatch(out, /Space lap/, 'a Space that reported a moment ago is fine');
+    assert.match(out, /^budget +default: 0\.85 \$ of 2\.50 \$ \(34%\)$/m);
+    assert.match(out, /^warn {2}budget team:backend:day of project default: 0\.85 \$ of 1\.00 \$ today \(85%\)$/m);
     assert.match(out, /^1 to fix, \d+ to look at$/m);
     // Claude Code reported a moment ago.
     const claudeBlock = out.slice(out.indexOf('Claude Code'), out.indexOf('Codex'));
@@ -70,7 +96,17 @@ test('roost doctor: Claude Code hooks installed and reporting, a Codex whose hoo
     const claude = r.vendors.find((v: any) => v.tool === 'claude-code');
     const cx = r.vendors.find((v: any) => v.tool === 'codex');
     assert.equal(claude.hooks.find((x: any) => x.scope === 'user').installed, true);
-    assert.equal(claude.hooks.find((x: any) => x.scope === 'project').installed, false);
+    assert.equal(claude.hooks.find((x: any) => x.scope === 'project').installed, true);
+    assert.equal(claude.hooks.find((x: any) => x.scope === 'project').telemetry, 'off');
+    assert.equal(claude.hooks.find((x: any) => x.scope === 'user').telemetry, 'on');
+    assert.deepEqual(
+      r.spaces.map((x: any) => [x.name, x.projects, typeof x.lastContact]),
+      [
+        ['lap', ['default'], 'number'],
+        ['desk', [], 'object'],
+      ],
+    );
+    assert.ok(r.problems.some((p: any) => p.level === 'warn' && p.about === 'budget:default'), 'the near budget is advice');
     assert.equal(typeof claude.lastReport, 'number');
     assert.equal(cx.lastReport, null);
     assert.deepEqual(cx.cli.running, [codex.pid]);

@@ -173,7 +173,7 @@ test("a code flight says it is a Claude Code session and links to its board", as
   }
 });
 
-test('without a model the page says how to connect one, and a list is refused 503', async (t) => {
+test('without a model the page says the command that connects one (copy, and a link to the demo), and a list is refused 503', async (t) => {
   if (!ready(t)) return;
   const roost = await inProcess({ models: null });
   const browser = await launch();
@@ -183,6 +183,12 @@ test('without a model the page says how to connect one, and a list is refused 50
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(roost.url + '/flock');
     await page.getByTestId('flock-no-model').waitFor({ timeout: 15_000 });
+    // The one command that connects one, with its copy button, and the same view in the demo project.
+    const first = page.getByTestId('first-step-flock');
+    assert.equal(await first.getByTestId('first-step-command').innerText(), 'npx roost serve --model anthropic:claude-haiku-4-5');
+    assert.equal(await first.getByTestId('first-step-copy').count(), 1);
+    const demo = new URL((await first.getByTestId('first-step-demo').getAttribute('href'))!, roost.url);
+    assert.deepEqual([demo.pathname, demo.searchParams.get('project')], ['/flock', 'demo']);
     await page.getByTestId('flock-text').fill('write the notes');
     await page.getByTestId('flock-requester').fill('ann');
     await page.getByTestId('flock-submit').click();

@@ -10,6 +10,7 @@ import { send, withPushRig } from './support/push.js';
 import { sharedServer, makeUser, call } from './support/shared.js';
 import { client } from './support/work-server.js';
 import { until } from './support/until.js';
+import { flockLog } from './support/flock-events.js';
 import { inQuietHours, minutesIn, phaseOf, quietAllows, transitionNotice } from '../src/core/notify.js';
 
 
@@ -175,5 +176,29 @@ test('a Work command done is one "done" notice and a failed one one "failed", ho
         ['failed', 'A Work command failed', '/work'],
       ],
     );
+  });
+});
+
+test('a flock list that finishes is one "finished" notice that opens the list; a member who turned "finished" off in the project hears none', async () => {
+  await withPushRig(async ({ ps, roost, subscribe }) => {
+    await subscribe();
+    const f = flockLog(Date.now());
+    const finish = async (list: string) => {
+      // A list whose one item is skipped, then finished: as the flock writes them; the finish written twice is still one list finished.
+      const evs = [f.started(list, ['write the notes']), f.skipped(list, 1, 'rejected'), f.finished(list), f.finished(list)];
+      await roost.flock.append(evs);
+    };
+    await finish('L1');
+    await ps.until((m) => m.length >= 1);
+    await roost.notices.settled();
+    assert.deepEqual(
+      ps.messages.map((m) => [(m.payload as any).kind, (m.payload as any).title, (m.payload as any).url]),
+      [['finished', 'A list is finished', '/flock?list=L1']],
+    );
+    assert.equal((await send(`${roost.url}/push/prefs`, { finished: false }, 'PUT')).status, 200);
+    await finish('L2');
+    await until('the flock folded L2 finished', () => roost.flock.state.lists.get('L2')?.finished !== undefined, 10_000);
+    await roost.notices.settled();
+    assert.equal(ps.messages.length, 1);
   });
 });

@@ -14,6 +14,7 @@ import { need } from './support/env.js';
 import { child } from './support/server.js';
 import { claudeAvailable, claudeSetup, runClaude } from './support/claude.js';
 import { until } from './support/until.js';
+import { costOf, modelName, priceOf, PRICE_TABLE_DATE } from '../src/core/usage.js';
 import { modelStandin, step, text, toolUse, hasResult, firstUserIncludes, and, not, type Usage } from './support/model-standin.js';
 
 const ROOST = join(PACKAGE_ROOT, 'bin', 'roost.js');
@@ -57,6 +58,8 @@ test('Claude Code’s OTLP export: the session’s and its two sub-agents’ tok
 
     // What the stand-in reported, request by request, split by whose conversation it was.
     const zero = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, requests: 0 });
+    // And what the dated price table makes of each request's tokens (the model the CLI asked for), per conversation.
+    const table = { main: 0, a: 0, b: 0 };
     const expected = { main: zero(), a: zero(), b: zero() };
     for (const r of model.requests) {
       const u = { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(r.step >= 0 ? usages[r.step] : {}) };
@@ -66,6 +69,9 @@ test('Claude Code’s OTLP export: the session’s and its two sub-agents’ tok
       who.cacheRead += u.cache_read_input_tokens;
       who.cacheWrite += u.cache_creation_input_tokens;
       who.requests++;
+      const p = priceOf(String(r.body?.model ?? ''));
+      assert.ok(p, `the dated table prices ${r.body?.model}`);
+      table[subA(r) ? 'a' : subB(r) ? 'b' : 'main'] += costOf(String(r.body.model), { input: u.input_tokens, output: u.output_tokens, cacheRead: u.cache_read_input_tokens, cacheWrite: u.cache_creation_input_tokens }).costMicros;
     }
     const session = `claude-code:${sid}`;
     const state = await until(
@@ -97,6 +103,18 @@ test('Claude Code’s OTLP export: the session’s and its two sub-agents’ tok
     assert.equal(rolled.requests, model.requests.length);
     assert.ok(Math.abs(total - Math.round(result.total_cost_usd * 1_000_000)) <= model.requests.length, `${total} µ$ vs ${result.total_cost_usd} USD`);
     assert.ok(helpers.every((h: any) => h.own.costMicros > 0) && lead.own.costMicros > 0);
+    // Each of the three, and so their sum, is what the dated price table (${PRICE_TABLE_DATE}) makes of the stand-in's tokens (within a micro-dollar a request: Claude Code rounds its figures).
+    const close = (got: number, want: number, n: number, who: string) => assert.ok(Math.abs(got - want) <= n, `${who}: ${got} µ$ booked, ${want} µ$ by the table of ${PRICE_TABLE_DATE}`);
+    close(lead.own.costMicros, table.main, expected.main.requests, 'the session');
+    const byTable = [table.a, table.b].sort((x, y) => x - y);
+    const helperCosts = helpers.map((h: any) => h.own.costMicros).sort((x: number, y: number) => x - y);
+    close(helperCosts[0], byTable[0], Math.max(expected.a.requests, expected.b.requests), 'a sub-agent');
+    close(helperCosts[1], byTable[1], Math.max(expected.a.requests, expected.b.requests), 'the other sub-agent');
+    close(rolled.costMicros, table.main + table.a + table.b, model.requests.length, 'the session with its sub-agents');
+    // One model is one row of the breakdown, whatever name the export gave it.
+    const names = state.models.map(([m]: [string]) => m);
+    assert.equal(new Set(names).size, names.length);
+    assert.deepEqual(names.sort(), [...new Set(model.requests.map((r) => modelName(String(r.body.model))))].sort());
     t.diagnostic(`claude run ${run.ms} ms; ${model.requests.length} requests; cost ${total} µ$`);
   } finally {
     await model.close();

@@ -112,7 +112,9 @@ test('cost: the vendor’s own figure wins; else the dated table by the longest 
   assert.equal(costOf('gpt-5', { input: 1000, output: 100, cacheRead: 0, cacheWrite: 0 }).costMicros, 2250);
   assert.match(costOf('gpt-5', { input: 1, output: 0, cacheRead: 0, cacheWrite: 0 }).costFrom, /^table:\d{4}-\d{2}-\d{2}$/);
   assert.equal(priceOf('gemini-2.5-flash-lite')?.input, 0.1, 'the longest prefix wins (flash-lite over flash)');
-  assert.equal(priceOf('claude-opus-4-8[1m]')?.input, 15, 'a context-size suffix is ignored');
+  assert.equal(priceOf('claude-opus-4-8[1m]')?.input, 5, 'a context-size suffix is ignored');
+  // Opus 4.5 and later cost a third of Opus 4 and 4.1 (each by its own row, the longest prefix).
+  assert.deepEqual(['claude-opus-4-5-20251101', 'claude-opus-4-8', 'claude-opus-4-1-20250805', 'claude-opus-4-20250514', 'claude-opus-4-0'].map((m) => priceOf(m)?.output), [25, 25, 75, 75, 75]);
   assert.deepEqual(costOf('gemini-standin', { input: 5, output: 5, cacheRead: 0, cacheWrite: 0 }), { costMicros: 0, costFrom: 'unknown' });
   const s = fold([{ type: 'usage', agent: 'a', model: 'gemini-standin', input: 5, output: 5, costFrom: 'unknown' }]);
   assert.equal(s.project.unpricedTokens, 10);

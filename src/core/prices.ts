@@ -15,11 +15,16 @@ export interface Price {
 }
 
 export const PRICE_TABLE = {
-  date: '2026-11-01',
+  date: '2026-12-06',
   source:
     'the vendors’ published list prices per million tokens on that date: Anthropic (claude.com/pricing: input, output, cache hits as cache reads, 5-minute cache writes), OpenAI (openai.com/api/pricing: input, output, cached input; no cache-write charge), Google (ai.google.dev/gemini-api/docs/pricing: the ≤200k-token tier, context caching as cache reads)',
   rows: {
-    'claude-opus-4': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    // Opus 4.5 and later (claude-opus-4-5, -4-6, ... -4-8): the family's price since 4.5.
+    'claude-opus-4': { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    // Opus 4 and 4.1 kept their launch price (claude-opus-4-20250514, claude-opus-4-0, claude-opus-4-1...).
+    'claude-opus-4-2025': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    'claude-opus-4-0': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    'claude-opus-4-1': { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
     'claude-sonnet-4': { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
     'claude-haiku-4': { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
     'claude-3-5-haiku': { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },

@@ -64,9 +64,15 @@ const ANSWERS = [
 /** Banter: one line between crows (the request asks for "one short line"). */
 const BANTER = ['Your turn, and mind the edge cases.', 'Nice landing. I would have said it shorter.', 'Done before the coffee cooled.', 'Check my numbers, I checked yours.'];
 
-/** A scripted answer to text, varied by the request so two items read differently. */
+/**
+ * A scripted answer to text, varied by the request so two items read
+ * differently. A split's crow answers its own part (the work request's "Your
+ * part of it (subtask n of m): ..."), so two parts of one item differ too.
+ */
 function answerFor(req: ModelRequest): string {
-  const t = asked(req).slice(0, 120) || 'the task';
+  const whole = asked(req);
+  const part = /Your part of it \(subtask \d+ of \d+\): (.+)$/.exec(whole)?.[1]?.trim();
+  const t = (part || whole).slice(0, 120) || 'the task';
   if (/one short line/i.test(req.system)) return BANTER[t.length % BANTER.length];
   for (const [re, text] of KNOWN) if (re.test(t)) return text;
   let h = 0;

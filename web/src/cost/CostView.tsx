@@ -39,8 +39,9 @@ function DailyChart(props: { days: [string, Tally][] }) {
           height: 220,
           scales: { x: { time: true } },
           axes: [
-            { space: 60, values: (_u, v) => v.map((x) => new Date(x * 1000).toISOString().slice(5, 10)) },
-            { values: (_u, v) => v.map((x) => `$${x >= 1 ? x.toFixed(0) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3)}`) },
+            // Whole days only (a tick between two days would repeat the date under it).
+            { space: 60, incrs: [86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400], values: (_u, v) => v.map((x) => new Date(x * 1000).toISOString().slice(5, 10)) },
+            { values: (_u, v) => v.map((x) => (x === 0 ? '$0' : `$${x >= 1 ? x.toFixed(0) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3)}`)) },
           ],
           series: [{}, { label: 'Cost (USD)', stroke: '#c46d1b', fill: 'rgba(196,109,27,0.35)', paths: uPlot.paths.bars!({ size: [0.6, 60] }), points: { show: false } }],
           legend: { show: false },

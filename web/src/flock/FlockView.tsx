@@ -21,7 +21,7 @@ import { Ledger } from './components/Ledger.js';
 import { NestsView } from './NestsView.js';
 import { Budget } from './components/Budget.js';
 import type { Watchdog } from './nests.js';
-import { FirstStep } from '../shared/FirstStep.js';
+import { DemoLink, FirstStep } from '../shared/FirstStep.js';
 import './flock.css';
 
 interface Overview {
@@ -131,7 +131,12 @@ function Lists(props: { client: FlockClient; me: Me }) {
       <div class="fl-main">
         <HandOver me={props.me} state={client.state} onStarted={() => undefined} />
         <section class="fl-lists" aria-label="Lists" data-testid="flock-lists">
-          {client.epoch !== '' && lists.length === 0 && <p class="fl-muted">No list yet. Hand one over above.</p>}
+          {client.epoch !== '' && lists.length === 0 && (
+            <div class="first-step" data-testid="first-step-lists">
+              <p class="fl-muted">No list yet. Write one item a line above and press Hand over.</p>
+              <DemoLink />
+            </div>
+          )}
           {lists.map((l) => (
             <ListCard key={l.list_id} list={l} raw={client.state.lists.get(l.list_id)} found={wanted} />
           ))}

@@ -1,6 +1,7 @@
 // What an empty view says (issue 33, "First steps from every empty state"):
 // the one command that fills it, with a copy button, and a link to the same
 // view in the demo project (`npm start -- --demo` fills every app there).
+// A view a click fills says the click and shows DemoLink alone.
 
 import { useState } from 'preact/hooks';
 import { inProject, projectOfPage } from './scope.js';
@@ -13,7 +14,6 @@ export function FirstStep(props: { command: string; testid?: string }) {
     if (navigator.clipboard?.writeText) navigator.clipboard.writeText(props.command).then(() => done(true), () => done(false));
     else done(false);
   };
-  const inDemo = projectOfPage() === 'demo';
   return (
     <div class="first-step" data-testid={props.testid ?? 'first-step'}>
       <div class="first-step-row">
@@ -25,15 +25,25 @@ export function FirstStep(props: { command: string; testid?: string }) {
         </button>
       </div>
       {copied === 'no' && <small class="first-step-note">Copying is not allowed here: select the command instead.</small>}
-      {!inDemo && (
-        <small class="first-step-demo">
-          Or see this view alive first: start Roost with <code>npm start -- --demo</code> and open{' '}
-          <a href={inProject(location.pathname, 'demo')} data-testid="first-step-demo">
-            the demo project
-          </a>
-          .
-        </small>
-      )}
+      <DemoLink />
     </div>
+  );
+}
+
+/**
+ * The line that links an empty view to the same view in the demo project (not
+ * shown inside it): with FirstStep's command, or alone under an empty view
+ * that a click fills (the flock's lists, a nest).
+ */
+export function DemoLink() {
+  if (projectOfPage() === 'demo') return null;
+  return (
+    <small class="first-step-demo">
+      Or see this view alive first: start Roost with <code>npm start -- --demo</code> and open{' '}
+      <a href={inProject(location.pathname, 'demo')} data-testid="first-step-demo">
+        the demo project
+      </a>
+      .
+    </small>
   );
 }

@@ -10,6 +10,7 @@ import { clock } from '../../shared/time.js';
 import { TAGGED_WORDS, authorWords, pct, repliesOf, snippet, topProbs } from '../nests.js';
 import { AskCard } from './AskCard.js';
 import { Composer } from './Composer.js';
+import { DemoLink } from '../../shared/FirstStep.js';
 
 /** Messages drawn at once (a nest keeps up to 5,000): the newest, and more on request. */
 const PAGE = 200;
@@ -179,7 +180,12 @@ export function NestChat(props: { client: FlockClient; nest_id: string; rev: str
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {records.length === 0 && <p class="fl-muted nm-empty">Nothing said here yet.</p>}
+        {records.length === 0 && (
+          <div class="first-step" data-testid="first-step-nest">
+            <p class="fl-muted nm-empty">Nothing said here yet. Write a request below and press Send.</p>
+            <DemoLink />
+          </div>
+        )}
         {records.length > shown && (
           <button type="button" class="link nm-earlier" data-testid="nest-earlier" onClick={() => setShown((n) => n + PAGE)}>
             Show earlier messages ({records.length - shown} more)
