@@ -126,7 +126,7 @@ function holdHook(base: string, key: string, session: string, useId: string): Pr
   });
 }
 
-describe('three nodes behind HAProxy: a node lost under load, then another, then both back', { timeout: Number(process.env.NODELOSS_DIAG_TIMEOUT ?? 280_000) }, () => {
+describe('three nodes behind HAProxy: a node lost under load, then another, then both back', { timeout: 280_000 }, () => {
   const db = freshSchema('roost_nodeloss', 5);
   const url = db.url;
   const env = { ANTHROPIC_API_KEY: 'test-key', ROOST_FLOCK_BANTER_WAIT_MS: '1000', ROOST_FLOCK_LEASE_MS: String(LEASE_MS) };
@@ -220,7 +220,7 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
                 entry.nodes.push(n);
               }
             });
-            await page.goto(P + '/');
+            await page.goto(P + '/', { timeout: 90_000 });
             entry.pages.push(page);
           }
           return entry;
@@ -228,7 +228,7 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
       )),
     );
     const tabs = contexts.flatMap((c) => c.pages);
-    for (const p of tabs) await p.getByTestId('connection').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 });
+    for (const p of tabs) await p.getByTestId('connection').filter({ hasText: 'Live' }).waitFor({ timeout: 90_000 });
     // Each tab notes every change of its connection badge, on the page's clock.
     for (const p of tabs)
       await p.evaluate(() => {
@@ -379,18 +379,26 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
     }, 30_000);
     const killedAt = lastKill;
     const leaseMove = taken.at - killedAt;
-    // From the log: the dead holder's last claim (its lease ran out at its ts plus its ttl) and the
-    // new holder's claim (its ts is when that node decided to take it).
+    // From the log, in its order, as the flock's fold judges claims (src/core/flock/lease.ts): a claim
+    // by another node counts only once the holder's lease ran out (its last claim's ts plus its ttl);
+    // an earlier one (a node whose fold had not yet read the last renewal) changes nothing.
     const claims = (await sql<{ body: string }>(`SELECT body FROM "${db.schema}".events WHERE type = 'lease.claimed' AND stream = 'flock' ORDER BY position`)).map((r) => JSON.parse(r.body) as { node: string; ttl_ms: number; ts: string });
-    const oldClaim = claims.filter((c) => holderNode(c.node) === first && Date.parse(c.ts) <= killedAt).pop();
-    const newClaim = claims.find((c) => holderNode(c.node) === taken.n && Date.parse(c.ts) >= killedAt - 1000);
-    assert.ok(oldClaim && newClaim, `the lease's claims in the log (${claims.length})`);
-    const ranOut = Date.parse(oldClaim.ts) + oldClaim.ttl_ms;
-    const claimedAt = Date.parse(newClaim.ts);
-    note(`the flock’s lease moved from ${nodeName(first)} to ${nodeName(taken.n)}: claimed ${claimedAt - killedAt} ms after the kill, ${claimedAt - ranOut} ms after the dead holder’s lease ran out (lease ${LEASE_MS} ms); seen through the proxy ${leaseMove} ms after the kill`);
+    let lease: { node: string; until: number } | null = null;
+    let move: { at: number; ranOut: number } | null = null;
+    let early = 0;
+    for (const c of claims) {
+      const at = Date.parse(c.ts);
+      if (lease && lease.node !== c.node && at < lease.until) {
+        if (holderNode(lease.node) === first) early++;
+        continue;
+      }
+      if (!move && lease && holderNode(lease.node) === first && holderNode(c.node) !== first && at >= killedAt - 1000) move = { at, ranOut: lease.until };
+      lease = { node: c.node, until: at + c.ttl_ms };
+    }
+    assert.ok(move, `the lease moved in the log (${claims.length} claims)`);
+    note(`the flock’s lease moved from ${nodeName(first)} to ${nodeName(taken.n)}: claimed ${move.at - killedAt} ms after the kill, ${move.at - move.ranOut} ms after the dead holder’s lease ran out (lease ${LEASE_MS} ms; ${early} earlier claims refused); seen through the proxy ${leaseMove} ms after the kill`);
     // Within its lease time: taken once it ran out (a renewal every quarter of it), with 2 s for a loaded node's timers and commit.
-    assert.ok(claimedAt - killedAt < LEASE_MS + 2000, `the lease claimed within its time of the kill: ${claimedAt - killedAt} ms`);
-    assert.ok(claimedAt >= ranOut - 50, `the lease was not taken before it ran out (${claimedAt - ranOut} ms)`);
+    assert.ok(move.at - killedAt < LEASE_MS + 2000, `the lease claimed within its time of the kill: ${move.at - killedAt} ms`);
     assert.ok(leaseMove < LEASE_MS + 4000, `the lease seen moved through the proxy within its time plus the reading: ${leaseMove} ms`);
     const l1 = await loss1;
     const rate1 = rate(l1.t0, Date.now());
