@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/index.js';
+import { INDEX_PACE } from '../src/storage/sqlite-search.js';
 import { LAZY_SYNC_MS } from '../src/storage/types.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/until.js';
@@ -46,6 +47,38 @@ test('sqlite: a database of schema 1 (global keys, prefixed by hand) opens, and 
   } finally {
     await s.close();
     rmSync(old, { recursive: true, force: true });
+  }
+});
+
+test('sqlite: the search index keeps up by itself: during a burst at most its lag waits, and all of it once the appends pause', async () => {
+  const d = tempDir('roost-sqlite-pace-');
+  const file = join(d, 'roost.db');
+  const s = new SqliteStore({ path: file });
+  const look = new Database(file, { readonly: true });
+  const indexed = (): number => (look.prepare('SELECT COALESCE(MAX(id), 0) AS n FROM search_docs').get() as { n: number }).n;
+  const total = INDEX_PACE.lag + 2 * INDEX_PACE.slice;
+  const writers = 16;
+  try {
+    let appended = 0;
+    let most = 0;
+    await Promise.all(
+      Array.from({ length: writers }, async () => {
+        while (appended < total) {
+          appended++;
+          const e = { type: 'status', agent: 'a1', team: 'pay', status: 'working', activity: `ibis ${appended}` };
+          await s.append('floor', [{ type: 'status', body: JSON.stringify(e), value: e }]);
+          most = Math.max(most, appended - indexed());
+        }
+      }),
+    );
+    // What waits is at most the lag, the commit in flight and a turn's appends: what a search may have to write first.
+    assert.ok(most <= INDEX_PACE.lag + 2 * writers, `${most} events waited for the index`);
+    await until('the index to catch up once the appends paused', () => indexed() === total, 10_000);
+    assert.equal((await s.search({ project: 'default', q: `ibis ${total}` })).hits.length, 1);
+  } finally {
+    look.close();
+    await s.close();
+    rmSync(d, { recursive: true, force: true });
   }
 });
 

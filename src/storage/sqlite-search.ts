@@ -4,12 +4,18 @@
 // `search_fts` (rowid = the doc's id). Derived from the log, never the source
 // of truth: `rebuild()` drops it and fills it again from the events.
 //
-// Kept current right after each commit, not inside the append's transaction:
-// the group commit (sqlite-batch.ts) and its fsync stay exactly as they are,
-// and the index, being derived, is written like a lazy append (no fsync of
-// its own; the next synced commit or the lazy timer makes it durable). The
-// commit listener queues a commit's entries and one transaction per event
-// loop turn indexes them. What a crash loses between a commit and its
+// Kept current after the commits, not inside the append's transaction: the
+// group commit (sqlite-batch.ts) and its fsync stay exactly as they are, and
+// the index, being derived, is written like a lazy append (no fsync of its
+// own; the next synced commit or the lazy timer makes it durable). The commit
+// listener queues a commit's entries; they are written in slices of at most
+// INDEX_PACE.slice events, one transaction each: once no commit came for
+// INDEX_PACE.quietMs (ingest paused), or, in the turn after a commit that
+// left more than INDEX_PACE.lag waiting (ingest that does not pause), down to
+// the lag. An index transaction costs about as much for one event as for a
+// hundred (the pages it writes to the WAL), so slices, not a transaction per
+// turn of commits; and a search first writes what waits, so it finds all
+// that committed before it. What a crash loses between a commit and its
 // indexing is found again from `search_heads` (per stream, the position up
 // to which every event is indexed): a search first indexes whatever its
 // project's streams hold past their mark, and a store that opens catches up
@@ -50,6 +56,13 @@ export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vend
    INSERT INTO search_fts (search_fts) VALUES ('delete-all');
    DELETE FROM search_heads;`;
 
+/**
+ * How the commit listener's queue is written (see the file comment): a slice
+ * is one transaction (a few ms on the 2-core machine); `lag` bounds what a
+ * search may find waiting and write first (tens of ms there).
+ */
+export const INDEX_PACE = { slice: 256, lag: 2_000, quietMs: 5 } as const;
+
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
   const own = (f: string): string => (project === 'default' ? f : `${f}:${project}`);
@@ -83,7 +96,11 @@ interface DocRow {
 export class SqliteSearch {
   private marks = new Map<string, number>();
   private pending: LogEntry[] = [];
-  private scheduled = false;
+  /** When the last commit was queued (performance.now()), and the timer or turn that writes the queue next. */
+  private lastCommit = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private turn = false;
+  private closed = false;
   private backfill: string[] | null = null;
   private insDoc: Database.Statement;
   private insFts: Database.Statement;
@@ -145,25 +162,52 @@ export class SqliteSearch {
     }
   }
 
-  /** The commit listener: a commit's entries, indexed at the end of this turn. */
+  /** The commit listener: a commit's entries, written once the commits pause (see the file comment). */
   committed(entries: LogEntry[]): void {
-    if (searchStreamOf(entries[0].stream) === null) return;
+    if (this.closed || searchStreamOf(entries[0].stream) === null) return;
     for (const e of entries) this.pending.push(e);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.drainSoon);
-    }
+    this.lastCommit = performance.now();
+    this.schedule();
   }
 
-  private drainSoon = (): void => {
-    this.scheduled = false;
+  /** Plans the next slices: at once (the next turn) past the lag, else when the commits will have paused. */
+  private schedule(): void {
+    if (this.timer || this.turn || this.pending.length === 0 || this.closed) return;
+    if (this.pending.length > INDEX_PACE.lag) {
+      this.turn = true;
+      setImmediate(this.step);
+      return;
+    }
+    const wait = INDEX_PACE.quietMs - (performance.now() - this.lastCommit);
+    this.timer = setTimeout(this.step, Math.max(1, Math.ceil(wait)));
+    this.timer.unref?.();
+  }
+
+  private step = (): void => {
+    this.timer = null;
+    this.turn = false;
+    if (this.closed) return;
     try {
-      this.drain();
+      // Past the lag, down to it (however large the commits were); else one slice if the commits paused.
+      while (this.pending.length > INDEX_PACE.lag) this.write(this.pending.splice(0, INDEX_PACE.slice));
+      if (this.pending.length > 0 && performance.now() - this.lastCommit >= INDEX_PACE.quietMs) this.write(this.pending.splice(0, INDEX_PACE.slice));
     } catch (e) {
       // Nothing lost: the marks did not move, the next search or open catches up.
       console.error('roost: indexing for search failed', e);
     }
+    this.schedule();
   };
+
+  /** Writes what waits and stops the pacing (the store closes). */
+  close(): void {
+    try {
+      this.drain();
+    } finally {
+      this.closed = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
 
   /** Indexes what the commit listener queued. */
   drain(): void {

@@ -218,7 +218,7 @@ export class SqliteStore implements EventStore {
     };
     this.writer = new BatchWriter(this.db);
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
-    // The search index is written after each commit like a lazy append (see sqlite-search.ts).
+    // The search index is written after the commits, in slices, like a lazy append (see sqlite-search.ts).
     this.searchIndex = new SqliteSearch(this.db, { before: () => this.synchronous(false), after: () => this.lazyCommitted() });
     if (opts.searchIndex !== 'search') {
       this.listeners.add((_stream, _head, entries) => {
@@ -531,7 +531,7 @@ export class SqliteStore implements EventStore {
     if (this.queue.length) this.flush();
     await Promise.resolve();
     try {
-      this.searchIndex.drain();
+      this.searchIndex.close();
     } catch (e) {
       console.error('roost: indexing for search failed', e);
     }
