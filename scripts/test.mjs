@@ -141,8 +141,9 @@ function estimate(f) {
 // process), the environment, the working directory, process listeners or exit
 // code, mocked timers, the password cost, or one that measures the process's
 // memory or resources, or one that imports a helper that hooks the root itself
-// (test/support/browser.ts closes its Chromium after the file). A file can ask for its own process with the comment
-// `roost-test: own process`.
+// (test/support/browser.ts closes its Chromium after the file: a hook on the
+// root added once the root has run does not wait for the file's end). A file
+// can ask for its own process with the comment `roost-test: own process`.
 const GROUP_MS = 1000 * Number(process.env.ROOST_TEST_GROUP_S ?? 45);
 const PROCESS_WIDE =
   /^(before|after|beforeEach|afterEach)\s*\(|^mock\.|roost-test: own process|process\.(chdir|exitCode|on|once|off|removeAllListeners|setMaxListeners|memoryUsage|resourceUsage|argv)\b|getActiveResources|mock\.timers|setScryptCostForTests|process\.env(\.\w+|\[[^\]]+\])\s*(=(?!=)|\?\?=|\|\|=)|delete process\.env|support\/browser\.js/m;
