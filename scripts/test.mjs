@@ -168,8 +168,6 @@ for (const f of files) if (alone(f)) groups.push([f]);
 const unitMs = (u) => u.reduce((s, f) => s + estimate(f), 0);
 const queue = groups.sort((a, b) => unitMs(b) - unitMs(a));
 
-// The reporter (scripts/test-reporter.mjs) writes each file's spec text and
-// counts as a JSON line to a temp file as the file ends.
 const tmp = mkdtempSync(join(tmpdir(), 'roost-test-'));
 const results = [];
 let running = 0;
@@ -202,15 +200,15 @@ function cpuTicks() {
 const ticks0 = cpuTicks();
 
 const MARK = '\u0001roost-test ';
+const TAG = '\u0002roost-test ';
 // Runs one process of test files (one, or a group), resolving to the files it did not start (the process died first).
 function runUnit(unit, n) {
-  const json = join(tmp, `${n}.json`);
   const cpuFile = join(tmp, `${n}.cpu`);
   const node = [
     process.execPath,
     // Password hashes at a test cost in every test process (test/support/scrypt-cost.ts; production code never lowers it).
     '--import', 'tsx', '--import', './test/support/scrypt-cost.ts',
-    '--test-reporter=./scripts/test-reporter.mjs', `--test-reporter-destination=${json}`,
+    '--test-reporter=./scripts/test-reporter.mjs', '--test-reporter-destination=stdout',
     './scripts/test-group.mjs', ...unit,
   ];
   // Under a shell whose `times` then reports the CPU the process cost: itself
@@ -225,6 +223,8 @@ function runUnit(unit, n) {
   pgroups.add(child.pid);
   // Each file's console output, told apart by test-group.mjs's lines; what comes before the first file's, the process's own.
   const said = new Map(unit.map((f) => [f, []]));
+  const spec = new Map(unit.map((f) => [f, []]));
+  const counts = new Map();
   const own = [];
   const started = new Map();
   const ended = new Map();
@@ -246,6 +246,20 @@ function runUnit(unit, n) {
     const parts = (line + d.toString('utf8')).split('\n');
     line = parts.pop();
     for (const l of parts) {
+      if (l.startsWith(TAG)) {
+        // The reporter's: a line of a file's spec text, or its counts.
+        const rest = l.slice(TAG.length);
+        const sp = rest.indexOf(' ');
+        const f = unit[Number(rest.slice(0, sp))];
+        const what = rest.slice(sp + 1);
+        if (f && what.startsWith('counts ')) {
+          try {
+            counts.set(f, JSON.parse(what.slice(7)));
+          } catch {}
+        }
+        else if (f) spec.get(f).push(what + '\n');
+        continue;
+      }
       if (l.startsWith(MARK)) {
         // test-group.mjs starts its lines on a new line: the blank line before one is its own.
         blank = false;
@@ -271,14 +285,6 @@ function runUnit(unit, n) {
       pgroups.delete(child.pid);
       if (line) sink().push(Buffer.from(line));
       const closed = Date.now();
-      const counts = new Map();
-      try {
-        for (const l of readFileSync(json, 'utf8').split('\n')) {
-          if (!l) continue;
-          const c = JSON.parse(l);
-          counts.set(c.file, c);
-        }
-      } catch {}
       // `times`: the shell's own user and system time, then its children's ("1m2.5s 0m0.4s").
       let cpuMs = NaN;
       try {
@@ -294,13 +300,13 @@ function runUnit(unit, n) {
       const anyFailed = ran.some((f) => counts.get(f)?.failed);
       const blamed = bad && !anyFailed ? (ran.find((f) => !ended.has(f)) ?? ran[ran.length - 1]) : ran.find((f) => !ended.has(f));
       for (const f of ran) {
-        const c = counts.get(f) ?? { said: '', passed: 0, failed: 0, skipped: 0 };
+        const c = counts.get(f) ?? { passed: 0, failed: 0, skipped: 0 };
         const failed = c.failed || (f === blamed ? 1 : 0);
         const ms = msOf(f);
         const cpu = (cpuMs * ms) / ranMs;
         const with_ = unit.length > 1 ? `, in one process with ${unit.length - 1} other file${unit.length > 2 ? 's' : ''}` : '';
         const head = `\n▶ ${f} (${(ms / 1000).toFixed(1)} s, CPU ${Number.isFinite(cpu) ? `${unit.length > 1 ? '~' : ''}${(cpu / 1000).toFixed(1)}` : '?'} s${with_})\n`;
-        let text = Buffer.concat([...(f === ran[0] ? own : []), ...said.get(f)]).toString('utf8') + c.said;
+        let text = Buffer.concat([...(f === ran[0] ? own : []), ...said.get(f)]).toString('utf8') + spec.get(f).join('');
         if (timedOut === f) text += `✖ ${f}: killed after ${FILE_TIMEOUT_MS / 1000} s\n`;
         else if (failed && !c.failed) text += `✖ ${f}: the process exited ${signal ?? code} outside any test${unit.length > 1 ? ` (it ran ${unit.join(', ')} one after another)` : ''}\n`;
         process.stdout.write(head + text);
