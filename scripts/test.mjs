@@ -256,8 +256,7 @@ function runUnit(unit, n) {
           try {
             counts.set(f, JSON.parse(what.slice(7)));
           } catch {}
-        }
-        else if (f) spec.get(f).push(what + '\n');
+        } else if (f) spec.get(f).push(what + '\n');
         continue;
       }
       if (l.startsWith(MARK)) {
