@@ -10,6 +10,7 @@
 // dropped at the end (what `npm run bench -- --only search --db <url>` does).
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { indexPathOf } from '../src/storage/sqlite-search.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/storage/sqlite.js';
@@ -96,16 +97,9 @@ async function main(): Promise<void> {
         await c.end();
       }
     } else {
-      const { default: Database } = await import('better-sqlite3');
+      // The index's own file (closed: its WAL is in it).
       await store.close();
-      const db = new Database(join(dir, 'roost.db'), { readonly: true });
-      try {
-        const r = db.prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'").get() as { b: number };
-        bytes = r.b;
-      } catch {
-        bytes = statSync(join(dir, 'roost.db')).size;
-      }
-      db.close();
+      bytes = statSync(indexPathOf(join(dir, 'roost.db'))).size;
     }
     console.log(JSON.stringify({ n, appendMs, indexedMs, p50: q(0.5), p99: q(0.99), meanHits: hits / times.length, indexBytes: bytes }));
   } finally {

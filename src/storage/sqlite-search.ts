@@ -2,66 +2,28 @@
 // searchable events of the log, one row per event in `search_docs` (what a
 // hit shows, what the filters look at) and its words in the contentless
 // `search_fts` (rowid = the doc's id). Derived from the log, never the source
-// of truth: `rebuild()` drops it and fills it again from the events.
+// of truth: `rebuild()` empties it and fills it again from the events.
 //
-// Kept current after the commits, not inside the append's transaction: the
-// group commit (sqlite-batch.ts) and its fsync stay exactly as they are, and
-// the index, being derived, is written like a lazy append (no fsync of its
-// own; the next synced commit or the lazy timer makes it durable). The commit
-// listener queues a commit's entries; they are written in slices of at most
-// INDEX_PACE.slice events, one transaction each: once no commit came for
-// INDEX_PACE.quietMs (ingest paused), or, in the turn after a commit that
-// left more than INDEX_PACE.lag waiting (ingest that does not pause), down to
-// the lag. An index transaction costs about as much for one event as for a
-// hundred (the pages it writes to the WAL), so slices, not a transaction per
-// turn of commits; and a search first writes what waits, so it finds all
-// that committed before it. What a crash loses between a commit and its
-// indexing is found again from `search_heads` (per stream, the position up
-// to which every event is indexed): a search first indexes whatever its
-// project's streams hold past their mark, and a store that opens catches up
-// every stream in the background, a chunk per turn.
+// The index lives in a file of its own beside the log (`roost.search.db` by
+// `roost.db`), written by a worker thread with its own connections
+// (sqlite-search-host.ts): the log's commits, their fsyncs and the event loop
+// pay nothing for it but a message per turn naming the streams that moved.
+// The worker reads those streams' new events from the log (a WAL reader
+// never waits for the writer) and indexes them in transactions of up to
+// SEARCH_LIMITS.chunk events, as many as have come since its last one; its
+// file is synchronous=NORMAL (derived: a lost tail is indexed again).
+// `search_heads` holds, per stream, the position up to which every event is
+// indexed, in the same transactions as the docs, so the index and its marks
+// never disagree: after a crash, or whatever happened to the index file, the
+// marks say where to go on from. A search first catches up its project's
+// streams from their marks to the log's heads (the same catch-up), so it
+// finds every event committed before it; a store that opens catches up every
+// stream in the background. `search_meta` names the log the index was built
+// from (its epoch): an index file of another log is emptied and refilled.
 
 import type Database from 'better-sqlite3';
 import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
 import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
-
-export const SEARCH_MIGRATION = `CREATE TABLE search_docs (
-     id INTEGER PRIMARY KEY,
-     stream TEXT NOT NULL,
-     position INTEGER NOT NULL,
-     at INTEGER NOT NULL,
-     project TEXT NOT NULL,
-     family TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     agent TEXT NOT NULL,
-     team TEXT NOT NULL,
-     text TEXT NOT NULL,
-     UNIQUE (stream, position)
-   );
-   CREATE INDEX search_docs_at ON search_docs (project, at);
-   CREATE INDEX search_docs_team ON search_docs (project, team, at);
-   CREATE VIRTUAL TABLE search_fts USING fts5(words, content = '', tokenize = 'unicode61');
-   CREATE TABLE search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
-
-/**
- * The index's filter columns (vendor, tool, status, decider), added to an
- * index of schema 3: the index is emptied and the catch-up at open fills it
- * again from the log, now with them.
- */
-export const SEARCH_FILTERS_MIGRATION = `ALTER TABLE search_docs ADD COLUMN vendor TEXT NOT NULL DEFAULT '';
-   ALTER TABLE search_docs ADD COLUMN tool TEXT NOT NULL DEFAULT '';
-   ALTER TABLE search_docs ADD COLUMN status TEXT NOT NULL DEFAULT '';
-   ALTER TABLE search_docs ADD COLUMN decider TEXT NOT NULL DEFAULT '';
-   DELETE FROM search_docs;
-   INSERT INTO search_fts (search_fts) VALUES ('delete-all');
-   DELETE FROM search_heads;`;
-
-/**
- * How the commit listener's queue is written (see the file comment): a slice
- * is one transaction (a few ms on the 2-core machine); `lag` bounds what a
- * search may find waiting and write first (tens of ms there).
- */
-export const INDEX_PACE = { slice: 256, lag: 2_000, quietMs: 5 } as const;
 
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
@@ -93,15 +55,46 @@ interface DocRow {
   text: string;
 }
 
-export class SqliteSearch {
-  private marks = new Map<string, number>();
-  private pending: LogEntry[] = [];
-  /** When the last commit was queued (performance.now()), and the timer or turn that writes the queue next. */
-  private lastCommit = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private turn = false;
-  private closed = false;
-  private backfill: string[] | null = null;
+/** The index's own tables (in its file; beside the log in a ':memory:' store). */
+const INDEX_TABLES = `CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE IF NOT EXISTS search_docs (
+     id INTEGER PRIMARY KEY,
+     stream TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     project TEXT NOT NULL,
+     family TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     team TEXT NOT NULL,
+     vendor TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     status TEXT NOT NULL,
+     decider TEXT NOT NULL,
+     text TEXT NOT NULL,
+     UNIQUE (stream, position)
+   );
+   CREATE INDEX IF NOT EXISTS search_docs_at ON search_docs (project, at);
+   CREATE INDEX IF NOT EXISTS search_docs_team ON search_docs (project, team, at);
+   CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(words, content = '', tokenize = 'unicode61');
+   CREATE TABLE IF NOT EXISTS search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
+
+const EMPTY = "DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads;";
+
+/** The index file of a log file: `roost.search.db` beside `roost.db`. */
+export function indexPathOf(logPath: string): string {
+  return logPath.endsWith('.db') ? `${logPath.slice(0, -3)}.search.db` : `${logPath}.search.db`;
+}
+
+/**
+ * The index over one log: `index` holds its tables, `log` is read for the
+ * events (the same connection in a ':memory:' store, two otherwise). Every
+ * call is synchronous: a host (sqlite-search-host.ts) runs it off the event
+ * loop, on a worker thread, or on it for a ':memory:' store.
+ */
+export class SearchEngine {
+  /** Streams with events past their mark, as the commits said (or the catch-up at open). */
+  private dirty = new Set<string>();
   private insDoc: Database.Statement;
   private insFts: Database.Statement;
   private putMark: Database.Statement;
@@ -109,25 +102,40 @@ export class SqliteSearch {
   private headOf: Database.Statement;
   private nextStream: Database.Statement;
   private queries = new Map<string, Database.Statement>();
-  private indexTx: Database.Transaction<(entries: LogEntry[]) => number>;
+  private indexTx: (entries: LogEntry[]) => number;
+  private getMark: Database.Statement;
 
   constructor(
-    private db: Database.Database,
-    /** Called before and after each index write (the store's lazy commit: no fsync of its own). */
-    private around: { before: () => void; after: () => void },
+    private index: Database.Database,
+    log: Database.Database,
+    /** The log's epoch: an index built from another log is emptied. */
+    epoch: string,
+    /** Events per transaction of `work()`. */
+    private chunk: number = SEARCH_LIMITS.chunk,
   ) {
-    this.insDoc = db.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    this.insFts = db.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
-    this.putMark = db.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = excluded.indexed');
-    this.readEvents = db.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
-    this.headOf = db.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
-    this.nextStream = db.prepare('SELECT stream FROM events WHERE stream > ? ORDER BY stream LIMIT 1');
-    for (const r of db.prepare('SELECT stream, indexed FROM search_heads').all() as { stream: string; indexed: number }[]) this.marks.set(r.stream, r.indexed);
-    this.indexTx = db.transaction((entries: LogEntry[]) => {
+    index.exec(INDEX_TABLES);
+    const built = index.prepare("SELECT value FROM search_meta WHERE key = 'log'").get() as { value: string } | undefined;
+    if (built?.value !== epoch) {
+      index.transaction(() => {
+        if (built) index.exec(EMPTY);
+        index.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('log', ?)").run(epoch);
+      })();
+    }
+    this.insDoc = index.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insFts = index.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
+    this.putMark = index.prepare('INSERT INTO search_heads (stream, indexed) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET indexed = excluded.indexed');
+    this.readEvents = log.prepare('SELECT stream, position, type, body, at FROM events WHERE stream = ? AND position > ? ORDER BY position LIMIT ?');
+    this.headOf = log.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
+    this.nextStream = log.prepare('SELECT stream FROM events WHERE stream > ? ORDER BY stream LIMIT 1');
+    this.getMark = index.prepare('SELECT indexed FROM search_heads WHERE stream = ?').pluck();
+    // A mark past its stream's head: the log is not the one this was built from, whatever its epoch says.
+    const marks = index.prepare('SELECT stream, indexed FROM search_heads').all() as { stream: string; indexed: number }[];
+    if (marks.some((r) => r.indexed > (this.headOf.get(r.stream) as { head: number }).head)) index.exec(EMPTY);
+    const indexTx = index.transaction((entries: LogEntry[]) => {
       let n = 0;
       const last = new Map<string, [number, number]>();
       for (const e of entries) {
-        const doc = searchDocOf(e.stream, e.type, e.value ?? e.body);
+        const doc = searchDocOf(e.stream, e.type, e.body);
         if (doc) {
           const r = this.insDoc.run(e.stream, e.position, e.at, doc.project, doc.family, doc.kind, doc.agent, doc.team, doc.vendor, doc.tool, doc.status, doc.decider, doc.text);
           if (r.changes === 1) {
@@ -141,140 +149,79 @@ export class SqliteSearch {
       }
       // A stream's mark moves only over a run that starts at or before it (no gap left behind).
       for (const [stream, [first, lastPos]] of last) {
-        const mark = this.marks.get(stream) ?? 0;
-        if (first <= mark + 1 && lastPos > mark) {
-          this.putMark.run(stream, lastPos);
-          this.marks.set(stream, lastPos);
-        }
+        const mark = this.markOf(stream);
+        if (first <= mark + 1 && lastPos > mark) this.putMark.run(stream, lastPos);
       }
       return n;
     });
+    // Immediate: another connection (the other lane, sqlite-search-host.ts) may write too; the marks are read inside.
+    this.indexTx = (entries) => indexTx.immediate(entries);
   }
 
-  /** Writes one batch of entries (one transaction, written lazily). */
-  private write(entries: LogEntry[]): number {
-    if (entries.length === 0) return 0;
-    this.around.before();
-    try {
-      return this.indexTx(entries);
-    } finally {
-      this.around.after();
-    }
+  /** Where `stream` is indexed up to, as the file says now (another connection may have moved it). */
+  private markOf(stream: string): number {
+    return (this.getMark.get(stream) as number | undefined) ?? 0;
   }
 
-  /** The commit listener: a commit's entries, written once the commits pause (see the file comment). */
-  committed(entries: LogEntry[]): void {
-    if (this.closed || searchStreamOf(entries[0].stream) === null) return;
-    for (const e of entries) this.pending.push(e);
-    this.lastCommit = performance.now();
-    this.schedule();
+  /** A commit moved `stream` on: index it at the next `work()`. */
+  moved(stream: string): void {
+    if (searchStreamOf(stream)) this.dirty.add(stream);
   }
 
-  /** Plans the next slices: at once (the next turn) past the lag, else when the commits will have paused. */
-  private schedule(): void {
-    if (this.timer || this.turn || this.pending.length === 0 || this.closed) return;
-    if (this.pending.length > INDEX_PACE.lag) {
-      this.turn = true;
-      setImmediate(this.step);
-      return;
-    }
-    const wait = INDEX_PACE.quietMs - (performance.now() - this.lastCommit);
-    this.timer = setTimeout(this.step, Math.max(1, Math.ceil(wait)));
-    this.timer.unref?.();
-  }
-
-  private step = (): void => {
-    this.timer = null;
-    this.turn = false;
-    if (this.closed) return;
-    try {
-      // Past the lag, down to it (however large the commits were); else one slice if the commits paused.
-      while (this.pending.length > INDEX_PACE.lag) this.write(this.pending.splice(0, INDEX_PACE.slice));
-      if (this.pending.length > 0 && performance.now() - this.lastCommit >= INDEX_PACE.quietMs) this.write(this.pending.splice(0, INDEX_PACE.slice));
-    } catch (e) {
-      // Nothing lost: the marks did not move, the next search or open catches up.
-      console.error('roost: indexing for search failed', e);
-    }
-    this.schedule();
-  };
-
-  /** Writes what waits and stops the pacing (the store closes). */
-  close(): void {
-    try {
-      this.drain();
-    } finally {
-      this.closed = true;
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = null;
-    }
-  }
-
-  /** Indexes what the commit listener queued. */
-  drain(): void {
-    const batch = this.pending;
-    this.pending = [];
-    for (let i = 0; i < batch.length; i += SEARCH_LIMITS.chunk) this.write(batch.slice(i, i + SEARCH_LIMITS.chunk));
-  }
-
-  /** Indexes `stream` past its mark, up to `max` events (all when omitted); true when it is caught up. */
-  private catchUp(stream: string, max = Infinity): boolean {
-    const head = (this.headOf.get(stream) as { head: number }).head;
-    let done = 0;
-    while ((this.marks.get(stream) ?? 0) < head && done < max) {
-      const mark = this.marks.get(stream) ?? 0;
-      const rows = this.readEvents.all(stream, mark, SEARCH_LIMITS.chunk) as LogEntry[];
-      if (rows.length === 0) break;
-      this.write(rows);
-      done += rows.length;
-    }
-    return (this.marks.get(stream) ?? 0) >= head;
-  }
-
-  /** Starts the background catch-up of every indexed stream (at open): one chunk per event-loop turn. */
-  startBackfill(closed: () => boolean): void {
-    const streams: string[] = [];
-    let s = '';
-    for (;;) {
+  /** Every indexed stream of the log is caught up from its mark by the next `work()`s (at open). */
+  catchUpAll(): void {
+    for (let s = ''; ; ) {
       const r = this.nextStream.get(s) as { stream: string } | undefined;
       if (!r) break;
       s = r.stream;
-      if (searchStreamOf(s)) streams.push(s);
+      if (searchStreamOf(s)) this.dirty.add(s);
     }
-    this.backfill = streams;
-    const step = (): void => {
-      if (closed() || !this.backfill?.length) return;
-      try {
-        if (this.catchUp(this.backfill[0], SEARCH_LIMITS.chunk)) this.backfill.shift();
-      } catch (e) {
-        console.error('roost: indexing for search failed', e);
-        return;
-      }
-      setImmediate(step).unref?.();
-    };
-    setImmediate(step).unref?.();
+  }
+
+  /** Whether a moved stream still has events past its mark (as far as `work()` knows). */
+  get behind(): boolean {
+    return this.dirty.size > 0;
+  }
+
+  /** One transaction: the moved streams' events past their marks, up to `chunk` of them; how many it read. */
+  work(): number {
+    if (this.dirty.size === 0) return 0;
+    const batch: LogEntry[] = [];
+    for (const stream of this.dirty) {
+      const rows = this.readEvents.all(stream, this.markOf(stream), this.chunk - batch.length) as LogEntry[];
+      for (const r of rows) batch.push(r);
+      if (batch.length >= this.chunk) break;
+      this.dirty.delete(stream);
+    }
+    this.indexTx(batch);
+    return batch.length;
+  }
+
+  /** Indexes `stream` past its mark, all of it; true when it is caught up. */
+  private catchUp(stream: string): void {
+    for (;;) {
+      const rows = this.readEvents.all(stream, this.markOf(stream), SEARCH_LIMITS.chunk) as LogEntry[];
+      if (rows.length === 0) return;
+      this.indexTx(rows);
+      if (rows.length < SEARCH_LIMITS.chunk) return;
+    }
   }
 
   rebuild(): number {
-    this.drain();
-    this.around.before();
-    try {
-      this.db.transaction(() => {
-        this.db.exec("DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads;");
-      })();
-    } finally {
-      this.around.after();
-    }
-    this.marks.clear();
+    this.index.transaction(() => this.index.exec(EMPTY)).immediate();
+    this.dirty.clear();
     let n = 0;
-    let s = '';
-    for (;;) {
+    for (let s = ''; ; ) {
       const r = this.nextStream.get(s) as { stream: string } | undefined;
       if (!r) break;
       s = r.stream;
       if (!searchStreamOf(s)) continue;
-      const before = (this.db.prepare('SELECT COUNT(*) AS n FROM search_docs WHERE stream = ?').get(s) as { n: number }).n;
-      this.catchUp(s);
-      n += (this.db.prepare('SELECT COUNT(*) AS n FROM search_docs WHERE stream = ?').get(s) as { n: number }).n - before;
+      for (;;) {
+        const rows = this.readEvents.all(s, this.markOf(s), SEARCH_LIMITS.chunk) as LogEntry[];
+        if (rows.length === 0) break;
+        n += this.indexTx(rows);
+        if (rows.length < SEARCH_LIMITS.chunk) break;
+      }
     }
     return n;
   }
@@ -285,7 +232,6 @@ export class SqliteSearch {
     const cursor = decodeSearchCursor(query.cursor);
     if (terms.length === 0) return { hits: [], next: null };
     // Whatever committed before this search is found by it.
-    this.drain();
     for (const s of projectStreams(query.project)) this.catchUp(s);
     // And its fleet threads' streams, however many (one index seek each).
     const prefix = fleetPrefixOf(query.project);
@@ -308,7 +254,7 @@ export class SqliteSearch {
     args.push(limit + 1);
     let stmt = this.queries.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql);
+      stmt = this.index.prepare(sql);
       this.queries.set(sql, stmt);
     }
     let rows: DocRow[];

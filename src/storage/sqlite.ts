@@ -43,7 +43,7 @@ import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BatchWriter, configure, type WriteOutcome, type WriteRequest } from './sqlite-batch.js';
 import { CHECKPOINT_DEFAULTS, Checkpointer, type CheckpointOptions } from './sqlite-checkpoint.js';
-import { SEARCH_FILTERS_MIGRATION, SEARCH_MIGRATION, SqliteSearch } from './sqlite-search.js';
+import { openSearchIndex, type SearchIndex } from './sqlite-search-host.js';
 import {
   StoreError,
   checkBroadcast,
@@ -123,10 +123,13 @@ const MIGRATIONS = [
      FROM idempotency ORDER BY at, stream, first;
    DROP TABLE idempotency;
    ALTER TABLE idempotency_scoped RENAME TO idempotency;`,
-  // 3: the full-text index, derived from the log (sqlite-search.ts); filled by the catch-up at open.
-  SEARCH_MIGRATION,
-  // 4: the index's vendor, tool, status and decider; emptied, refilled from the log by the catch-up at open.
-  SEARCH_FILTERS_MIGRATION,
+  // 3 and 4 put the full-text index in this file; it has a file of its own now (sqlite-search.ts).
+  'SELECT 1',
+  'SELECT 1',
+  // 5: what 3 and 4 made here goes; the index's own file is filled from the log at open.
+  `DROP TABLE IF EXISTS search_fts;
+   DROP TABLE IF EXISTS search_docs;
+   DROP TABLE IF EXISTS search_heads;`,
 ];
 
 /** A driver error's kind: what a retry later may fix ('unavailable'), what the caller sent, or neither. */
@@ -218,17 +221,12 @@ export class SqliteStore implements EventStore {
     };
     this.writer = new BatchWriter(this.db);
     if (opts.path !== ':memory:') this.checkpoints = new Checkpointer(this.db, opts.path, { ...CHECKPOINT_DEFAULTS, ...opts.checkpoints });
-    // The search index is written after the commits, in slices, like a lazy append (see sqlite-search.ts).
-    this.searchIndex = new SqliteSearch(this.db, { before: () => this.synchronous(false), after: () => this.lazyCommitted() });
-    if (opts.searchIndex !== 'search') {
-      this.listeners.add((_stream, _head, entries) => {
-        if (entries && entries.length) this.searchIndex.committed(entries);
-      });
-      this.searchIndex.startBackfill(() => this.closed);
-    }
+    // The search index: a file of its own, written by worker threads (sqlite-search.ts, sqlite-search-host.ts).
+    this.searchIndex = openSearchIndex({ db: this.db, path: opts.path, epoch: this.epoch, followCommits: opts.searchIndex !== 'search' });
+    if (opts.searchIndex !== 'search') this.listeners.add((stream, _head, entries) => this.searchIndex.moved(stream, entries?.length ?? 1));
   }
 
-  private searchIndex: SqliteSearch;
+  private searchIndex: SearchIndex;
 
   async search(query: SearchQuery): Promise<SearchPage> {
     if (this.closed) throw new StoreError('closed', 'store is closed');
@@ -530,11 +528,7 @@ export class SqliteStore implements EventStore {
     // Let queued appends land, and their listeners hear of them, before closing.
     if (this.queue.length) this.flush();
     await Promise.resolve();
-    try {
-      this.searchIndex.close();
-    } catch (e) {
-      console.error('roost: indexing for search failed', e);
-    }
+    await this.searchIndex.close();
     if (this.syncTimer) {
       this.clearSync();
       this.syncRow();
