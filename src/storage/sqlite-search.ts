@@ -44,6 +44,33 @@ function matchOf(terms: string[][]): string {
   return terms.map((t) => `"${t.join(' ').replace(/"/g, '""')}"`).join(' AND ');
 }
 
+/** What the filters and the order look at, of a doc. */
+interface DocKey {
+  stream: string;
+  position: number;
+  at: number;
+  project: string;
+  kind: string;
+  agent: string;
+  team: string;
+  vendor: string;
+  tool: string;
+  status: string;
+  decider: string;
+}
+
+/** Whether a doc passes a query's filters (as the plan's WHERE does) and comes after its cursor. */
+function keeps(d: DocKey, q: SearchQuery, after: { at: number; stream: string; position: number } | null): boolean {
+  if (d.project !== q.project) return false;
+  if (q.team !== undefined && d.team !== q.team) return false;
+  if (q.agent !== undefined && d.agent !== q.agent) return false;
+  if (q.kind !== undefined && d.kind !== q.kind) return false;
+  for (const f of SEARCH_FILTERS) if (q[f] !== undefined && d[f] !== q[f]) return false;
+  if (q.from !== undefined && !(d.at >= q.from)) return false;
+  if (q.to !== undefined && !(d.at < q.to)) return false;
+  return after === null || newer(d, after) > 0;
+}
+
 interface DocRow {
   stream: string;
   position: number;
@@ -77,9 +104,27 @@ const INDEX_TABLES = `CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY K
    CREATE INDEX IF NOT EXISTS search_docs_at ON search_docs (project, at);
    CREATE INDEX IF NOT EXISTS search_docs_team ON search_docs (project, team, at);
    CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(words, content = '', tokenize = 'unicode61');
-   CREATE TABLE IF NOT EXISTS search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;`;
+   CREATE TABLE IF NOT EXISTS search_heads (stream TEXT PRIMARY KEY, indexed INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE IF NOT EXISTS search_ceil (block INTEGER PRIMARY KEY, at INTEGER NOT NULL);`;
 
-const EMPTY = "DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads;";
+/** The index's layout; a file of another is emptied and filled again from the log. */
+const INDEX_VERSION = '2';
+
+/** Docs per block of \`search_ceil\`: for each block, the newest \`at\` of every doc up to its end. */
+const CEIL_BLOCK = 1024;
+
+/**
+ * Matches a search walks newest doc first (FTS5's rowid order, see search())
+ * before it leaves the page to the planner's plan over every match.
+ */
+export const SEARCH_SCAN = { max: 5_000 };
+
+const EMPTY = "DELETE FROM search_docs; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM search_heads; DELETE FROM search_ceil;";
+
+/** The order of hits, newest first: `at`, then stream (bytes, as SQLite compares TEXT), then position, all descending. */
+function newer(a: { at: number; stream: string; position: number }, b: { at: number; stream: string; position: number }): number {
+  return b.at - a.at || Buffer.compare(Buffer.from(b.stream), Buffer.from(a.stream)) || b.position - a.position;
+}
 
 /** The index file of a log file: `roost.search.db` beside `roost.db`. */
 export function indexPathOf(logPath: string): string {
@@ -104,6 +149,11 @@ export class SearchEngine {
   private queries = new Map<string, Database.Statement>();
   private indexTx: (entries: LogEntry[]) => number;
   private getMark: Database.Statement;
+  private ceilAt: Database.Statement;
+  private putCeil: Database.Statement;
+  private matchDesc: Database.Statement;
+  private docKey: Database.Statement;
+  private docRow: Database.Statement;
 
   constructor(
     private index: Database.Database,
@@ -114,12 +164,12 @@ export class SearchEngine {
     private chunk: number = SEARCH_LIMITS.chunk,
   ) {
     index.exec(INDEX_TABLES);
-    const built = index.prepare("SELECT value FROM search_meta WHERE key = 'log'").get() as { value: string } | undefined;
-    if (built?.value !== epoch) {
+    const meta = (key: string): string | undefined => (index.prepare('SELECT value FROM search_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    if (meta('log') !== epoch || meta('version') !== INDEX_VERSION) {
       index.transaction(() => {
-        if (built) index.exec(EMPTY);
-        index.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('log', ?)").run(epoch);
-      })();
+        index.exec(EMPTY);
+        index.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('log', ?), ('version', ?)").run(epoch, INDEX_VERSION);
+      }).immediate();
     }
     this.insDoc = index.prepare('INSERT OR IGNORE INTO search_docs (stream, position, at, project, family, kind, agent, team, vendor, tool, status, decider, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.insFts = index.prepare('INSERT INTO search_fts (rowid, words) VALUES (?, ?)');
@@ -128,11 +178,18 @@ export class SearchEngine {
     this.headOf = log.prepare('SELECT COALESCE(MAX(position), 0) AS head FROM events WHERE stream = ?');
     this.nextStream = log.prepare('SELECT stream FROM events WHERE stream > ? ORDER BY stream LIMIT 1');
     this.getMark = index.prepare('SELECT indexed FROM search_heads WHERE stream = ?').pluck();
+    this.ceilAt = index.prepare('SELECT at FROM search_ceil WHERE block <= ? ORDER BY block DESC LIMIT 1').pluck();
+    this.putCeil = index.prepare('INSERT INTO search_ceil (block, at) VALUES (?, ?) ON CONFLICT (block) DO UPDATE SET at = MAX(at, excluded.at)');
+    this.matchDesc = index.prepare('SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC').pluck();
+    this.docKey = index.prepare('SELECT id, stream, position, at, project, kind, agent, team, vendor, tool, status, decider FROM search_docs WHERE id = ?');
+    this.docRow = index.prepare('SELECT stream, position, at, family, kind, agent, team, text FROM search_docs WHERE id = ?');
     // A mark past its stream's head: the log is not the one this was built from, whatever its epoch says.
     const marks = index.prepare('SELECT stream, indexed FROM search_heads').all() as { stream: string; indexed: number }[];
     if (marks.some((r) => r.indexed > (this.headOf.get(r.stream) as { head: number }).head)) index.exec(EMPTY);
     const indexTx = index.transaction((entries: LogEntry[]) => {
       let n = 0;
+      let ceilBlock = -1;
+      let ceil = -Infinity;
       const last = new Map<string, [number, number]>();
       for (const e of entries) {
         const doc = searchDocOf(e.stream, e.type, e.body);
@@ -141,12 +198,21 @@ export class SearchEngine {
           if (r.changes === 1) {
             this.insFts.run(r.lastInsertRowid, doc.words);
             n++;
+            // Ids only grow: the doc's block is the newest, and its ceiling the newest `at` up to it.
+            const block = Math.floor(Number(r.lastInsertRowid) / CEIL_BLOCK);
+            if (block !== ceilBlock) {
+              if (ceilBlock >= 0) this.putCeil.run(ceilBlock, ceil);
+              ceilBlock = block;
+              ceil = Math.max(ceil, (this.ceilAt.get(block) as number | undefined) ?? -Infinity);
+            }
+            ceil = Math.max(ceil, e.at);
           }
         }
         const span = last.get(e.stream);
         if (span) span[1] = e.position;
         else last.set(e.stream, [e.position, e.position]);
       }
+      if (ceilBlock >= 0) this.putCeil.run(ceilBlock, ceil);
       // A stream's mark moves only over a run that starts at or before it (no gap left behind).
       for (const [stream, [first, lastPos]] of last) {
         const mark = this.markOf(stream);
@@ -241,6 +307,67 @@ export class SearchEngine {
       s = r.stream;
       if (searchStreamOf(s)?.project === query.project) this.catchUp(s);
     }
+    const rows = this.scan(matchOf(terms), query, limit, cursor) ?? this.plan(terms, query, limit, cursor);
+    const more = rows.length > limit;
+    const hits = rows.slice(0, limit).map((r) => ({
+      stream: r.stream,
+      position: r.position,
+      at: r.at,
+      family: r.family,
+      kind: r.kind,
+      agent: r.agent,
+      team: r.team,
+      snippet: snippetOf(r.text, terms),
+    }));
+    return { hits, next: more ? encodeSearchCursor(hits[hits.length - 1]) : null };
+  }
+
+  /**
+   * The page (limit + 1 rows) by walking the matches newest doc first (FTS5
+   * reads them in rowid order, lazily): each is checked against the filters,
+   * the best limit + 1 kept, and the walk stops once no doc left can be newer
+   * than the last of them: doc ids grow as docs are indexed, not exactly as
+   * `at` does (streams are caught up apart), so `search_ceil` keeps, per
+   * block of ids, the newest `at` of every doc up to its end. A common word
+   * stops after a few hundred matches where the plan below reads every match
+   * of every word; past SEARCH_SCAN.max matches (filters that keep few of
+   * them) it gives up (null) and the plan answers.
+   */
+  private scan(match: string, q: SearchQuery, limit: number, cursor: [number, string, number] | null): DocRow[] | null {
+    const want = limit + 1;
+    const best: (DocKey & { id: number })[] = [];
+    const after = cursor ? { at: cursor[0], stream: cursor[1], position: cursor[2] } : null;
+    let seen = 0;
+    let block = -1;
+    let ceil = Infinity;
+    try {
+      for (const id of this.matchDesc.iterate(match) as IterableIterator<number>) {
+        if (best.length === want) {
+          const b = Math.floor(id / CEIL_BLOCK);
+          if (b !== block) {
+            block = b;
+            ceil = (this.ceilAt.get(b) as number | undefined) ?? Infinity;
+          }
+          // Every doc from here on is at or before `ceil`: none can come before the last kept.
+          if (ceil < best[want - 1].at) break;
+        }
+        if (++seen > SEARCH_SCAN.max) return null;
+        const d = this.docKey.get(id) as (DocKey & { id: number }) | undefined;
+        if (!d || !keeps(d, q, after)) continue;
+        if (best.length === want && newer(d, best[want - 1]) >= 0) continue;
+        let i = best.length;
+        while (i > 0 && newer(d, best[i - 1]) < 0) i--;
+        best.splice(i, 0, d);
+        if (best.length > want) best.pop();
+      }
+    } catch (e) {
+      throw new StoreError('internal', `search failed: ${(e as Error).message}`, { cause: e });
+    }
+    return best.map((d) => this.docRow.get(d.id) as DocRow);
+  }
+
+  /** The page by the planner: every match of the words, the filters, newest first. */
+  private plan(terms: string[][], query: SearchQuery, limit: number, cursor: [number, string, number] | null): DocRow[] {
     const where = ['d.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)', 'd.project = ?'];
     const args: unknown[] = [matchOf(terms), query.project];
     if (query.team !== undefined) (where.push('d.team = ?'), args.push(query.team));
@@ -257,23 +384,10 @@ export class SearchEngine {
       stmt = this.index.prepare(sql);
       this.queries.set(sql, stmt);
     }
-    let rows: DocRow[];
     try {
-      rows = stmt.all(...args) as DocRow[];
+      return stmt.all(...args) as DocRow[];
     } catch (e) {
       throw new StoreError('internal', `search failed: ${(e as Error).message}`, { cause: e });
     }
-    const more = rows.length > limit;
-    const hits = rows.slice(0, limit).map((r) => ({
-      stream: r.stream,
-      position: r.position,
-      at: r.at,
-      family: r.family,
-      kind: r.kind,
-      agent: r.agent,
-      team: r.team,
-      snippet: snippetOf(r.text, terms),
-    }));
-    return { hits, next: more ? encodeSearchCursor(hits[hits.length - 1]) : null };
   }
 }
