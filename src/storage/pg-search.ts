@@ -19,9 +19,9 @@
 // without a gap), so several nodes may index the same events.
 
 import pg from 'pg';
-import { parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
+import { parseQuery, searchDocOf, searchStreamOf } from '../core/search-text.js';
 import { SEARCH_FILTERS, fleetPrefixOf, projectStreams } from './sqlite-search.js';
-import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
+import { SEARCH_LIMITS, StoreError, decodeSearchCursor, searchPage, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 export const PG_SEARCH_MIGRATION = `CREATE TABLE search_docs (
      stream text NOT NULL,
@@ -311,17 +311,6 @@ export class PgSearch {
       if (attempt > 0 || !got[0]?.stale) break;
       await this.catchUp(streams, fleet);
     }
-    const more = rows.length > limit;
-    const hits = rows.slice(0, limit).map((r) => ({
-      stream: r.stream,
-      position: Number(r.position),
-      at: Number(r.at),
-      family: r.family,
-      kind: r.kind,
-      agent: r.agent,
-      team: r.team,
-      snippet: snippetOf(r.text, terms),
-    }));
-    return { hits, next: more ? encodeSearchCursor(hits[hits.length - 1]) : null };
+    return searchPage(rows, limit, terms);
   }
 }

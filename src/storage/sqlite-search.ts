@@ -22,8 +22,8 @@
 // from (its epoch): an index file of another log is emptied and refilled.
 
 import type Database from 'better-sqlite3';
-import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, snippetOf } from '../core/search-text.js';
-import { SEARCH_LIMITS, StoreError, decodeSearchCursor, encodeSearchCursor, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
+import { FLEET_SEARCH_PREFIX, parseQuery, searchDocOf, searchStreamOf, type SearchDoc } from '../core/search-text.js';
+import { SEARCH_LIMITS, StoreError, decodeSearchCursor, searchPage, type LogEntry, type SearchPage, type SearchQuery } from './types.js';
 
 /** The streams a project's search looks in (the inverse of searchStreamOf). */
 export function projectStreams(project: string): string[] {
@@ -45,19 +45,7 @@ function matchOf(terms: string[][]): string {
 }
 
 /** What the filters and the order look at, of a doc. */
-interface DocKey {
-  stream: string;
-  position: number;
-  at: number;
-  project: string;
-  kind: string;
-  agent: string;
-  team: string;
-  vendor: string;
-  tool: string;
-  status: string;
-  decider: string;
-}
+type DocKey = Pick<SearchDoc, 'project' | 'kind' | 'agent' | 'team' | (typeof SEARCH_FILTERS)[number]> & { stream: string; position: number; at: number };
 
 /** Whether a doc passes a query's filters (as the plan's WHERE does) and comes after its cursor. */
 function keeps(d: DocKey, q: SearchQuery, after: { at: number; stream: string; position: number } | null): boolean {
@@ -308,18 +296,7 @@ export class SearchEngine {
       if (searchStreamOf(s)?.project === query.project) this.catchUp(s);
     }
     const rows = this.scan(matchOf(terms), query, limit, cursor) ?? this.plan(terms, query, limit, cursor);
-    const more = rows.length > limit;
-    const hits = rows.slice(0, limit).map((r) => ({
-      stream: r.stream,
-      position: r.position,
-      at: r.at,
-      family: r.family,
-      kind: r.kind,
-      agent: r.agent,
-      team: r.team,
-      snippet: snippetOf(r.text, terms),
-    }));
-    return { hits, next: more ? encodeSearchCursor(hits[hits.length - 1]) : null };
+    return searchPage(rows, limit, terms);
   }
 
   /**

@@ -294,7 +294,7 @@ export interface SearchQuery {
 }
 
 /** One event a search found (its type lives with the search words, src/core/search-text.ts, where the web app reads it too). */
-import type { SearchHit } from '../core/search-text.js';
+import { snippetOf, type SearchHit } from '../core/search-text.js';
 
 export type { SearchHit };
 
@@ -312,6 +312,25 @@ export const SEARCH_LIMITS = {
   /** Events indexed per transaction when catching up or rebuilding. */
   chunk: 2_000,
 } as const;
+
+/** A page of hits from a store's rows (limit + 1 of them at most, newest first): the snippets marked, the next cursor when there is more. */
+export function searchPage(
+  rows: { stream: string; position: number | string; at: number | string; family: string; kind: string; agent: string; team: string; text: string }[],
+  limit: number,
+  terms: string[][],
+): SearchPage {
+  const hits = rows.slice(0, limit).map((r) => ({
+    stream: r.stream,
+    position: Number(r.position),
+    at: Number(r.at),
+    family: r.family,
+    kind: r.kind,
+    agent: r.agent,
+    team: r.team,
+    snippet: snippetOf(r.text, terms),
+  }));
+  return { hits, next: rows.length > limit ? encodeSearchCursor(hits[hits.length - 1]) : null };
+}
 
 /** What every store's search takes apart the same way: the cursor (append time, stream, position of the last hit). */
 export function encodeSearchCursor(h: { at: number; stream: string; position: number }): string {
