@@ -132,6 +132,26 @@ function cpuTicks() {
 }
 const ticks0 = cpuTicks();
 
+// The search index's worker (src/storage/sqlite-search-host.ts): a worker that
+// loads TypeScript through tsx costs about half a second of CPU to start, once
+// per store a test opens. When dist/ was built after the last change to any
+// source file (as `npm test` does first), the tests run its compiled worker.
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+const distWorker = join(root, 'dist', 'src', 'storage', 'sqlite-search-worker.js');
+try {
+  if (statSync(join(root, 'dist', 'types', 'node.tsbuildinfo')).mtimeMs >= newest(join(root, 'src')) && statSync(distWorker).isFile()) process.env.ROOST_SEARCH_WORKER = distWorker;
+} catch {
+  // No build: the workers load the TypeScript.
+}
+if (!process.env.ROOST_SEARCH_WORKER) console.log('test: the search index workers load TypeScript (dist/ is older than src/, or missing)');
+
 function runFile(file, n) {
   const json = join(tmp, `${n}.json`);
   const started = Date.now();

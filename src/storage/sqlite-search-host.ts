@@ -12,6 +12,7 @@
 // starts a new worker (which catches up from the marks, as at open).
 
 import Database from 'better-sqlite3';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { SearchEngine, indexPathOf } from './sqlite-search.js';
 import { StoreError, type SearchPage, type SearchQuery, type StoreErrorKind } from './types.js';
@@ -136,8 +137,17 @@ const BOOT = `const { workerData } = require('node:worker_threads');
   await import(workerData.entry);
 })().catch((e) => { setImmediate(() => { throw e; }); });`;
 
+// Compiled, the worker's file beside this one. Under tsx (the tests), the
+// TypeScript file, which costs the worker about half a second of CPU to load
+// through tsx: `npm test` builds dist/ first and, when that build is newer
+// than every source file, names its compiled worker in ROOST_SEARCH_WORKER
+// (scripts/test.mjs), which is then run instead.
 const OWN = import.meta.url;
-const ENTRY = new URL(`./sqlite-search-worker${OWN.endsWith('.ts') ? '.ts' : '.js'}`, OWN).href;
+const ENTRY = OWN.endsWith('.ts')
+  ? process.env.ROOST_SEARCH_WORKER
+    ? pathToFileURL(process.env.ROOST_SEARCH_WORKER).href
+    : new URL('./sqlite-search-worker.ts', OWN).href
+  : new URL('./sqlite-search-worker.js', OWN).href;
 
 /** One worker thread and its requests. */
 class Lane {
