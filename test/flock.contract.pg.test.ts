@@ -7,13 +7,11 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { child } from './support/server.js';
 import { flockModel } from './support/flock-model.js';
-import { flockClient, type FlockClient } from './support/flock-client.js';
+import { flockClient } from './support/flock-client.js';
+import { trustFlock } from './support/flock-trust.js';
 import { openSse } from './support/sse.js';
 import { need } from './support/env.js';
-import { until } from './support/until.js';
 import { PG_URL, freshSchema, pgReachable } from './support/pg.js';
-
-type Rec = Record<string, any>;
 
 const reachable = await pgReachable();
 const db = freshSchema('roost_flock_contract');
@@ -21,16 +19,6 @@ after(async () => {
   if (reachable) await db.drop();
 });
 
-async function trustFlock(c: FlockClient, task: string): Promise<void> {
-  const list_id = await c.start(Array.from({ length: 6 }, (_, i) => `${task} warm-up ${i + 1}`).join('\n'), `warm-${task}`);
-  const w = await c.watch(list_id);
-  for (let n = 1; n <= 6; n++) {
-    const t = await w.next('item.triaged', (d) => d.item_id === `${list_id}-${n}`, 20_000);
-    if (t.data.needs_approval) assert.equal((await c.verdict(`${list_id}-${n}`, 'triage', true)).status, 204);
-  }
-  await until(`the flock trusted at ${task}`, async () => ((await c.get('/api/trust')).body.holders as Rec[]).some((h) => h.holder === 'flock' && h.task_type === task && h.level === 2), 20_000);
-  w.close();
-}
 
 test('on PostgreSQL: rotation over the flock, the prank on every flying list, MaxSpunCrows; the same after a restart', { timeout: 240_000 }, async (t) => {
   if (!need(t, reachable, `PostgreSQL is not reachable at ${PG_URL}`)) return;

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { child, inProcess } from './support/server.js';
 import { flockModel, type BrainOptions, type FlockModel } from './support/flock-model.js';
 import { flockClient, type FlockClient, type ListWatch } from './support/flock-client.js';
+import { trustFlock } from './support/flock-trust.js';
 import { openSse } from './support/sse.js';
 import { until } from './support/until.js';
 import type { Roost } from '../src/server/index.js';
@@ -30,18 +31,6 @@ function workerFlights(w: ListWatch): Map<string, Rec[]> {
   return out;
 }
 
-/** Six approved triages in a row at `task` (the word steers the stand-in's task type): the flock is trusted there, so its triage is auto. */
-async function trustFlock(c: FlockClient, task: string): Promise<void> {
-  const texts = Array.from({ length: 6 }, (_, i) => `${task} warm-up ${i + 1}`);
-  const list_id = await c.start(texts.join('\n'), `warm-${task}`);
-  const w = await c.watch(list_id);
-  for (let n = 1; n <= 6; n++) {
-    const t = await w.next('item.triaged', (d) => d.item_id === `${list_id}-${n}`);
-    if (t.data.needs_approval) assert.equal((await c.verdict(`${list_id}-${n}`, 'triage', true)).status, 204);
-  }
-  await until(`the flock trusted at ${task}`, async () => ((await c.get('/api/trust')).body.holders as Rec[]).some((h) => h.holder === 'flock' && h.task_type === task && h.level === 2), 10_000);
-  w.close();
-}
 
 describe('the contract, word for word (lists and crows)', () => {
   let model: FlockModel;
