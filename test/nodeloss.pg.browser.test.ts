@@ -350,6 +350,14 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
       return { t0, name, tabsOnVictim, tabMoves };
     };
 
+    /** Until the proxy routes to all three nodes again (the dead ones restarted and healthy). */
+    const allRouted = () =>
+      until('the proxy to route to all three nodes again', async () => {
+        const seen = new Set<string>();
+        for (let i = 0; i < 6; i++) seen.add((await fetch(`${P}/health`)).headers.get('x-roost-node') ?? '');
+        return seen.size === 3;
+      }, 20_000);
+
     // 1. The node driving the flock dies: the lease moves.
     const loss1 = lose(first, 10);
     const killedAt = Date.now();
@@ -377,11 +385,7 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
       const back = await child({ env, args, port: dead.port });
       nodes[nodes.indexOf(dead)] = back;
     }
-    await until('the proxy to route to all three nodes again', async () => {
-      const seen = new Set<string>();
-      for (let i = 0; i < 6; i++) seen.add((await fetch(`${P}/health`)).headers.get('x-roost-node') ?? '');
-      return seen.size === 3;
-    }, 20_000);
+    await allRouted();
     const c3 = await command('after the return');
     assert.equal((await result(c3)).text, 'done: after the return');
 
@@ -391,11 +395,7 @@ describe('three nodes behind HAProxy: a node lost under load, then another, then
     const third = nodes.find((n) => n.port !== first.port && n.port !== second.port)!;
     await lose(third, 5);
     nodes[nodes.indexOf(third)] = await child({ env, args, port: third.port });
-    await until('the proxy to route to all three nodes again', async () => {
-      const seen = new Set<string>();
-      for (let i = 0; i < 6; i++) seen.add((await fetch(`${P}/health`)).headers.get('x-roost-node') ?? '');
-      return seen.size === 3;
-    }, 20_000);
+    await allRouted();
     const c4 = await command('after every node was lost once');
     assert.equal((await result(c4)).text, 'done: after every node was lost once');
 
