@@ -224,11 +224,16 @@ export class SearchEngine {
 
   /** Every indexed stream of the log is caught up from its mark by the next `work()`s (at open). */
   catchUpAll(): void {
+    for (const s of this.indexedStreams()) this.dirty.add(s);
+  }
+
+  /** The log's streams that are indexed, one index seek each. */
+  private *indexedStreams(): Generator<string> {
     for (let s = ''; ; ) {
       const r = this.nextStream.get(s) as { stream: string } | undefined;
-      if (!r) break;
+      if (!r) return;
       s = r.stream;
-      if (searchStreamOf(s)) this.dirty.add(s);
+      if (searchStreamOf(s)) yield s;
     }
   }
 
@@ -251,13 +256,14 @@ export class SearchEngine {
     return batch.length;
   }
 
-  /** Indexes `stream` past its mark, all of it; true when it is caught up. */
-  private catchUp(stream: string): void {
+  /** Indexes `stream` past its mark, all of it; how many docs it wrote. */
+  private catchUp(stream: string): number {
+    let n = 0;
     for (;;) {
       const rows = this.readEvents.all(stream, this.markOf(stream), SEARCH_LIMITS.chunk) as LogEntry[];
-      if (rows.length === 0) return;
-      this.indexTx(rows);
-      if (rows.length < SEARCH_LIMITS.chunk) return;
+      if (rows.length === 0) return n;
+      n += this.indexTx(rows);
+      if (rows.length < SEARCH_LIMITS.chunk) return n;
     }
   }
 
@@ -265,18 +271,7 @@ export class SearchEngine {
     this.index.transaction(() => this.index.exec(EMPTY)).immediate();
     this.dirty.clear();
     let n = 0;
-    for (let s = ''; ; ) {
-      const r = this.nextStream.get(s) as { stream: string } | undefined;
-      if (!r) break;
-      s = r.stream;
-      if (!searchStreamOf(s)) continue;
-      for (;;) {
-        const rows = this.readEvents.all(s, this.markOf(s), SEARCH_LIMITS.chunk) as LogEntry[];
-        if (rows.length === 0) break;
-        n += this.indexTx(rows);
-        if (rows.length < SEARCH_LIMITS.chunk) break;
-      }
-    }
+    for (const s of this.indexedStreams()) n += this.catchUp(s);
     return n;
   }
 
