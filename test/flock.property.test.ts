@@ -468,7 +468,9 @@ test('the driver reaches every phase and every event type (so the laws are not v
         for (const l of s.lists.values()) for (const it of l.items) phases.add(itemPhase(it));
       }
     }),
-    { numRuns: 60 },
+    // A fixed seed: this checks what the generator reaches, and 60 random runs once missed
+    // `trust.changed:announce` in CI (the laws' tests above keep their random seeds).
+    { numRuns: 60, seed: 20261206 },
   );
   const types = [
     'list.started', 'item.triaged', 'crow.flying', 'crow.landed', 'item.answered', 'verdict', 'trust.changed:announce', 'trust.changed:owner',
