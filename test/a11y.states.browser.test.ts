@@ -60,6 +60,8 @@ describe('accessibility of every state', () => {
     await page.evaluate(() => localStorage.removeItem('roost.floor.quietAfter'));
     // The outage banner: the connection cut, and every reopening refused until the route is lifted.
     await openView(page, url, VIEWS[0]);
+    // Live first: a connection still opening when the server closes them all would open after it, and stay.
+    await page.waitForFunction(() => window.__roost?.client.connection === 'live', undefined, { timeout: 15_000 });
     await page.route('**/live?**', (r) => r.abort());
     try {
       s.roost.floor.channel.closeAll('test: an outage');
